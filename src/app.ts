@@ -1,0 +1,58 @@
+// Builds the web application: middleware chain, then every feature's routes.
+import fs from 'node:fs';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Deps } from './deps.ts';
+import type { AppEnv } from './http/env.ts';
+import { enforceGate, formAndCsrf, loadSession, securityHeaders } from './http/middleware.ts';
+import { errorPage } from './http/render.tsx';
+import { loginRoutes } from './features/auth/login.routes.tsx';
+import { homeRoutes } from './features/home/home.routes.tsx';
+import { settingsRoutes } from './features/settings/settings.routes.tsx';
+import { setupRoutes } from './features/setup/setup.routes.tsx';
+
+/** Largest request body accepted anywhere; forms are far smaller. */
+const BODY_LIMIT_BYTES = 64 * 1024;
+
+const stylesheet = fs.readFileSync(new URL('../static/app.css', import.meta.url), 'utf8');
+
+/** The whole web application for the given dependencies. */
+export function createApp(deps: Deps) {
+  const app = new Hono<AppEnv>();
+
+  app.use('*', async (c, next) => {
+    c.set('deps', deps);
+    await next();
+  });
+  app.use('*', securityHeaders());
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: BODY_LIMIT_BYTES,
+      onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),
+    }),
+  );
+  app.use('*', loadSession(deps));
+  app.use('*', enforceGate());
+  app.use('*', formAndCsrf(deps));
+
+  app.get('/static/app.css', (c) => {
+    c.header('Cache-Control', 'public, max-age=3600');
+    return c.body(stylesheet, 200, { 'Content-Type': 'text/css; charset=utf-8' });
+  });
+  app.get('/healthz', (c) => c.text('ok'));
+
+  app.route('/', setupRoutes(deps));
+  app.route('/', loginRoutes(deps));
+  app.route('/', homeRoutes());
+  app.route('/', settingsRoutes(deps));
+
+  app.notFound((c) => (c.req.path.startsWith('/api/') ? c.json({ error: 'not found' }, 404) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
+  app.onError((err, c) => {
+    deps.log.error({ err, path: c.req.path, method: c.req.method }, 'request failed');
+    if (c.req.path.startsWith('/api/')) return c.json({ error: 'internal error' }, 500);
+    return errorPage(c, 500, 'Something went wrong', 'The service could not complete this request. It has been logged.');
+  });
+
+  return app;
+}

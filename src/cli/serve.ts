@@ -1,0 +1,28 @@
+// svc serve: the web service (and, unless --no-worker, the delivery worker) in one process.
+import { serve } from '@hono/node-server';
+import { createApp } from '../app.ts';
+import type { Deps } from '../deps.ts';
+import { prepareSetupToken } from '../features/setup/setup.service.ts';
+
+/** Starts listening; resolves when the process is asked to stop and has closed cleanly. */
+export async function runServe(deps: Deps, options: { worker: boolean }): Promise<void> {
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: deps.config.port, hostname: deps.config.host });
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : deps.config.port;
+  const base = deps.config.externalUrl ?? `http://localhost:${port}`;
+  deps.log.info({ port, database: deps.dialect, worker: options.worker }, `svc listening on ${base}`);
+
+  const token = await prepareSetupToken(deps);
+  if (token) deps.log.info({ setupLink: `${base}/setup?token=${encodeURIComponent(token)}` }, `setup: open ${base}/setup?token=${encodeURIComponent(token)}`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  deps.log.info('shutting down');
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await deps.db.destroy();
+}

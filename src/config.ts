@@ -1,0 +1,77 @@
+// The one place that reads process.env: parsed once at start-up, every error reported together.
+import { z } from 'zod';
+
+const booleanFlag = z
+  .enum(['', '0', '1', 'false', 'true', 'no', 'yes', 'off', 'on'])
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+
+const optionalUrl = (what: string) =>
+  z
+    .string()
+    .transform((v) => v.trim())
+    .refine((v) => v === '' || URL.canParse(v), `${what} must be an absolute URL such as https://svc.example.com`)
+    .refine((v) => v === '' || ['http:', 'https:'].includes(new URL(v).protocol), `${what} must use http or https`)
+    .transform((v) => (v === '' ? undefined : new URL(v).href.replace(/\/$/, '')));
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().default('./data/svc.sqlite'),
+  SVC_SETUP_TOKEN: z
+    .string()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v))
+    .refine((v) => v === undefined || v.length >= 16, 'SVC_SETUP_TOKEN must be at least 16 characters'),
+  SVC_SECURE_COOKIES: booleanFlag.default(false),
+  SVC_EXTERNAL_URL: optionalUrl('SVC_EXTERNAL_URL').optional(),
+  SVC_PUBLIC_URL: optionalUrl('SVC_PUBLIC_URL').optional(),
+  SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** Everything the service reads from its environment, validated. */
+export interface Config {
+  /** TCP port the web service listens on (0 picks a free one). */
+  port: number;
+  /** Interface to bind; 0.0.0.0 by default so a container's port mapping works. */
+  host: string;
+  /** Which database: a postgres:// URL, or a SQLite file path (default ./data/svc.sqlite). */
+  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+  /** Pins the first-run setup token instead of generating one per start. */
+  setupToken: string | undefined;
+  /** Marks cookies Secure with the __Host- prefix and treats the request scheme as https. */
+  secureCookies: boolean;
+  /** Origin used to build OIDC redirect URIs and to check form Origin headers; request host when unset. */
+  externalUrl: string | undefined;
+  /** Base of the absolute links inside messages; links are omitted when unset. */
+  publicUrl: string | undefined;
+  /** pino log level. */
+  logLevel: string;
+}
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
+
+/** Parses the environment; returns every problem at once rather than failing on the first. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    return { ok: false, errors: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+  }
+  const e = parsed.data;
+  const url = e.DATABASE_URL.trim();
+  const database = /^postgres(ql)?:\/\//.test(url)
+    ? ({ kind: 'postgres', url } as const)
+    : ({ kind: 'sqlite', path: url.replace(/^sqlite:(\/\/)?/, '') } as const);
+  return {
+    ok: true,
+    config: {
+      port: e.PORT,
+      host: e.HOST,
+      database,
+      setupToken: e.SVC_SETUP_TOKEN,
+      secureCookies: e.SVC_SECURE_COOKIES,
+      externalUrl: e.SVC_EXTERNAL_URL,
+      publicUrl: e.SVC_PUBLIC_URL,
+      logLevel: e.SVC_LOG_LEVEL,
+    },
+  };
+}

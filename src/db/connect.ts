@@ -1,0 +1,54 @@
+// Opens the database named by the config: SQLite (embedded default) or PostgreSQL.
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
+import pg from 'pg';
+import type { Config } from '../config.ts';
+import type { DB } from './schema.ts';
+
+// int8 columns hold epoch milliseconds, well inside Number's exact range.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** A Kysely instance plus which dialect it speaks (for the few places that differ, such as locking). */
+export interface Database {
+  db: Kysely<DB>;
+  dialect: Dialect;
+}
+
+/** Opens the configured database; the caller runs migrations and eventually calls db.destroy(). */
+export function openDatabase(database: Config['database']): Database {
+  if (database.kind === 'postgres') {
+    const pool = new pg.Pool({ connectionString: database.url, max: 10 });
+    return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres' };
+  }
+  if (database.path !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(database.path)), { recursive: true });
+  const file = new SQLite(database.path);
+  // busy_timeout before WAL so a second process waits instead of failing.
+  file.pragma('busy_timeout = 5000');
+  file.pragma('journal_mode = WAL');
+  file.pragma('synchronous = NORMAL');
+  file.pragma('foreign_keys = ON');
+  return { db: new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: file }) }), dialect: 'sqlite' };
+}
+
+// SQLite transactions take the write lock up front (BEGIN IMMEDIATE): a read-then-write transaction
+// in another process then waits on busy_timeout instead of failing with SQLITE_BUSY on upgrade.
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver() {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}

@@ -1,0 +1,22 @@
+// Runs the one migration set on either dialect; never throws, returns what happened.
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import * as m0001 from './migrations/0001-foundation.ts';
+import * as m0002 from './migrations/0002-outbox.ts';
+
+const migrations: Record<string, Migration> = {
+  '0001-foundation': m0001,
+  '0002-outbox': m0002,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export type MigrateResult = { ok: true; applied: string[] } | { ok: false; error: unknown };
+
+/** Brings the schema up to date. On PostgreSQL, Kysely holds an advisory lock, so concurrent start-ups are safe. */
+export async function migrateToLatest(db: Kysely<any>): Promise<MigrateResult> {
+  // Features land in parallel, so a later-named migration may be applied before an earlier-named one.
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) return { ok: false, error };
+  return { ok: true, applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+}

@@ -1,0 +1,162 @@
+// Table types shared by both dialects. Times are epoch milliseconds; flags are 0/1 integers.
+
+/** A local account; role is read from here on every request. */
+export interface AccountsTable {
+  id: string;
+  username: string;
+  /** Lower-cased username: the unique, case-insensitive key. */
+  username_lower: string;
+  password_hash: string;
+  role: 'admin' | 'viewer';
+  totp_secret: string | null;
+  totp_enabled: number;
+  /** Last accepted TOTP time step: a code at or before it is a replay. */
+  totp_last_step: number | null;
+  /** 1 when the next sign-in should walk the account through second-factor enrolment. */
+  totp_enrol_prompt: number;
+  created_at: number;
+}
+
+/** A server-side session; the cookie holds the id, this row only its SHA-256. */
+export interface SessionsTable {
+  id_hash: string;
+  account_id: string;
+  /** full: signed in; totp: owes a second-factor code; enrol: offered enrolment after the password. */
+  stage: 'full' | 'totp' | 'enrol';
+  csrf_token: string;
+  created_at: number;
+  last_seen_at: number;
+  /** Absolute end of the session, whatever the activity. */
+  expires_at: number;
+  user_agent: string;
+}
+
+/** Failure counters for sign-in and second-factor attempts, keyed per account and per client address. */
+export interface AuthThrottleTable {
+  key: string;
+  failures: number;
+  window_started_at: number;
+  locked_until: number;
+}
+
+/** Generated setup tokens (hashes) while no account exists. */
+export interface SetupTokensTable {
+  token_hash: string;
+  created_at: number;
+}
+
+/** Singleton facts such as "setup completed"; the primary key makes them race-free. */
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+/** A single-use invitation binding only a role. */
+export interface InvitationsTable {
+  id: string;
+  token_hash: string;
+  role: 'admin' | 'viewer';
+  created_at: number;
+  expires_at: number;
+  spent_at: number | null;
+  revoked_at: number | null;
+  created_by: string;
+}
+
+/** One recovery code of an account, stored only as a salted hash. */
+export interface RecoveryCodesTable {
+  id: string;
+  account_id: string;
+  code_hash: string;
+  used_at: number | null;
+  created_at: number;
+}
+
+/** A personal API token, stored only as its SHA-256. */
+export interface ApiTokensTable {
+  id: string;
+  account_id: string;
+  name: string;
+  token_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+}
+
+/** A stored message: computed once at emission, never recomputed. */
+export interface MessagesTable {
+  id: string;
+  class: 'drift' | 'coverage' | 'clock';
+  cause: 'drift' | 'aperture' | 'declared-input' | 'threshold';
+  subject_kind: string;
+  subject_key: string;
+  instant: number;
+  headline: string;
+  census: number | null;
+  link: string | null;
+  /** The channel body JSON, serialized once. */
+  body: string;
+  created_at: number;
+}
+
+/** A notification channel (HTTPS endpoint). */
+export interface ChannelsTable {
+  id: string;
+  url: string;
+  /** Write-only HMAC secret; never rendered. */
+  secret: string | null;
+  /** Sorted, comma-separated classes. */
+  classes: string;
+  enabled: number;
+  consecutive_failures: number;
+  last_error: string | null;
+  last_error_at: number | null;
+  last_success_at: number | null;
+  created_at: number;
+  updated_at: number;
+  created_by: string;
+}
+
+/** One message to one channel: the outbox row the worker claims. */
+export interface DeliveriesTable {
+  id: string;
+  message_id: string;
+  channel_id: string | null;
+  state: 'pending' | 'delivered' | 'dead' | 'cancelled';
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  delivered_at: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One POST attempt of a delivery and its verdict. */
+export interface DeliveryAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt_no: number;
+  started_at: number;
+  finished_at: number;
+  verdict: 'delivered' | 'failed';
+  status_code: number | null;
+  error: string | null;
+}
+
+/** The whole database as Kysely sees it. */
+export interface DB {
+  accounts: AccountsTable;
+  sessions: SessionsTable;
+  auth_throttle: AuthThrottleTable;
+  setup_tokens: SetupTokensTable;
+  meta: MetaTable;
+  invitations: InvitationsTable;
+  recovery_codes: RecoveryCodesTable;
+  api_tokens: ApiTokensTable;
+  messages: MessagesTable;
+  channels: ChannelsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+}

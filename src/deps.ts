@@ -1,0 +1,55 @@
+// What every domain function and route receives: injected, so tests can move time and capture logs.
+import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Dialect } from './db/connect.ts';
+import type { DB } from './db/schema.ts';
+
+/** Source of the current time in epoch milliseconds. */
+export interface Clock {
+  now(): number;
+}
+
+/** Source of randomness; always cryptographically strong outside tests. */
+export interface Random {
+  bytes(n: number): Buffer;
+}
+
+/** The service's dependencies, passed explicitly rather than read from globals. */
+export interface Deps {
+  db: Kysely<DB>;
+  dialect: Dialect;
+  config: Config;
+  clock: Clock;
+  random: Random;
+  log: Logger;
+}
+
+/** The real clock. */
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** The real random source. */
+export const systemRandom: Random = { bytes: (n) => crypto.randomBytes(n) };
+
+/** A random url-safe token of `bytes` bytes of entropy. */
+export function randomToken(random: Random, bytes = 32): string {
+  return random.bytes(bytes).toString('base64url');
+}
+
+/** A random row id (128 bits). */
+export function newId(random: Random): string {
+  return random.bytes(16).toString('base64url');
+}
+
+/** SHA-256 hex digest: how session ids and bearer tokens are stored. */
+export function sha256(value: string): string {
+  return crypto.createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison for secrets; digests first so neither length nor content leaks. */
+export function safeEqual(a: string, b: string): boolean {
+  const x = crypto.createHash('sha256').update(a, 'utf8').digest();
+  const y = crypto.createHash('sha256').update(b, 'utf8').digest();
+  return crypto.timingSafeEqual(x, y);
+}

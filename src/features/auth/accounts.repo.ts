@@ -1,0 +1,34 @@
+// Plain data access for accounts; no business rules here.
+import type { Kysely, Transaction } from 'kysely';
+import type { AccountsTable, DB } from '../../db/schema.ts';
+
+type Q = Kysely<DB> | Transaction<DB>;
+
+export type Account = AccountsTable;
+
+/** Finds an account by its case-insensitive username. */
+export function findAccountByUsername(db: Q, username: string): Promise<Account | undefined> {
+  return db.selectFrom('accounts').selectAll().where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
+}
+
+/** Finds an account by id. */
+export function findAccountById(db: Q, id: string): Promise<Account | undefined> {
+  return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Inserts an account row; a duplicate username surfaces as a unique violation. */
+export async function insertAccount(
+  db: Q,
+  row: Pick<Account, 'id' | 'username' | 'password_hash' | 'role' | 'created_at'>,
+): Promise<void> {
+  await db
+    .insertInto('accounts')
+    .values({ ...row, username_lower: row.username.toLowerCase(), totp_enabled: 0, totp_enrol_prompt: 1 })
+    .execute();
+}
+
+/** How many accounts exist, capped at `cap` (cheap on any table size). */
+export async function countAccounts(db: Q, cap = 1): Promise<number> {
+  const rows = await db.selectFrom('accounts').select('id').limit(cap).execute();
+  return rows.length;
+}

@@ -1,0 +1,20 @@
+// The username and password rules shared by setup, invitation acceptance and password change.
+import { z } from 'zod';
+import { codePoints, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX } from './passwords.ts';
+
+/** Trimmed, 1 to 64 code points, no control characters. */
+export const usernameField = z
+  .string({ error: 'Enter a username.' })
+  .transform((v) => v.trim())
+  .refine((v) => v.length > 0, 'Enter a username.')
+  .refine((v) => codePoints(v) <= USERNAME_MAX, `Usernames are at most ${USERNAME_MAX} characters.`)
+  .refine((v) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(v), 'Usernames cannot contain control or invisible characters.');
+
+/** 8 to 72 code points, taken as typed (no trimming). */
+export const passwordField = z
+  .string({ error: 'Enter a password.' })
+  .refine((v) => codePoints(v) >= PASSWORD_MIN, `Passwords are at least ${PASSWORD_MIN} characters.`)
+  .refine((v) => codePoints(v) <= PASSWORD_MAX, `Passwords are at most ${PASSWORD_MAX} characters.`);
+
+/** A new account's credentials. */
+export const credentialsSchema = z.object({ username: usernameField, password: passwordField });

@@ -1,0 +1,60 @@
+// GET/POST /login and POST /logout.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { Deps } from '../../deps.ts';
+import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
+import type { AppEnv } from '../../http/env.ts';
+import { parseForm } from '../../http/forms.ts';
+import { render } from '../../http/render.tsx';
+import { clientAddress, userAgent } from '../../http/request.ts';
+import { LOGIN_NOTICES, LoginPage } from './login.views.tsx';
+import { createSession, endSession, stageAfterFirstFactor } from './sessions.service.ts';
+import { signInWithPassword } from './signin.service.ts';
+
+const loginSchema = z.object({
+  username: z.string().max(256).default(''),
+  password: z.string().max(1024).default(''),
+});
+
+/** Where a session in a given stage goes next. */
+export function landingFor(stage: 'full' | 'totp' | 'enrol'): string {
+  return stage === 'full' ? '/' : stage === 'totp' ? '/login/totp' : '/login/enrol';
+}
+
+export function loginRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>();
+
+  app.get('/login', async (c) => {
+    const session = c.get('session');
+    if (session) return c.redirect(landingFor(session.stage), 303);
+    const notice = LOGIN_NOTICES[c.req.query('notice') ?? ''];
+    return render(c, 'Sign in', <LoginPage notice={notice} />);
+  });
+
+  app.post('/login', async (c) => {
+    const form = parseForm(c, loginSchema);
+    const input = form.ok ? form.data : { username: '', password: '' };
+    const result = await signInWithPassword(deps, { ...input, address: clientAddress(c) });
+    if (!result.ok) {
+      const error =
+        result.reason === 'locked'
+          ? `Too many failed attempts. Try again in ${Math.ceil(result.retryAfterMs / 60_000)} minutes.`
+          : 'Incorrect username or password.';
+      return render(c, 'Sign in', <LoginPage username={input.username.slice(0, 64)} error={error} />, result.reason === 'locked' ? 429 : 401);
+    }
+    const previous = c.get('session');
+    if (previous) await endSession(deps, previous.idHash);
+    const stage = stageAfterFirstFactor(result.account);
+    writeSessionCookie(c, deps.config, await createSession(deps, result.account.id, stage, userAgent(c)));
+    return c.redirect(landingFor(stage), 303);
+  });
+
+  app.post('/logout', async (c) => {
+    const session = c.get('session');
+    if (session) await endSession(deps, session.idHash);
+    clearSessionCookie(c, deps.config);
+    return c.redirect('/login?notice=signed-out', 303);
+  });
+
+  return app;
+}

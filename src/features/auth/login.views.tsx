@@ -1,0 +1,27 @@
+// The sign-in page.
+import type { Child } from 'hono/jsx';
+import { Field, Form, Notice } from '../../http/views/components.tsx';
+
+/** Fixed notices selected by a query key, so no text is ever reflected from the URL. */
+export const LOGIN_NOTICES: Record<string, string> = {
+  'signed-out': 'You are signed out.',
+  'setup-done': 'The first administrator account is ready. Sign in with it.',
+  'invited': 'Your account is ready. Sign in with your new username and password.',
+  'session-ended': 'Your session has ended. Sign in again.',
+};
+
+/** Username/password form, with an optional error or notice, and any extra sign-in options below. */
+export function LoginPage(props: { username?: string; error?: string; notice?: string; extra?: Child }) {
+  return (
+    <section class="narrow">
+      {props.notice ? <Notice kind="info">{props.notice}</Notice> : null}
+      {props.error ? <Notice kind="error">{props.error}</Notice> : null}
+      <Form action="/login">
+        <Field label="Username" name="username" value={props.username} autocomplete="username" required maxlength={64} />
+        <Field label="Password" name="password" type="password" autocomplete="current-password" required />
+        <button type="submit">Sign in</button>
+      </Form>
+      {props.extra}
+    </section>
+  );
+}

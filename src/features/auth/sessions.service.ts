@@ -1,0 +1,105 @@
+// Server-side sessions: the cookie carries a 256-bit random id, the database only its SHA-256.
+import type { Deps } from '../../deps.ts';
+import { randomToken, sha256 } from '../../deps.ts';
+import type { SessionsTable } from '../../db/schema.ts';
+import type { Account } from './accounts.repo.ts';
+
+/** A signed-in session ends after this long without a request. */
+export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
+/** A session ends this long after sign-in, whatever the activity. */
+export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
+/** A half-signed-in session (owing a second factor or offered enrolment) lasts this long. */
+export const SESSION_PENDING_MS = 10 * 60 * 1000;
+/** last_seen_at is written at most this often, so reads stay reads. */
+const TOUCH_EVERY_MS = 60 * 1000;
+
+export type Stage = SessionsTable['stage'];
+
+/** The session and its account as read together on every request. */
+export interface SessionContext {
+  idHash: string;
+  stage: Stage;
+  csrfToken: string;
+  account: Pick<Account, 'id' | 'username' | 'role' | 'totp_enabled'>;
+}
+
+/** The stage a session starts in after a verified first factor (password now, SSO later). */
+export function stageAfterFirstFactor(account: Pick<Account, 'totp_enabled' | 'totp_enrol_prompt'>): Stage {
+  return account.totp_enabled === 1 ? 'totp' : 'full';
+}
+
+/** Starts a fresh session (a new id at every sign-in) and returns the cookie value. */
+export async function createSession(
+  deps: Deps,
+  accountId: string,
+  stage: Stage,
+  userAgent: string,
+): Promise<string> {
+  const id = randomToken(deps.random, 32);
+  const now = deps.clock.now();
+  await deps.db
+    .insertInto('sessions')
+    .values({
+      id_hash: sha256(id),
+      account_id: accountId,
+      stage,
+      csrf_token: randomToken(deps.random, 32),
+      created_at: now,
+      last_seen_at: now,
+      expires_at: now + (stage === 'full' ? SESSION_ABSOLUTE_MS : SESSION_PENDING_MS),
+      user_agent: userAgent.slice(0, 300),
+    })
+    .execute();
+  return id;
+}
+
+/** Resolves a cookie value to a live session, reading the role from the account row; expired sessions are deleted. */
+export async function resolveSession(deps: Deps, cookieValue: string): Promise<SessionContext | undefined> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(cookieValue)) return undefined;
+  const idHash = sha256(cookieValue);
+  const row = await deps.db
+    .selectFrom('sessions')
+    .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+    .select([
+      'sessions.stage',
+      'sessions.csrf_token',
+      'sessions.last_seen_at',
+      'sessions.expires_at',
+      'accounts.id',
+      'accounts.username',
+      'accounts.role',
+      'accounts.totp_enabled',
+    ])
+    .where('sessions.id_hash', '=', idHash)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const now = deps.clock.now();
+  if (now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS) {
+    await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+    return undefined;
+  }
+  if (now - row.last_seen_at >= TOUCH_EVERY_MS) {
+    await deps.db.updateTable('sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).execute();
+  }
+  return {
+    idHash,
+    stage: row.stage,
+    csrfToken: row.csrf_token,
+    account: { id: row.id, username: row.username, role: row.role, totp_enabled: row.totp_enabled },
+  };
+}
+
+/** Moves a pending session to fully signed in, with the full absolute lifetime from now. */
+export async function promoteSession(deps: Deps, idHash: string): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db
+    .updateTable('sessions')
+    .set({ stage: 'full', last_seen_at: now, expires_at: now + SESSION_ABSOLUTE_MS })
+    .where('id_hash', '=', idHash)
+    .execute();
+}
+
+/** Ends one session. */
+export async function endSession(deps: Deps, idHash: string): Promise<void> {
+  await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+}

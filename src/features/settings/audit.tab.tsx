@@ -1,0 +1,13 @@
+// The audit tab: SPEC 6.8 says no audit-log event stream exists, so it is empty by design.
+import type { SettingsTab } from './tabs.ts';
+
+export const auditTab: SettingsTab = {
+  key: 'audit',
+  label: 'Audit',
+  render: async () => (
+    <section>
+      <h2>Audit</h2>
+      <p class="empty">No audit log is kept: administrative acts are not recorded as events.</p>
+    </section>
+  ),
+};

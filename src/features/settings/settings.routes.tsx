@@ -1,0 +1,33 @@
+// GET /settings: the admin-only settings frame (the gate in http/gate.ts covers every /settings route).
+import { Hono } from 'hono';
+import type { Deps } from '../../deps.ts';
+import type { AppEnv } from '../../http/env.ts';
+import { errorPage, render } from '../../http/render.tsx';
+import { settingsTabs } from './tabs.ts';
+
+export function settingsRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>();
+
+  app.get('/settings', async (c) => {
+    const key = c.req.query('tab') ?? settingsTabs[0]!.key;
+    const tab = settingsTabs.find((t) => t.key === key);
+    if (!tab) return errorPage(c, 404, 'No such tab', 'That settings tab does not exist.');
+    const body = await tab.render(deps, c);
+    return render(
+      c,
+      'Settings',
+      <>
+        <nav class="tabs" aria-label="Settings">
+          {settingsTabs.map((t) => (
+            <a href={`/settings?tab=${t.key}`} aria-current={t.key === tab.key ? 'page' : undefined}>
+              {t.label}
+            </a>
+          ))}
+        </nav>
+        {body}
+      </>,
+    );
+  });
+
+  return app;
+}

@@ -1,0 +1,72 @@
+// GET/POST /setup: the first-run form; afterwards it redirects to /login.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { Deps } from '../../deps.ts';
+import type { AppEnv } from '../../http/env.ts';
+import { parseForm } from '../../http/forms.ts';
+import { render } from '../../http/render.tsx';
+import { Field, Form, Notice } from '../../http/views/components.tsx';
+import { passwordField, usernameField } from '../auth/credentials.schema.ts';
+import { completeSetup, setupOpen, setupTokenValid } from './setup.service.ts';
+
+const setupSchema = z.object({
+  token: z.string().default(''),
+  username: usernameField,
+  password: passwordField,
+});
+
+function SetupPage(props: { token: string; tokenOk: boolean; values?: Record<string, string>; errors?: Record<string, string> }) {
+  const e = props.errors ?? {};
+  return (
+    <section class="narrow">
+      <p class="lead">Create the first administrator account. It can invite everyone else.</p>
+      {e._form ? <Notice kind="error">{e._form}</Notice> : null}
+      <Form action="/setup">
+        {props.tokenOk ? (
+          <input type="hidden" name="token" value={props.token} />
+        ) : (
+          <Field label="Setup token" name="token" autocomplete="off" required error={e.token} hint="Printed in the service's log at start-up." />
+        )}
+        <Field label="Username" name="username" value={props.values?.username} autocomplete="username" required maxlength={64} error={e.username} />
+        <Field label="Password" name="password" type="password" autocomplete="new-password" required error={e.password} hint="8 to 72 characters." />
+        <button type="submit">Create administrator</button>
+      </Form>
+    </section>
+  );
+}
+
+export function setupRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>();
+
+  app.use('/setup', async (c, next) => {
+    c.header('Referrer-Policy', 'no-referrer');
+    if (!(await setupOpen(deps))) return c.redirect('/login', 303);
+    await next();
+  });
+
+  app.get('/setup', async (c) => {
+    const token = c.req.query('token') ?? '';
+    const tokenOk = await setupTokenValid(deps, token);
+    const errors = token && !tokenOk ? { token: 'This setup token is not valid.' } : undefined;
+    return render(c, 'Set up svc', <SetupPage token={token} tokenOk={tokenOk} errors={errors} />);
+  });
+
+  app.post('/setup', async (c) => {
+    const form = parseForm(c, setupSchema);
+    const token = c.get('form').get('token') ?? '';
+    const tokenOk = await setupTokenValid(deps, token);
+    if (!form.ok || !tokenOk) {
+      const errors = { ...(form.ok ? {} : form.errors), ...(tokenOk ? {} : { token: 'This setup token is not valid.' }) };
+      return render(c, 'Set up svc', <SetupPage token={token} tokenOk={tokenOk} values={form.ok ? undefined : form.values} errors={errors} />, 400);
+    }
+    const result = await completeSetup(deps, form.data);
+    if (!result.ok && result.reason === 'closed') return c.redirect('/login', 303);
+    if (!result.ok) {
+      return render(c, 'Set up svc', <SetupPage token="" tokenOk={false} errors={{ token: 'This setup token is not valid.' }} />, 400);
+    }
+    deps.log.info({ event: 'setup-completed' }, 'first administrator account created');
+    return c.redirect('/login?notice=setup-done', 303);
+  });
+
+  return app;
+}

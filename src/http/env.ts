@@ -1,0 +1,21 @@
+// The Hono environment: what middleware puts on the context for handlers.
+import type { Context } from 'hono';
+import type { Deps } from '../deps.ts';
+import type { SessionContext } from '../features/auth/sessions.service.ts';
+
+/** Per-request variables set by the middleware chain. */
+export type AppEnv = {
+  Variables: {
+    /** The service's dependencies, for helpers such as render() that need the database. */
+    deps: Deps;
+    /** The caller's session, when the cookie names a live one (any stage). */
+    session: SessionContext | undefined;
+    /** The parsed form of a POST (urlencoded, valid UTF-8), set by the form middleware. */
+    form: URLSearchParams;
+    /** Account acting through a bearer token on /api/. */
+    apiAccount: { id: string; username: string; role: 'admin' | 'viewer' } | undefined;
+  };
+  Bindings: { incoming?: { socket?: { remoteAddress?: string } } };
+};
+
+export type Ctx = Context<AppEnv>;

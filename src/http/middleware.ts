@@ -1,0 +1,100 @@
+// The middleware chain: headers, session, gate, form parsing and CSRF. Order matters; see app.ts.
+import type { MiddlewareHandler } from 'hono';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Deps } from '../deps.ts';
+import { safeEqual } from '../deps.ts';
+import { resolveSession } from '../features/auth/sessions.service.ts';
+import { readSessionCookie } from './cookies.ts';
+import type { AppEnv } from './env.ts';
+import { accessFor } from './gate.ts';
+import { externalOrigin } from './request.ts';
+import { errorPage } from './render.tsx';
+
+/** CSP without inline script, no framing, nosniff, a strict referrer policy, and no caching of pages. */
+export function securityHeaders(): MiddlewareHandler<AppEnv> {
+  const headers = secureHeaders({
+    contentSecurityPolicy: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'none'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'", 'data:'],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+      objectSrc: ["'none'"],
+    },
+    referrerPolicy: 'same-origin',
+    xFrameOptions: 'DENY',
+    strictTransportSecurity: false,
+  });
+  return async (c, next) => {
+    // A route may tighten the referrer policy (pages carrying tokens in their URL use no-referrer).
+    let routePolicy: string | null = null;
+    await headers(c, async () => {
+      await next();
+      routePolicy = c.res.headers.get('Referrer-Policy');
+    });
+    if (routePolicy) c.res.headers.set('Referrer-Policy', routePolicy);
+    if (!c.req.path.startsWith('/static/')) c.res.headers.set('Cache-Control', 'no-store');
+  };
+}
+
+/** Loads the session named by the cookie (role read from the account row, every request). */
+export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const cookie = c.req.path.startsWith('/api/') ? undefined : readSessionCookie(c, deps.config);
+    c.set('session', cookie ? await resolveSession(deps, cookie) : undefined);
+    await next();
+  };
+}
+
+/** Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin prefixes. */
+export function enforceGate(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const access = accessFor(c.req.path);
+    const session = c.get('session');
+    if (access === 'public' || access === 'api') return next();
+    if (!session) return c.redirect('/login', 303);
+    if (session.stage !== 'full') {
+      if (access === 'pending') return next();
+      return c.redirect(session.stage === 'totp' ? '/login/totp' : '/login/enrol', 303);
+    }
+    if (access === 'admin' && session.account.role !== 'admin') {
+      return errorPage(c, 403, 'Not allowed', 'This page is for administrators.');
+    }
+    return next();
+  };
+}
+
+/** Refuses cross-site posts and, for sessions, posts without the session's form token; parses the form once. */
+export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.path.startsWith('/api/')) return next();
+    const site = c.req.header('sec-fetch-site');
+    const origin = c.req.header('origin');
+    if ((site !== undefined && site !== 'same-origin') || (origin !== undefined && origin !== externalOrigin(c, deps.config))) {
+      return errorPage(c, 403, 'Request refused', 'This form was submitted from another site.');
+    }
+    const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/x-www-form-urlencoded') {
+      return errorPage(c, 415, 'Unsupported form', 'Forms must be sent as application/x-www-form-urlencoded.');
+    }
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(await c.req.arrayBuffer());
+    } catch {
+      return errorPage(c, 400, 'Unreadable form', 'The form contained bytes that are not valid UTF-8.');
+    }
+    const form = new URLSearchParams(text);
+    // Malformed percent-escapes decode to U+FFFD: refuse them rather than store mangled text.
+    if ([...form.values()].some((v) => v.includes('\uFFFD'))) {
+      return errorPage(c, 400, 'Unreadable form', 'The form contained bytes that are not valid UTF-8.');
+    }
+    const session = c.get('session');
+    if (session && !safeEqual(form.get('_csrf') ?? '', session.csrfToken)) {
+      return errorPage(c, 403, 'Form expired', 'This form is out of date. Go back, reload the page and try again.');
+    }
+    c.set('form', form);
+    return next();
+  };
+}
