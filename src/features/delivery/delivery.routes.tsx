@@ -1,0 +1,46 @@
+// POST /settings/deliveries/resend: an admin re-sends a dead-lettered (or cancelled) delivery (admin-only by the /settings gate).
+import { Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { z } from 'zod';
+import type { Deps } from '../../deps.ts';
+import type { AppEnv } from '../../http/env.ts';
+import { parseForm } from '../../http/forms.ts';
+import { errorPage } from '../../http/render.tsx';
+import { resendDelivery, type ResendRefusal } from './delivery.service.ts';
+
+const resendSchema = z.object({
+  delivery: z.string().trim().min(1, 'Choose a delivery to re-send.').max(64),
+  back: z.string().max(512).optional(),
+});
+
+/** Each refusal's status and plain words. */
+const REFUSALS: Record<ResendRefusal, [ContentfulStatusCode, string]> = {
+  'not-found': [404, 'That delivery no longer exists.'],
+  'not-undelivered': [409, 'Only a dead-lettered or cancelled delivery can be re-sent; this one is pending or already delivered.'],
+  'already-resent': [409, 'This delivery has already been re-sent.'],
+  'channel-deleted': [409, 'Its channel has been deleted, so there is nowhere to send it.'],
+  'channel-disabled': [409, 'Its channel is disabled. Enable the channel first, then re-send.'],
+};
+
+/** Only a same-site path may be returned to (never another origin, never a protocol-relative URL). */
+export function safeBack(back: string | undefined): string | undefined {
+  if (!back || !/^\/(?![/\\])[^\s\\]*$/.test(back)) return undefined;
+  return back;
+}
+
+export function deliveryRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>();
+
+  app.post('/settings/deliveries/resend', async (c) => {
+    const form = parseForm(c, resendSchema);
+    if (!form.ok) return errorPage(c, 400, 'Cannot re-send', 'Choose a delivery to re-send.');
+    const result = await resendDelivery(deps, form.data.delivery);
+    if (!result.ok) {
+      const [status, message] = REFUSALS[result.reason];
+      return errorPage(c, status, 'Cannot re-send', message);
+    }
+    return c.redirect(safeBack(form.data.back) ?? '/settings?tab=deliveries&notice=resent', 303);
+  });
+
+  return app;
+}

@@ -1,0 +1,160 @@
+// What the store shows about deliveries (SPEC 6.7): per channel on a message, and the admin's dead letters list.
+import { Form, Notice, Time } from '../../http/views/components.tsx';
+import type { DeliveryView, UndeliveredRow } from './delivery.service.ts';
+
+/** The re-send button for one undelivered delivery (admins only; the route is under /settings). */
+export function ResendForm(props: { deliveryId: string; back?: string }) {
+  return (
+    <Form action="/settings/deliveries/resend" class="inline">
+      <input type="hidden" name="delivery" value={props.deliveryId} />
+      {props.back ? <input type="hidden" name="back" value={props.back} /> : null}
+      <button type="submit" class="secondary">
+        Re-send
+      </button>
+    </Form>
+  );
+}
+
+/** How a channel is named on a message: its host and a short tag; never its path or query (they can carry a credential). */
+export function ChannelLabel(props: { host: string | null; tag: string | null }) {
+  if (props.host === null) return <span class="empty">deleted channel</span>;
+  return (
+    <span>
+      {props.host} <span class="badge">#{props.tag}</span>
+    </span>
+  );
+}
+
+function StateLine(props: { d: DeliveryView }) {
+  const d = props.d;
+  const note = d.superseded ? ' (re-sent: see the later row)' : '';
+  switch (d.state) {
+    case 'delivered':
+      return (
+        <span class="state delivered">
+          Delivered <Time at={d.deliveredAt} />
+        </span>
+      );
+    case 'pending':
+      return (
+        <span class="state pending">
+          Pending: {d.attempts} of {d.maxAttempts} attempts made; {d.attempts === 0 ? 'first' : 'next'} attempt <Time at={d.nextAttemptAt} />
+        </span>
+      );
+    case 'dead':
+      return (
+        <span class="state dead">
+          Dead-lettered after {d.attempts} attempts{d.lastError ? `; last error: ${d.lastError}` : ''}
+          {note}
+        </span>
+      );
+    case 'cancelled':
+      return (
+        <span class="state cancelled">
+          Not sent: {d.lastError ?? 'cancelled'}
+          {note}
+        </span>
+      );
+  }
+}
+
+/**
+ * A message's delivery state per channel with each attempt's verdict. The message detail page renders it;
+ * `canResend` (admins) adds a re-send button to undelivered rows, returning to `back` afterwards.
+ */
+export function MessageDeliveries(props: { deliveries: DeliveryView[]; canResend: boolean; back?: string }) {
+  return (
+    <section class="deliveries" aria-labelledby="deliveries-heading">
+      <h2 id="deliveries-heading">Deliveries</h2>
+      {props.deliveries.length === 0 ? (
+        <p class="empty">No enabled channel took this message's class when it was emitted, so it was not sent anywhere.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Channel</th>
+              <th>State</th>
+              <th>Attempts</th>
+              {props.canResend ? <th>Action</th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {props.deliveries.map((d) => (
+              <tr>
+                <td>
+                  <ChannelLabel host={d.channelHost} tag={d.channelTag} />
+                </td>
+                <td>
+                  <StateLine d={d} />
+                </td>
+                <td>
+                  {d.attemptList.length === 0 ? (
+                    <span class="empty">none yet</span>
+                  ) : (
+                    <ol class="attempts">
+                      {d.attemptList.map((a) => (
+                        <li>
+                          <Time at={a.startedAt} />:{' '}
+                          {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : `failed: ${a.error ?? 'unknown error'}`}
+                        </li>
+                      ))}
+                    </ol>
+                  )}
+                </td>
+                {props.canResend ? <td>{d.resendable ? <ResendForm deliveryId={d.id} back={props.back} /> : null}</td> : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+/** The Deliveries settings tab: undelivered deliveries (dead-lettered or cancelled), newest first, each re-sendable. */
+export function UndeliveredList(props: { rows: UndeliveredRow[]; notice?: string }) {
+  return (
+    <section>
+      <h2>Undelivered</h2>
+      {props.notice ? <Notice kind="success">{props.notice}</Notice> : null}
+      <p class="hint">
+        Deliveries that were dead-lettered after five failed attempts, or not sent because their channel was disabled or deleted. Re-sending
+        posts the same message (same body, same message id) to the same channel with a fresh set of attempts.
+      </p>
+      {props.rows.length === 0 ? (
+        <p class="empty">Every delivery has been delivered or is still being attempted.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Message</th>
+              <th>Channel</th>
+              <th>State</th>
+              <th>Since</th>
+              <th>Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.rows.map((r) => (
+              <tr>
+                <td>{r.headline}</td>
+                <td>
+                  <ChannelLabel host={r.channelHost} tag={r.channelTag} />
+                </td>
+                <td>
+                  {r.state === 'dead'
+                    ? `Dead-lettered after ${r.attempts} attempts${r.lastError ? `; last error: ${r.lastError}` : ''}`
+                    : `Not sent: ${r.lastError ?? 'cancelled'}`}
+                </td>
+                <td>
+                  <Time at={r.at} />
+                </td>
+                <td>{r.resendable ? <ResendForm deliveryId={r.id} /> : <span class="empty">channel {r.channelHost ? 'disabled' : 'deleted'}</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

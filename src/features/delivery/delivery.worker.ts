@@ -1,0 +1,193 @@
+// The delivery loop: claim due deliveries with a lease, POST each through the guarded client, record the verdict.
+// Bounded concurrency overall and per channel, so a dead or slow channel holds at most its own few slots
+// and never delays other channels, emission or the web tier (SPEC 6.4).
+import { newId, type Deps } from '../../deps.ts';
+import { createOutboundClient, type OutboundOptions } from '../../net/outbound.ts';
+import { cancelUndeliverable, claimDue, loadJobs, releaseLease, type AttemptJob } from './delivery.repo.ts';
+import { recordAttempt } from './delivery.service.ts';
+import { deliveryHeaders } from './signature.ts';
+
+/** Tuning of one worker; defaults suit one process. Tests inject the outbound resolver, policy, CA and timeout. */
+export interface WorkerOptions {
+  /** Written into lease_owner; random per worker by default. */
+  id?: string;
+  /** Attempts in flight at once in this worker. */
+  concurrency?: number;
+  /** Attempts in flight at once to one channel in this worker. */
+  perChannel?: number;
+  /** How often an idle worker looks for due deliveries (ms). */
+  idlePollMs?: number;
+  /** How long a claim holds a delivery; a worker that dies frees it when this runs out (ms). */
+  leaseMs?: number;
+  /** Guarded-client options; production uses the defaults. */
+  outbound?: OutboundOptions;
+}
+
+/** A running (or runnable) worker. */
+export interface DeliveryWorker {
+  /** Runs the loop in the background until stop(). */
+  start(): void;
+  /** Runs until nothing is due and nothing is in flight (tests move the clock and drain; never sleep). */
+  drain(): Promise<void>;
+  /** Stops claiming, lets in-flight attempts finish for up to `graceMs`, then aborts the rest and frees their leases. */
+  stop(graceMs?: number): Promise<void>;
+  /** Wakes an idle loop now (for a process that has just emitted). */
+  wake(): void;
+  /** This worker's lease owner id. */
+  readonly id: string;
+}
+
+export const DEFAULT_CONCURRENCY = 32;
+export const DEFAULT_PER_CHANNEL = 4;
+export const DEFAULT_IDLE_POLL_MS = 50;
+/** Comfortably above one attempt's 10 s budget plus recording, so a live worker never loses its lease. */
+export const DEFAULT_LEASE_MS = 60_000;
+/** How often deliveries of disabled or deleted channels are swept to `cancelled` (ms of the deps clock). */
+const SWEEP_EVERY_MS = 5_000;
+/** How long the loop waits after a database failure before trying again. */
+const ERROR_BACKOFF_MS = 1_000;
+
+/** Creates a worker over `deps`. */
+export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): DeliveryWorker {
+  const id = options.id ?? `w-${newId(deps.random).slice(0, 12)}`;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const perChannel = options.perChannel ?? DEFAULT_PER_CHANNEL;
+  const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const client = createOutboundClient(options.outbound);
+  const inflight = new Set<Promise<void>>();
+  const perChannelCount = new Map<string, number>();
+  const abort = new AbortController();
+  let lastSweep = -Infinity;
+  let running: Promise<void> | undefined;
+  let stopping = false;
+  let wakeUp: (() => void) | undefined;
+
+  const wake = () => {
+    const w = wakeUp;
+    wakeUp = undefined;
+    w?.();
+  };
+
+  /** Claims as many due deliveries as there is room for and starts them; returns how many it started. */
+  async function tick(): Promise<number> {
+    const now = deps.clock.now();
+    if (now - lastSweep >= SWEEP_EVERY_MS || now < lastSweep) {
+      await cancelUndeliverable(deps.db, now);
+      lastSweep = now;
+    }
+    const free = concurrency - inflight.size;
+    if (free <= 0 || stopping) return 0;
+    const exclude: string[] = [];
+    const quotas = new Map<string, number>();
+    for (const [channel, n] of perChannelCount) {
+      if (n >= perChannel) exclude.push(channel);
+      else quotas.set(channel, perChannel - n);
+    }
+    const claimed = await claimDue(deps.db, deps.dialect, {
+      owner: id,
+      now,
+      leaseUntil: now + leaseMs,
+      limit: free,
+      perChannel,
+      exclude,
+      quotas,
+      window: Math.max(256, free * perChannel * 2),
+    });
+    if (claimed.length === 0) return 0;
+    const jobs = await loadJobs(deps.db, claimed.map((c) => c.id));
+    for (const job of jobs) launch(job);
+    // A claimed row whose channel vanished between claim and load: give it back for the sweep to cancel.
+    const loaded = new Set(jobs.map((j) => j.id));
+    for (const c of claimed) if (!loaded.has(c.id)) await releaseLease(deps.db, c.id, id, now);
+    return jobs.length;
+  }
+
+  function launch(job: AttemptJob): void {
+    perChannelCount.set(job.channel_id, (perChannelCount.get(job.channel_id) ?? 0) + 1);
+    const p = attempt(job).finally(() => {
+      inflight.delete(p);
+      const n = (perChannelCount.get(job.channel_id) ?? 1) - 1;
+      if (n <= 0) perChannelCount.delete(job.channel_id);
+      else perChannelCount.set(job.channel_id, n);
+      wake();
+    });
+    inflight.add(p);
+  }
+
+  async function attempt(job: AttemptJob): Promise<void> {
+    const startedAt = deps.clock.now();
+    const headers = deliveryHeaders(job.body, job.secret, Math.floor(startedAt / 1000));
+    const outcome = await client.post(job.url, job.body, headers, abort.signal);
+    try {
+      if (outcome.kind === 'aborted') await releaseLease(deps.db, job.id, id, deps.clock.now());
+      else await recordAttempt(deps, job, id, outcome, startedAt);
+    } catch (err) {
+      // The database, not the receiver, failed: the lease runs out and the attempt is made again.
+      deps.log.error({ err, worker: id }, 'delivery worker could not record an attempt');
+    }
+  }
+
+  function pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        if (wakeUp === done) wakeUp = undefined;
+        resolve();
+      }
+      wakeUp = done;
+    });
+  }
+
+  async function loop(): Promise<void> {
+    while (!stopping) {
+      let started = 0;
+      try {
+        started = await tick();
+      } catch (err) {
+        deps.log.error({ err, worker: id }, 'delivery worker could not claim deliveries');
+        await pause(ERROR_BACKOFF_MS);
+        continue;
+      }
+      if (stopping) break;
+      // Found work and still has room: look again at once; otherwise wait for a free slot or the poll interval.
+      if (started > 0 && inflight.size < concurrency) continue;
+      await pause(idlePollMs);
+    }
+  }
+
+  return {
+    id,
+    wake,
+    start() {
+      running ??= loop();
+    },
+    async drain() {
+      lastSweep = -Infinity;
+      for (;;) {
+        const started = await tick();
+        if (started > 0 && inflight.size < concurrency) continue;
+        if (inflight.size === 0) {
+          if (started === 0) return;
+          continue;
+        }
+        await Promise.race(inflight);
+      }
+    },
+    async stop(graceMs = 15_000) {
+      stopping = true;
+      wake();
+      await running;
+      if (inflight.size > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+        await Promise.race([Promise.all(inflight), grace]);
+        clearTimeout(timer);
+        abort.abort();
+        await Promise.all(inflight);
+      }
+      await client.close();
+    },
+  };
+}

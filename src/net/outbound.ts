@@ -1,0 +1,277 @@
+// The one guarded outbound HTTP client: every channel POST goes through here. It resolves the host itself,
+// refuses when ANY resolved address is not globally reachable, pins the socket to the vetted addresses and
+// re-checks at connect time (so DNS rebinding between check and connect cannot get through), never follows
+// redirects, always verifies TLS, bounds time and response size, and reports failures in plain words.
+import dns from 'node:dns';
+import tls from 'node:tls';
+import ipaddr from 'ipaddr.js';
+import { Pool, buildConnector, request } from 'undici';
+import { ipLiteralOfHostname, isGloballyReachable, isLoopbackAddress } from './address-policy.ts';
+
+/** One address a host name resolved to. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address it has; rejects when the name does not resolve. */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+/** Decides whether an address may be connected to. */
+export type AddressPolicy = (address: string) => boolean;
+
+/** Knobs of the guarded client; the defaults are the production behaviour and only tests inject others. */
+export interface OutboundOptions {
+  /** How host names are resolved (default: the system resolver, every address). */
+  resolver?: Resolver;
+  /** Which addresses may be reached (default: globally reachable only, by the IANA table). */
+  policy?: AddressPolicy;
+  /** PEM certificates trusted in addition to the system roots (tests' local HTTPS receiver); never replaces them. */
+  extraCa?: string[];
+  /** Connect timeout and total budget of one request, resolution included (default 10 s). */
+  timeoutMs?: number;
+  /** At most this many response-body bytes are read, then the body is discarded (default 4 KiB). */
+  bodyCapBytes?: number;
+}
+
+/** Default per-attempt budget (DESIGN: 10 s). */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** Default response-body cap: receivers' replies are never used, only drained. */
+export const DEFAULT_BODY_CAP_BYTES = 4096;
+/** Idle connection pools are closed after this long. */
+const POOL_IDLE_MS = 60_000;
+/** Most pools kept open at once; the least recently used is closed beyond it. */
+const MAX_POOLS = 256;
+
+/** What became of one POST: delivered (2xx), failed with a plain-words reason, or aborted by shutdown. */
+export type PostOutcome =
+  | { kind: 'delivered'; status: number }
+  | { kind: 'failed'; status: number | null; error: string }
+  | { kind: 'aborted' };
+
+/** The guarded client. */
+export interface OutboundClient {
+  /** POSTs `body` to `url` with `headers`; never throws for network or HTTP failures. */
+  post(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<PostOutcome>;
+  /** Closes every pooled connection. */
+  close(): Promise<void>;
+}
+
+/** The production resolver: every A and AAAA answer, as the system resolver returns them. */
+export const systemResolver: Resolver = async (hostname) => {
+  const answers = await dns.promises.lookup(hostname, { all: true, verbatim: true });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/** Refusals in plain words, as the channel surface shows them. */
+export const BLOCKED_RESOLVED = 'blocked: resolves to an internal address';
+const BLOCKED_LITERAL = 'blocked: internal address';
+
+/** A failure we raise ourselves, already in plain words. */
+class PlainFailure extends Error {
+  constructor(readonly plain: string) {
+    super(plain);
+  }
+}
+
+/** Where a request may go: the parsed URL, and how the connected socket's address must be judged. */
+type Target = { url: URL; literal: string | undefined; loopbackException: boolean };
+
+function checkTarget(raw: string, policy: AddressPolicy): Target | PlainFailure {
+  if (!URL.canParse(raw)) return new PlainFailure('blocked: not an absolute URL');
+  const url = new URL(raw);
+  if (url.username || url.password) return new PlainFailure('blocked: the URL carries credentials');
+  const literal = ipLiteralOfHostname(url.hostname);
+  if (url.protocol === 'http:') {
+    // SPEC 2.5: plain http only to a loopback IP literal, never to a name.
+    if (literal && isLoopbackAddress(literal)) return { url, literal, loopbackException: true };
+    return new PlainFailure('blocked: http is allowed only to a loopback IP address');
+  }
+  if (url.protocol !== 'https:') return new PlainFailure(`blocked: ${url.protocol.replace(':', '')} URLs are not allowed`);
+  if (literal && !policy(literal)) return new PlainFailure(BLOCKED_LITERAL);
+  return { url, literal, loopbackException: false };
+}
+
+/** Builds the guarded client. */
+export function createOutboundClient(options: OutboundOptions = {}): OutboundClient {
+  const resolver = options.resolver ?? systemResolver;
+  const policy = options.policy ?? isGloballyReachable;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const cap = options.bodyCapBytes ?? DEFAULT_BODY_CAP_BYTES;
+  const ca = options.extraCa?.length ? [...tls.rootCertificates, ...options.extraCa] : undefined;
+  const timedOut = `timed out after ${formatSeconds(timeoutMs)} s`;
+  // One pool per (origin, vetted address set): a keep-alive connection is only reused while the name
+  // still resolves to exactly the addresses it was opened to.
+  const pools = new Map<string, { pool: Pool; lastUsed: number }>();
+
+  function poolFor(target: Target, vetted: ResolvedAddress[]): Pool {
+    const key = `${target.url.origin}|${vetted.map((a) => a.address).join(',')}`;
+    const now = Date.now();
+    const hit = pools.get(key);
+    if (hit) {
+      hit.lastUsed = now;
+      pools.delete(key);
+      pools.set(key, hit); // keep insertion order = recency order
+      return hit.pool;
+    }
+    for (const [k, entry] of pools) {
+      if (pools.size < MAX_POOLS && now - entry.lastUsed < POOL_IDLE_MS) break;
+      pools.delete(k);
+      void entry.pool.close().catch(() => undefined);
+    }
+    const pool = new Pool(target.url.origin, { connect: guardedConnector(target, vetted), connections: null, pipelining: 1 });
+    pools.set(key, { pool, lastUsed: now });
+    return pool;
+  }
+
+  // The dialer: resolution is pinned to the vetted addresses (re-checked here), and the connected
+  // socket's peer address is checked once more before a byte of the request is written.
+  function guardedConnector(target: Target, vetted: ResolvedAddress[]): buildConnector.connector {
+    const allowedPeer = (address: string) =>
+      target.loopbackException ? isLoopbackAddress(address) && sameAddress(address, target.literal!) : policy(address);
+    const lookup = (_host: string, opts: { all?: boolean; family?: number | string }, cb: (...args: any[]) => void) => {
+      const usable = vetted.filter((a) => !opts.family || Number(opts.family) === a.family || opts.family === `IPv${a.family}`);
+      if (usable.length === 0 || !usable.every((a) => policy(a.address))) return cb(new PlainFailure(BLOCKED_RESOLVED));
+      if (opts.all) return cb(null, usable.map((a) => ({ address: a.address, family: a.family })));
+      return cb(null, usable[0]!.address, usable[0]!.family);
+    };
+    const base = buildConnector({ timeout: timeoutMs, rejectUnauthorized: true, ...(ca ? { ca } : {}), lookup: lookup as any });
+    return (opts, callback) => {
+      base(opts, (err, socket) => {
+        if (err) return callback(err, null);
+        const peer = socket!.remoteAddress;
+        if (!peer || !allowedPeer(peer)) {
+          socket!.destroy();
+          return callback(new PlainFailure(target.literal ? BLOCKED_LITERAL : BLOCKED_RESOLVED), null);
+        }
+        callback(null, socket!);
+      });
+    };
+  }
+
+  async function vet(target: Target, deadline: AbortSignal): Promise<ResolvedAddress[]> {
+    if (target.literal) return [{ address: target.literal, family: target.literal.includes(':') ? 6 : 4 }];
+    let answers: ResolvedAddress[];
+    try {
+      answers = await raceAbort(resolver(target.url.hostname), deadline);
+    } catch (err) {
+      if (deadline.aborted) throw err;
+      throw new PlainFailure('DNS lookup failed');
+    }
+    if (answers.length === 0) throw new PlainFailure('DNS lookup failed');
+    // Every answer must pass, not just the first: a name with one internal address is refused outright.
+    if (!answers.every((a) => policy(a.address))) throw new PlainFailure(BLOCKED_RESOLVED);
+    return answers;
+  }
+
+  return {
+    async post(url, body, headers, stop) {
+      const target = checkTarget(url, policy);
+      if (target instanceof PlainFailure) return { kind: 'failed', status: null, error: target.plain };
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new PlainFailure(timedOut)), timeoutMs);
+      const onStop = () => deadline.abort(new Error('stopped'));
+      stop?.addEventListener('abort', onStop, { once: true });
+      try {
+        const vetted = await vet(target, deadline.signal);
+        const res = await request(target.url, {
+          dispatcher: poolFor(target, vetted),
+          method: 'POST',
+          headers,
+          body,
+          signal: deadline.signal,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        });
+        await drainCapped(res.body, cap);
+        const s = res.statusCode;
+        if (s >= 200 && s < 300) return { kind: 'delivered', status: s };
+        if (s >= 300 && s < 400) return { kind: 'failed', status: s, error: `redirect ${s} not followed` };
+        return { kind: 'failed', status: s, error: `HTTP ${s}` };
+      } catch (err) {
+        if (stop?.aborted) return { kind: 'aborted' };
+        if (deadline.signal.aborted) return { kind: 'failed', status: null, error: timedOut };
+        return { kind: 'failed', status: null, error: describeFailure(err, timedOut) };
+      } finally {
+        clearTimeout(timer);
+        stop?.removeEventListener('abort', onStop);
+      }
+    },
+    async close() {
+      const all = [...pools.values()];
+      pools.clear();
+      await Promise.all(all.map((p) => p.pool.close().catch(() => undefined)));
+    },
+  };
+}
+
+/** Reads at most `cap` bytes of a response body and discards it; a larger or broken body is cut off. */
+async function drainCapped(body: AsyncIterable<Buffer> & { destroy(): void }, cap: number): Promise<void> {
+  let read = 0;
+  try {
+    for await (const chunk of body) {
+      read += chunk.length;
+      if (read > cap) break; // leaving the loop destroys the stream (and that connection)
+    }
+  } catch {
+    // The status line decided the verdict; a failing body changes nothing.
+  }
+}
+
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+const TLS_UNTRUSTED = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_REVOKED',
+  'INVALID_CA',
+]);
+
+/** Turns a thrown network error into the plain words of SPEC 6.6's failure classes. */
+export function describeFailure(err: unknown, timedOut: string): string {
+  const seen = new Set<unknown>();
+  for (let e: any = err; e && typeof e === 'object' && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    if (e instanceof PlainFailure) return e.plain;
+    const code = String(e.code ?? '');
+    if (['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'].includes(code)) return timedOut;
+    if (code === 'ECONNREFUSED') return 'connection refused';
+    if (['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'ENODATA', 'ESERVFAIL'].includes(code)) return 'DNS lookup failed';
+    if (TLS_UNTRUSTED.has(code)) return 'TLS certificate not trusted';
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH') return 'TLS certificate does not match the host name';
+    if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return 'TLS certificate expired or not yet valid';
+    if (code.startsWith('ERR_SSL_') || code === 'EPROTO' || code.startsWith('ERR_TLS_')) return 'TLS handshake failed';
+    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return 'connection closed by the receiver';
+    if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'host unreachable';
+  }
+  return 'request failed';
+}
+
+function sameAddress(a: string, b: string): boolean {
+  return ipaddr.isValid(a) && ipaddr.isValid(b) && ipaddr.process(a).toString() === ipaddr.process(b).toString();
+}
+
+function formatSeconds(ms: number): string {
+  return Number((ms / 1000).toFixed(3)).toString();
+}

@@ -1,0 +1,29 @@
+// Delivery test helpers: a fixture resolver, a test address policy, and table cleanup.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../src/db/schema.ts';
+import { isGloballyReachable } from '../../src/net/address-policy.ts';
+import type { ResolvedAddress, Resolver } from '../../src/net/outbound.ts';
+
+/** A resolver answering from a table; a function entry is called per lookup (for rebinding fixtures). Records every lookup. */
+export function fixtureResolver(table: Record<string, string[] | ((call: number) => string[])>): Resolver & { calls: string[] } {
+  const calls: string[] = [];
+  const resolver = async (hostname: string): Promise<ResolvedAddress[]> => {
+    calls.push(hostname);
+    const entry = table[hostname];
+    if (entry === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    const addresses = typeof entry === 'function' ? entry(calls.filter((c) => c === hostname).length) : entry;
+    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+  return Object.assign(resolver, { calls });
+}
+
+/** The one test exception to the production policy: 127.0.0.1 counts as reachable; everything else as in production. */
+export const allowTestLoopback = (address: string) => address === '127.0.0.1' || isGloballyReachable(address);
+
+/** Empties the outbox tables (tests in one file share a database). */
+export async function clearOutbox(db: Kysely<DB>): Promise<void> {
+  await db.deleteFrom('delivery_attempts').execute();
+  await db.deleteFrom('deliveries').execute();
+  await db.deleteFrom('messages').execute();
+  await db.deleteFrom('channels').execute();
+}
