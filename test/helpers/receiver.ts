@@ -12,8 +12,8 @@ export interface Received {
   body: string;
 }
 
-/** How to answer: a status (and optional headers/body), or 'hang' to never answer. */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+/** How to answer: a status (and optional headers, body and delay before answering), or 'hang' to never answer. */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 /** A running receiver. */
 export interface Receiver {
@@ -39,8 +39,9 @@ const fixtures = new URL('../fixtures/', import.meta.url);
 export const HOOK_TEST_CERT = fs.readFileSync(new URL('hook-test.cert.pem', fixtures), 'utf8');
 const HOOK_TEST_KEY = fs.readFileSync(new URL('hook-test.key.pem', fixtures), 'utf8');
 
-/** Starts a receiver on 127.0.0.1 (plain http, or https with the hook.test certificate). */
-export async function startReceiver(opts: { tls?: boolean } = {}): Promise<Receiver> {
+/** Starts a receiver on 127.0.0.1 or ::1 (plain http, or https with the hook.test certificate). */
+export async function startReceiver(opts: { tls?: boolean; host?: '127.0.0.1' | '::1' } = {}): Promise<Receiver> {
+  const host = opts.host ?? '127.0.0.1';
   const waiters: { n: number; resolve: () => void }[] = [];
   const hanging = new Set<http.ServerResponse>();
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -60,16 +61,20 @@ export async function startReceiver(opts: { tls?: boolean } = {}): Promise<Recei
         res.on('close', () => (hanging.delete(res), done()));
         return;
       }
-      res.writeHead(answer.status, answer.headers);
-      res.end(answer.body ?? '', done);
+      const reply = () => {
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body ?? '', done);
+      };
+      if (answer.delayMs) setTimeout(reply, answer.delayMs);
+      else reply();
     });
   };
   const server = opts.tls ? https.createServer({ cert: HOOK_TEST_CERT, key: HOOK_TEST_KEY }, handler) : http.createServer(handler);
   server.on('connection', () => r.connections++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as AddressInfo).port;
   const r: Receiver = {
-    url: opts.tls ? `https://hook.test:${port}` : `http://127.0.0.1:${port}`,
+    url: opts.tls ? `https://hook.test:${port}` : `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     received: [],
     answer: () => ({ status: 200, body: 'ok' }),

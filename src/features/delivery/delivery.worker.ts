@@ -35,6 +35,8 @@ export interface DeliveryWorker {
   wake(): void;
   /** This worker's lease owner id. */
   readonly id: string;
+  /** Attempts this worker has recorded so far (for operators' status lines and tests). */
+  readonly recorded: number;
 }
 
 export const DEFAULT_CONCURRENCY = 32;
@@ -62,6 +64,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   let running: Promise<void> | undefined;
   let stopping = false;
   let wakeUp: (() => void) | undefined;
+  let recorded = 0;
 
   const wake = () => {
     const w = wakeUp;
@@ -121,7 +124,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     const outcome = await client.post(job.url, job.body, headers, abort.signal);
     try {
       if (outcome.kind === 'aborted') await releaseLease(deps.db, job.id, id, deps.clock.now());
-      else await recordAttempt(deps, job, id, outcome, startedAt);
+      else if (await recordAttempt(deps, job, id, outcome, startedAt)) recorded++;
     } catch (err) {
       // The database, not the receiver, failed: the lease runs out and the attempt is made again.
       deps.log.error({ err, worker: id }, 'delivery worker could not record an attempt');
@@ -160,6 +163,9 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   return {
     id,
     wake,
+    get recorded() {
+      return recorded;
+    },
     start() {
       running ??= loop();
     },

@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, beforeEach, test } from 'node:test';
+import { openDatabase } from '../../db/connect.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { forEachDialect } from '../../../test/helpers/db.ts';
+import { clearOutbox } from '../../../test/helpers/delivery.ts';
+import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
+import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
+import { claimDue, loadJobs } from './delivery.repo.ts';
+import { recordAttempt } from './delivery.service.ts';
+import { createDeliveryWorker, DEFAULT_LEASE_MS } from './delivery.worker.ts';
+
+const childScript = fileURLToPath(new URL('../../../test/helpers/delivery-worker-child.ts', import.meta.url));
+
+/** Waits for a condition that other processes will make true (checked every few ms; never a fixed sleep). */
+async function until(condition: () => Promise<boolean>, limitMs = 60_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+forEachDialect((getDb) => {
+  let t: TestApp;
+  let rx: Receiver;
+  before(async () => {
+    rx = await startReceiver();
+  });
+  after(async () => {
+    await rx.close();
+  });
+  beforeEach(async () => {
+    await clearOutbox(getDb().db);
+    t = buildTestApp(getDb());
+    rx.received.length = 0;
+    rx.answer = () => ({ status: 200 });
+  });
+
+  /** Every (message, channel path) pair the receiver got, with how often. */
+  const receivedPairs = () => {
+    const counts = new Map<string, number>();
+    for (const r of rx.received) {
+      const key = `${JSON.parse(r.body).message} ${r.path}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return counts;
+  };
+
+  async function seed(channels: number, messages: number, now: number) {
+    const ids = [];
+    for (let i = 0; i < channels; i++) ids.push((await buildChannel(t.deps.db, { url: `${rx.url}/c${i}` })).id);
+    for (let i = 0; i < messages; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: ids, now });
+    return channels * messages;
+  }
+
+  /** Starts the child worker script; resolves its exit code or signal. */
+  function child(mode: 'run' | 'drain', extraEnv: Record<string, string> = {}) {
+    const proc = spawn(process.execPath, ['--import', 'tsx', childScript], {
+      env: { ...process.env, NODE_NO_WARNINGS: '1', SVC_TEST_DATABASE: JSON.stringify(getDb().database), SVC_TEST_MODE: mode, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    proc.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('close', (code, signal) => resolve({ code, signal })));
+    return { proc, exit, output: () => output };
+  }
+
+  const deliveredCount = async () => (await t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').execute()).length;
+
+  function assertEachAttemptOnce(total: number) {
+    const pairs = receivedPairs();
+    assert.equal(rx.received.length, total);
+    assert.equal(pairs.size, total);
+    assert.ok([...pairs.values()].every((n) => n === 1));
+  }
+
+  test('two worker processes on one database never make the same attempt twice', async () => {
+    const total = await seed(4, 60, Date.now());
+    rx.answer = () => ({ status: 200, delayMs: 20 });
+    const a = child('run');
+    const b = child('run');
+    await until(async () => (await deliveredCount()) === total);
+    a.proc.kill('SIGTERM');
+    b.proc.kill('SIGTERM');
+    assert.deepEqual(await a.exit, { code: 0, signal: null });
+    assert.deepEqual(await b.exit, { code: 0, signal: null });
+    assertEachAttemptOnce(total);
+    const counts = [a, b].map((w) => Number(/recorded (\d+)/.exec(w.output())?.[1]));
+    assert.ok(counts.every((n) => n > 0), `both workers took part (${counts.join(' + ')})`);
+    assert.equal(counts[0]! + counts[1]!, total);
+    const owners = await t.deps.db.selectFrom('delivery_attempts').select(['attempt_no']).execute();
+    assert.equal(owners.length, total);
+    assert.ok(owners.every((r) => r.attempt_no === 1));
+  });
+
+  test('two workers in one process (separate PostgreSQL pools; SQLite: its one connection) never make the same attempt twice', async () => {
+    const total = await seed(4, 50, t.clock.now());
+    // better-sqlite3 is synchronous: two connections in one process would block each other's event loop, so SQLite shares one.
+    const second = getDb().dialect === 'postgres' ? openDatabase(getDb().database) : undefined;
+    try {
+      const a = createDeliveryWorker(t.deps, { concurrency: 8, perChannel: 4 });
+      const b = createDeliveryWorker({ ...t.deps, db: second?.db ?? t.deps.db }, { concurrency: 8, perChannel: 4 });
+      await Promise.all([a.drain(), b.drain()]);
+      await Promise.all([a.stop(), b.stop()]);
+    } finally {
+      await second?.db.destroy();
+    }
+    assertEachAttemptOnce(total);
+    const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts']).execute();
+    assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1));
+    assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, total);
+  });
+
+  test('a lease is exclusive until it expires; then another worker makes the attempt and the late worker records nothing', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/lease` });
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
+    const now = t.clock.now();
+    const claimed = await claimDue(t.deps.db, t.deps.dialect, {
+      owner: 'vanished-worker', now, leaseUntil: now + DEFAULT_LEASE_MS, limit: 10, perChannel: 4, exclude: [], quotas: new Map(), window: 100,
+    });
+    assert.equal(claimed.length, 1);
+    const [job] = await loadJobs(t.deps.db, [claimed[0]!.id]);
+
+    const w = createDeliveryWorker(t.deps);
+    await w.drain();
+    assert.equal(rx.received.length, 0, 'leased to another worker');
+    t.clock.advance(DEFAULT_LEASE_MS);
+    await w.drain();
+    await w.stop();
+    assert.equal(rx.received.length, 1);
+    const id = deliveryIds.get(ch.id)!;
+    assert.equal((await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state, 'delivered');
+
+    assert.equal(await recordAttempt(t.deps, job!, 'vanished-worker', { kind: 'failed', status: 503, error: 'HTTP 503' }, now), false);
+    const rows = await t.deps.db.selectFrom('delivery_attempts').select('verdict').where('delivery_id', '=', id).execute();
+    assert.deepEqual(rows, [{ verdict: 'delivered' }]);
+  });
+
+  test('a worker killed with SIGKILL mid-run and a restarted one leave every (message, channel) pair delivered', async () => {
+    const total = await seed(3, 20, Date.now());
+    let answered = 0;
+    rx.answer = () => (answered++ < 10 ? { status: 200 } : 'hang');
+    const first = child('run');
+    await rx.waitFor(10 + 8); // ten delivered, then all eight slots hanging mid-attempt
+    first.proc.kill('SIGKILL');
+    assert.equal((await first.exit).signal, 'SIGKILL');
+    const midway = await t.deps.db.selectFrom('deliveries').select(['state', 'lease_owner']).execute();
+    assert.equal(midway.filter((d) => d.state === 'delivered').length, 10);
+    assert.equal(midway.filter((d) => d.lease_owner !== null).length, 8, 'the dead worker still holds eight leases');
+
+    rx.answer = () => ({ status: 200 });
+    const second = child('drain', { SVC_TEST_CLOCK_OFFSET: String(DEFAULT_LEASE_MS + 1000) });
+    assert.deepEqual(await second.exit, { code: 0, signal: null });
+
+    const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts']).execute();
+    assert.equal(rows.length, total);
+    assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1), 'every pair delivered; the interrupted attempt was made again');
+    const pairs = receivedPairs();
+    assert.equal(pairs.size, total, 'every (message, channel) pair reached the receiver');
+    assert.equal(rx.received.length, total + 8, 'only the eight interrupted attempts were repeated (at-least-once)');
+  });
+});

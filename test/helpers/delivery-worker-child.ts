@@ -1,0 +1,40 @@
+// A delivery worker in its own process, for crash tests: opens the test database named in the environment.
+//   SVC_TEST_DATABASE      JSON of the config's database block (TestDatabase.database)
+//   SVC_TEST_CLOCK_OFFSET  milliseconds added to the real clock (lets a restarted worker see expired leases without waiting)
+//   SVC_TEST_MODE          "run": loop until SIGTERM (graceful) or SIGKILL; "drain": deliver everything due, then exit 0
+import pino from 'pino';
+import type { Config } from '../../src/config.ts';
+import { openDatabase } from '../../src/db/connect.ts';
+import { systemRandom, type Deps } from '../../src/deps.ts';
+import { createDeliveryWorker } from '../../src/features/delivery/delivery.worker.ts';
+
+const database = JSON.parse(process.env.SVC_TEST_DATABASE!) as Config['database'];
+const offset = Number(process.env.SVC_TEST_CLOCK_OFFSET ?? 0);
+const { db, dialect } = openDatabase(database);
+const config: Config = {
+  port: 0,
+  host: '127.0.0.1',
+  database,
+  setupToken: undefined,
+  secureCookies: false,
+  externalUrl: undefined,
+  publicUrl: undefined,
+  logLevel: 'silent',
+};
+const deps: Deps = { db, dialect, config, clock: { now: () => Date.now() + offset }, random: systemRandom, log: pino({ level: 'silent' }) };
+const worker = createDeliveryWorker(deps, { concurrency: 8, perChannel: 4, idlePollMs: 10, outbound: { timeoutMs: 60_000 } });
+
+if (process.env.SVC_TEST_MODE === 'drain') {
+  await worker.drain();
+  await worker.stop();
+  await db.destroy();
+  process.stdout.write('drained\n');
+} else {
+  worker.start();
+  process.once('SIGTERM', async () => {
+    await worker.stop();
+    await db.destroy();
+    process.stdout.write(`recorded ${worker.recorded}\n`, () => process.exit(0));
+  });
+  process.stdout.write('started\n');
+}
