@@ -2,11 +2,13 @@
 import { parseArgs } from 'node:util';
 import { startRuntime } from './runtime.ts';
 import { runServe } from './serve.ts';
+import { runWorker } from './worker.ts';
 
 const HELP = `Usage: svc <command> [options]
 
 Commands:
   serve [--no-worker]   run the web service (with the delivery worker unless --no-worker)
+  worker                run the delivery worker alone (any number may share one database)
   migrate               bring the database schema up to date and exit
   --help                show this help
 
@@ -24,6 +26,11 @@ async function main(argv: string[]): Promise<number> {
       const { values } = parseArgs({ args: rest, options: { 'no-worker': { type: 'boolean', default: false } }, strict: true });
       const deps = await startRuntime();
       await runServe(deps, { worker: !values['no-worker'] });
+      return 0;
+    }
+    case 'worker': {
+      parseArgs({ args: rest, options: {}, strict: true });
+      await runWorker(await startRuntime());
       return 0;
     }
     case 'migrate': {

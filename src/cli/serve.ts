@@ -2,7 +2,9 @@
 import { serve } from '@hono/node-server';
 import { createApp } from '../app.ts';
 import type { Deps } from '../deps.ts';
+import { createDeliveryWorker } from '../features/delivery/delivery.worker.ts';
 import { prepareSetupToken } from '../features/setup/setup.service.ts';
+import { untilSignal } from './worker.ts';
 
 /** Starts listening; resolves when the process is asked to stop and has closed cleanly. */
 export async function runServe(deps: Deps, options: { worker: boolean }): Promise<void> {
@@ -17,12 +19,12 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   const token = await prepareSetupToken(deps);
   if (token) deps.log.info({ setupLink: `${base}/setup?token=${encodeURIComponent(token)}` }, `setup: open ${base}/setup?token=${encodeURIComponent(token)}`);
 
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  // The worker shares this process's database handle; a dead channel cannot slow the web tier (SPEC 6.4).
+  const worker = options.worker ? createDeliveryWorker(deps) : undefined;
+  worker?.start();
+
+  await untilSignal();
   deps.log.info('shutting down');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), worker?.stop()]);
   await deps.db.destroy();
 }

@@ -1,0 +1,27 @@
+// svc worker: the delivery worker alone (any number may run against one database), stopped gracefully on a signal.
+import type { Deps } from '../deps.ts';
+import { createDeliveryWorker } from '../features/delivery/delivery.worker.ts';
+
+/** Resolves on the first SIGINT or SIGTERM. */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+/** Runs the delivery loop until asked to stop; in-flight attempts get their time budget to finish, the rest are freed for another worker. */
+export async function runWorker(deps: Deps): Promise<void> {
+  const worker = createDeliveryWorker(deps);
+  worker.start();
+  deps.log.info({ worker: worker.id, database: deps.dialect }, 'delivery worker started');
+  await untilSignal();
+  deps.log.info({ worker: worker.id }, 'delivery worker stopping');
+  await worker.stop();
+  await deps.db.destroy();
+}

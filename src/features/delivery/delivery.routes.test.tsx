@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, test } from 'node:test';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { forEachDialect } from '../../../test/helpers/db.ts';
+import { clearOutbox } from '../../../test/helpers/delivery.ts';
+import { signedInAs } from '../../../test/helpers/factories.ts';
+import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
+import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
+import { messageDeliveries } from './delivery.service.ts';
+import { MessageDeliveries } from './delivery.views.tsx';
+import { createDeliveryWorker, type DeliveryWorker } from './delivery.worker.ts';
+
+const SECRET_PATH = '/hooks/T0KEN-in-the-path';
+
+forEachDialect((getDb) => {
+  let t: TestApp;
+  let rx: Receiver;
+  let w: DeliveryWorker;
+  before(async () => {
+    rx = await startReceiver();
+  });
+  after(async () => {
+    await rx.close();
+  });
+  beforeEach(async () => {
+    await clearOutbox(getDb().db);
+    t = buildTestApp(getDb());
+    w = createDeliveryWorker(t.deps, { outbound: { timeoutMs: 2000 } });
+    rx.received.length = 0;
+    rx.answer = () => ({ status: 503 });
+  });
+  afterEach(async () => {
+    await w.stop();
+  });
+
+  /** A message whose delivery to a failing channel has been dead-lettered after its five attempts. */
+  async function deadLettered() {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}${SECRET_PATH}?token=abc`, secret: 'write-only-secret' });
+    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now(), headline: 'Drift on web-1: port 22 opened' });
+    for (let i = 0; i < 5; i++) {
+      await w.drain();
+      t.clock.advance(45 * 60_000);
+    }
+    const id = deliveryIds.get(ch.id)!;
+    assert.equal((await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state, 'dead');
+    return { ch, message, id };
+  }
+
+  const render = async (messageId: string, canResend: boolean) =>
+    String(await (<MessageDeliveries deliveries={await messageDeliveries(t.deps, messageId)} canResend={canResend} back={`/inbox/${messageId}`} />).toString());
+
+  test('an admin re-sends a dead-lettered delivery: same body and message id, a fresh series of attempts', async () => {
+    const { message, id } = await deadLettered();
+    const { client } = await signedInAs(t, 'admin');
+    const tab = await client.get('/settings?tab=deliveries');
+    assert.equal(tab.status, 200);
+    assert.match(tab.text, /Drift on web-1: port 22 opened/);
+    assert.match(tab.text, /Dead-lettered after 5 attempts; last error: HTTP 503/);
+    assert.ok(!tab.text.includes(SECRET_PATH) && !tab.text.includes('write-only-secret'), 'neither the URL path nor the secret is shown');
+
+    const res = await client.post('/settings/deliveries/resend', { delivery: id });
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/settings?tab=deliveries&notice=resent');
+    const series = await t.deps.db.selectFrom('deliveries').selectAll().where('message_id', '=', message.id).orderBy('created_at').execute();
+    assert.deepEqual(series.map((d) => [d.state, d.attempts]), [['dead', 5], ['pending', 0]]);
+    assert.equal(series[1]!.next_attempt_at, t.clock.now());
+
+    rx.answer = () => ({ status: 200 });
+    await w.drain();
+    assert.equal(rx.received.length, 6);
+    assert.ok(rx.received.every((r) => r.body === message.body), 'the very same body bytes, message id included');
+    assert.equal((await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', series[1]!.id).executeTakeFirstOrThrow()).state, 'delivered');
+
+    const again = await client.post('/settings/deliveries/resend', { delivery: id });
+    assert.equal(again.status, 409);
+    assert.match(again.text, /already been re-sent/);
+    const delivered = await client.post('/settings/deliveries/resend', { delivery: series[1]!.id });
+    assert.equal(delivered.status, 409);
+    assert.match(delivered.text, /Only a dead-lettered or cancelled delivery can be re-sent/);
+    assert.equal((await client.post('/settings/deliveries/resend', { delivery: 'no-such-delivery' })).status, 404);
+    assert.match((await client.get('/settings?tab=deliveries')).text, /Every delivery has been delivered or is still being attempted/);
+  });
+
+  test('re-send is refused for a disabled or deleted channel, honours only a same-site return path, and is admin-only', async () => {
+    const { ch, id } = await deadLettered();
+    const { client: viewer } = await signedInAs(t, 'viewer');
+    assert.equal((await viewer.get('/settings?tab=deliveries')).status, 403);
+    assert.equal((await viewer.post('/settings/deliveries/resend', { delivery: id })).status, 403);
+
+    const { client } = await signedInAs(t, 'admin');
+    await t.deps.db.updateTable('channels').set({ enabled: 0 }).where('id', '=', ch.id).execute();
+    const disabled = await client.post('/settings/deliveries/resend', { delivery: id });
+    assert.equal(disabled.status, 409);
+    assert.match(disabled.text, /channel is disabled/);
+    await t.deps.db.updateTable('channels').set({ enabled: 1 }).where('id', '=', ch.id).execute();
+
+    assert.equal((await client.post('/settings/deliveries/resend', { delivery: id, back: '//evil.example/x' })).location, '/settings?tab=deliveries&notice=resent');
+    assert.equal((await t.deps.db.selectFrom('deliveries').select('id').execute()).length, 2, 'only an admin re-send created a series');
+
+    const second = await deadLetteredAgain(ch.id);
+    assert.equal((await client.post('/settings/deliveries/resend', { delivery: second, back: '/inbox/abc?x=1' })).location, '/inbox/abc?x=1');
+
+    await t.deps.db.deleteFrom('channels').where('id', '=', ch.id).execute();
+    const [latest] = await t.deps.db.selectFrom('deliveries').select('id').orderBy('created_at', 'desc').limit(1).execute();
+    await t.deps.db.updateTable('deliveries').set({ state: 'dead' }).where('id', '=', latest!.id).execute();
+    const gone = await client.post('/settings/deliveries/resend', { delivery: latest!.id });
+    assert.equal(gone.status, 409);
+    assert.match(gone.text, /channel has been deleted/);
+    assert.equal((await client.post('/settings/deliveries/resend', {})).status, 400);
+  });
+
+  /** Dead-letters a fresh message to an existing channel; returns its delivery id. */
+  async function deadLetteredAgain(channelId: string) {
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [channelId], now: t.clock.now() });
+    rx.answer = () => ({ status: 503 });
+    for (let i = 0; i < 5; i++) {
+      await w.drain();
+      t.clock.advance(45 * 60_000);
+    }
+    return deliveryIds.get(channelId)!;
+  }
+
+  test('a message shows, per channel, delivered (when), pending (attempts so far, next attempt) or dead-lettered, with each attempt', async () => {
+    const { message, id } = await deadLettered();
+    const pendingCh = await buildChannel(t.deps.db, { url: `${rx.url}/second` });
+    await t.deps.db
+      .insertInto('deliveries')
+      .values({ id: 'pending-one', message_id: message.id, channel_id: pendingCh.id, state: 'pending', attempts: 0, next_attempt_at: t.clock.now(), lease_owner: null, lease_until: null, delivered_at: null, last_error: null, created_at: t.clock.now(), updated_at: t.clock.now() })
+      .execute();
+    await w.drain(); // first attempt to the second channel fails with 503
+
+    const before = await render(message.id, true);
+    assert.match(before, /Dead-lettered after 5 attempts; last error: HTTP 503/);
+    assert.equal(before.match(/failed: HTTP 503/g)?.length, 6, 'five attempts on the first channel, one on the second');
+    assert.match(before, /Pending: 1 of 5 attempts made; next attempt <time/);
+    assert.match(before, new RegExp(`name="delivery" value="${id}"`), 'admins get a re-send button on the dead letter');
+    assert.ok(!before.includes(SECRET_PATH) && !before.includes('token=abc') && !before.includes('write-only-secret'));
+    assert.match(before, /127\.0\.0\.1:\d+ <span class="badge">#/);
+
+    await resendAndDeliver(id);
+    const afterResend = await render(message.id, false);
+    assert.match(afterResend, /re-sent: see the later row/);
+    assert.match(afterResend, /Delivered <time/);
+    assert.match(afterResend, /delivered \(HTTP 200\)/);
+    assert.ok(!afterResend.includes('name="delivery"'), 'no re-send button without canResend');
+
+    await t.deps.db.deleteFrom('channels').where('id', '=', pendingCh.id).execute();
+    await w.drain();
+    assert.match(await render(message.id, false), /deleted channel<\/span>.*Not sent: channel deleted/s);
+  });
+
+  async function resendAndDeliver(id: string) {
+    const { client } = await signedInAs(t, 'admin');
+    assert.equal((await client.post('/settings/deliveries/resend', { delivery: id })).status, 303);
+    rx.answer = () => ({ status: 200 });
+    await w.drain();
+  }
+});
