@@ -25,13 +25,12 @@ export function createApp(deps: Deps) {
     await next();
   });
   app.use('*', securityHeaders());
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: BODY_LIMIT_BYTES,
-      onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: BODY_LIMIT_BYTES,
+    onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),
+  });
+  // Only requests that carry a body go through the limit (touching a GET's body would build a full Request).
+  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   app.use('*', loadSession(deps));
   app.use('*', enforceGate());
   app.use('*', formAndCsrf(deps));
