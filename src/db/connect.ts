@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
@@ -50,5 +50,16 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
   override createDriver() {
     return new ImmediateSqliteDriver(this.#config);
+  }
+  override createAdapter() {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+// SQLite DDL is transactional: migrations then run inside one immediate transaction, which is what
+// serialises several processes migrating the same file at once (Kysely's SQLite migration lock is a no-op).
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
   }
 }
