@@ -10,6 +10,8 @@ import { loginRoutes } from './features/auth/login.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
+import { inviteRoutes } from './features/team/invite.routes.tsx';
+import { teamRoutes } from './features/team/team.routes.tsx';
 
 /** Largest request body accepted anywhere; forms are far smaller. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -45,6 +47,8 @@ export function createApp(deps: Deps) {
   app.route('/', loginRoutes(deps));
   app.route('/', homeRoutes());
   app.route('/', settingsRoutes(deps));
+  app.route('/', teamRoutes(deps));
+  app.route('/', inviteRoutes(deps));
 
   app.notFound((c) => (c.req.path.startsWith('/api/') ? c.json({ error: 'not found' }, 404) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
   app.onError((err, c) => {
