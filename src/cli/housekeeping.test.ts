@@ -11,7 +11,9 @@ forEachDialect((getDb) => {
     const t = buildTestApp(getDb());
     const a = await buildAccount(t);
     await signIn(t, a);
-    await t.client().post('/login', { username: a.username, password: 'wrong password' });
+    const elsewhere = t.client();
+    elsewhere.address = '198.51.100.77';
+    await elsewhere.post('/login', { username: 'someone-else', password: 'wrong password' });
     t.clock.advance(SESSION_IDLE_MS + 1);
     const live = await signIn(t, a);
     const stale = () =>
