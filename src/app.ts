@@ -11,6 +11,8 @@ import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
+import { inviteRoutes } from './features/team/invite.routes.tsx';
+import { teamRoutes } from './features/team/team.routes.tsx';
 
 /** Largest request body accepted anywhere; forms are far smaller. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -25,14 +27,13 @@ export function createApp(deps: Deps) {
     c.set('deps', deps);
     await next();
   });
-  app.use('*', securityHeaders());
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: BODY_LIMIT_BYTES,
-      onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),
-    }),
-  );
+  app.use('*', securityHeaders(deps.config.secureCookies));
+  const limitBody = bodyLimit({
+    maxSize: BODY_LIMIT_BYTES,
+    onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),
+  });
+  // Only requests that carry a body go through the limit (touching a GET's body would build a full Request).
+  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   app.use('*', loadSession(deps));
   app.use('*', enforceGate());
   app.use('*', formAndCsrf(deps));
@@ -47,6 +48,8 @@ export function createApp(deps: Deps) {
   app.route('/', loginRoutes(deps));
   app.route('/', homeRoutes());
   app.route('/', settingsRoutes(deps));
+  app.route('/', teamRoutes(deps));
+  app.route('/', inviteRoutes(deps));
   app.route('/', deliveryRoutes(deps));
 
   app.notFound((c) => (c.req.path.startsWith('/api/') ? c.json({ error: 'not found' }, 404) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));

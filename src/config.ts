@@ -1,17 +1,22 @@
 // The one place that reads process.env: parsed once at start-up, every error reported together.
 import { z } from 'zod';
+import { parseTrustedProxies, type TrustedProxies } from './net/client-address.ts';
 
 const booleanFlag = z
   .enum(['', '0', '1', 'false', 'true', 'no', 'yes', 'off', 'on'])
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 
 const optionalUrl = (what: string) =>
-  z
-    .string()
-    .transform((v) => v.trim())
-    .refine((v) => v === '' || URL.canParse(v), `${what} must be an absolute URL such as https://svc.example.com`)
-    .refine((v) => v === '' || ['http:', 'https:'].includes(new URL(v).protocol), `${what} must use http or https`)
-    .transform((v) => (v === '' ? undefined : new URL(v).href.replace(/\/$/, '')));
+  z.string().transform((raw, ctx) => {
+    const v = raw.trim();
+    if (v === '') return undefined;
+    const url = URL.canParse(v) ? new URL(v) : undefined;
+    if (!url || !['http:', 'https:'].includes(url.protocol)) {
+      ctx.addIssue({ code: 'custom', message: `${what} must be an absolute http(s) URL such as https://svc.example.com` });
+      return z.NEVER;
+    }
+    return url.href.replace(/\/$/, '');
+  });
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -25,6 +30,14 @@ const envSchema = z.object({
   SVC_SECURE_COOKIES: booleanFlag.default(false),
   SVC_EXTERNAL_URL: optionalUrl('SVC_EXTERNAL_URL').optional(),
   SVC_PUBLIC_URL: optionalUrl('SVC_PUBLIC_URL').optional(),
+  SVC_TRUSTED_PROXIES: z.string().default('').transform((raw, ctx) => {
+    const parsed = parseTrustedProxies(raw);
+    if (!parsed) {
+      ctx.addIssue({ code: 'custom', message: 'SVC_TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges' });
+      return z.NEVER;
+    }
+    return parsed;
+  }),
   SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -46,6 +59,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** pino log level. */
   logLevel: string;
+  /** Reverse proxies whose X-Forwarded-For is believed for the client address (throttling only); none by default. */
+  trustedProxies: TrustedProxies;
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -72,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
       externalUrl: e.SVC_EXTERNAL_URL,
       publicUrl: e.SVC_PUBLIC_URL,
       logLevel: e.SVC_LOG_LEVEL,
+      trustedProxies: e.SVC_TRUSTED_PROXIES,
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Deps } from '../deps.ts';
 import { createDeliveryWorker } from '../features/delivery/delivery.worker.ts';
 import { prepareSetupToken } from '../features/setup/setup.service.ts';
 import { untilSignal } from './worker.ts';
+import { startHousekeeping } from './housekeeping.ts';
 
 /** Starts listening; resolves when the process is asked to stop and has closed cleanly. */
 export async function runServe(deps: Deps, options: { worker: boolean }): Promise<void> {
@@ -19,12 +20,14 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   const token = await prepareSetupToken(deps);
   if (token) deps.log.info({ setupLink: `${base}/setup?token=${encodeURIComponent(token)}` }, `setup: open ${base}/setup?token=${encodeURIComponent(token)}`);
 
+  const stopHousekeeping = startHousekeeping(deps);
   // The worker shares this process's database handle; a dead channel cannot slow the web tier (SPEC 6.4).
   const worker = options.worker ? createDeliveryWorker(deps) : undefined;
   worker?.start();
 
   await untilSignal();
   deps.log.info('shutting down');
+  stopHousekeeping();
   await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), worker?.stop()]);
   await deps.db.destroy();
 }

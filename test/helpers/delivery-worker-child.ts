@@ -3,7 +3,7 @@
 //   SVC_TEST_CLOCK_OFFSET  milliseconds added to the real clock (lets a restarted worker see expired leases without waiting)
 //   SVC_TEST_MODE          "run": loop until SIGTERM (graceful) or SIGKILL; "drain": deliver everything due, then exit 0
 import pino from 'pino';
-import type { Config } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/connect.ts';
 import { systemRandom, type Deps } from '../../src/deps.ts';
 import { createDeliveryWorker } from '../../src/features/delivery/delivery.worker.ts';
@@ -11,16 +11,9 @@ import { createDeliveryWorker } from '../../src/features/delivery/delivery.worke
 const database = JSON.parse(process.env.SVC_TEST_DATABASE!) as Config['database'];
 const offset = Number(process.env.SVC_TEST_CLOCK_OFFSET ?? 0);
 const { db, dialect } = openDatabase(database);
-const config: Config = {
-  port: 0,
-  host: '127.0.0.1',
-  database,
-  setupToken: undefined,
-  secureCookies: false,
-  externalUrl: undefined,
-  publicUrl: undefined,
-  logLevel: 'silent',
-};
+const loaded = loadConfig({ DATABASE_URL: database.kind === 'sqlite' ? database.path : database.url, SVC_LOG_LEVEL: 'silent' });
+if (!loaded.ok) throw new Error(loaded.errors.join('; '));
+const config = loaded.config;
 const deps: Deps = { db, dialect, config, clock: { now: () => Date.now() + offset }, random: systemRandom, log: pino({ level: 'silent' }) };
 const worker = createDeliveryWorker(deps, { concurrency: 8, perChannel: 4, idlePollMs: 10, outbound: { timeoutMs: 60_000 } });
 
