@@ -170,20 +170,53 @@ export async function cancelUndeliverable(db: Q, now: number): Promise<number> {
   return Number(deleted.numUpdatedRows) + Number(disabled.numUpdatedRows);
 }
 
-/** A delivery with its channel's URL (null once deleted) and enabled flag. */
-export type DeliveryWithChannel = DeliveriesTable & { channel_url: string | null; channel_enabled: number | null };
+/** A delivery with its channel's URL (null once deleted), enabled flag, and whether a later re-send replaced it. */
+export type DeliveryWithChannel = DeliveriesTable & { channel_url: string | null; channel_enabled: number | null; superseded: number };
 
-/** Every delivery of a message, oldest series first. */
-export function deliveriesOfMessage(db: Q, messageId: string): Promise<DeliveryWithChannel[]> {
+/** Deliveries of a message, undelivered first (dead, pending, cancelled, then delivered), oldest series first within each. */
+export function deliveriesOfMessage(db: Q, messageId: string, limit: number): Promise<DeliveryWithChannel[]> {
   return db
     .selectFrom('deliveries as d')
     .leftJoin('channels as c', 'c.id', 'd.channel_id')
     .selectAll('d')
     .select(['c.url as channel_url', 'c.enabled as channel_enabled'])
+    .select((eb) =>
+      eb
+        .case()
+        .when(
+          eb.exists(
+            eb
+              .selectFrom('deliveries as later')
+              .select('later.id')
+              .whereRef('later.message_id', '=', 'd.message_id')
+              .whereRef('later.channel_id', '=', 'd.channel_id')
+              .whereRef('later.created_at', '>', 'd.created_at'),
+          ),
+        )
+        .then(1)
+        .else(0)
+        .end()
+        .as('superseded'),
+    )
     .where('d.message_id', '=', messageId)
+    .orderBy(sql`case d.state when 'dead' then 0 when 'pending' then 1 when 'cancelled' then 2 else 3 end`)
     .orderBy('d.created_at')
     .orderBy('d.id')
+    .limit(limit)
+    .execute() as Promise<DeliveryWithChannel[]>;
+}
+
+/** How many deliveries of a message are in each state (one grouped count over that message's rows only). */
+export async function countDeliveriesOfMessage(db: Q, messageId: string): Promise<Record<DeliveriesTable['state'], number>> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select((eb) => ['state', eb.fn.countAll<number | string>().as('n')])
+    .where('message_id', '=', messageId)
+    .groupBy('state')
     .execute();
+  const counts = { pending: 0, delivered: 0, dead: 0, cancelled: 0 };
+  for (const r of rows) counts[r.state] = Number(r.n);
+  return counts;
 }
 
 /** Every attempt of the given deliveries, in order. */

@@ -46,8 +46,8 @@ forEachDialect((getDb) => {
     return { ch, message, id };
   }
 
-  const render = async (messageId: string, canResend: boolean) =>
-    String(await (<MessageDeliveries deliveries={await messageDeliveries(t.deps, messageId)} canResend={canResend} back={`/inbox/${messageId}`} />).toString());
+  const render = async (messageId: string, canResend: boolean, limit?: number) =>
+    String(await (<MessageDeliveries deliveries={await messageDeliveries(t.deps, messageId, limit)} canResend={canResend} back={`/inbox/${messageId}`} />).toString());
 
   test('an admin re-sends a dead-lettered delivery: same body and message id, a fresh series of attempts', async () => {
     const { message, id } = await deadLettered();
@@ -136,6 +136,10 @@ forEachDialect((getDb) => {
     assert.match(before, new RegExp(`name="delivery" value="${id}"`), 'admins get a re-send button on the dead letter');
     assert.ok(!before.includes(SECRET_PATH) && !before.includes('token=abc') && !before.includes('write-only-secret'));
     assert.match(before, /127\.0\.0\.1:\d+ <span class="badge">#/);
+    assert.match(before, /0 delivered, 1 pending, 1 dead-lettered\./);
+    const capped = await render(message.id, true, 1);
+    assert.match(capped, /Showing 1 of 2, undelivered first\./);
+    assert.match(capped, /Dead-lettered after 5/, 'the dead letter comes first');
 
     await resendAndDeliver(id);
     const afterResend = await render(message.id, false);

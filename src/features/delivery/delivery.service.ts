@@ -5,6 +5,7 @@ import type { PostOutcome } from '../../net/outbound.ts';
 import {
   attemptsOf,
   channelEnabled,
+  countDeliveriesOfMessage,
   deliveriesOfMessage,
   findDeliveryForUpdate,
   finishDelivery,
@@ -126,13 +127,22 @@ export interface DeliveryView {
   attemptList: AttemptView[];
 }
 
+/** A message's deliveries as its page shows them: counts per state, and the first rows (undelivered first). */
+export interface MessageDeliveriesView {
+  counts: Record<DeliveriesTable['state'], number>;
+  rows: DeliveryView[];
+}
+
+/** Rows shown on a message page; a fan-out to thousands of channels is summarised by the counts. */
+export const MESSAGE_DELIVERY_ROWS = 100;
+
 /** The per-channel delivery state of a message, with every attempt's verdict (SPEC 6.7). */
-export async function messageDeliveries(deps: Deps, messageId: string): Promise<DeliveryView[]> {
-  const rows = await deliveriesOfMessage(deps.db, messageId);
+export async function messageDeliveries(deps: Deps, messageId: string, limit = MESSAGE_DELIVERY_ROWS): Promise<MessageDeliveriesView> {
+  const [rows, counts] = await Promise.all([deliveriesOfMessage(deps.db, messageId, limit), countDeliveriesOfMessage(deps.db, messageId)]);
   const attempts = await attemptsOf(deps.db, rows.map((r) => r.id));
-  return rows.map((r) => {
-    const superseded = rows.some((o) => o.channel_id !== null && o.channel_id === r.channel_id && o.created_at > r.created_at);
-    return {
+  return {
+    counts,
+    rows: rows.map((r) => ({
       id: r.id,
       channelHost: r.channel_url ? hostOf(r.channel_url) : null,
       channelTag: r.channel_id ? r.channel_id.slice(0, 6) : null,
@@ -142,13 +152,13 @@ export async function messageDeliveries(deps: Deps, messageId: string): Promise<
       nextAttemptAt: r.state === 'pending' ? r.next_attempt_at : null,
       deliveredAt: r.delivered_at,
       lastError: r.last_error,
-      superseded,
-      resendable: (r.state === 'dead' || r.state === 'cancelled') && !superseded && r.channel_enabled === 1,
+      superseded: Number(r.superseded) === 1,
+      resendable: (r.state === 'dead' || r.state === 'cancelled') && Number(r.superseded) !== 1 && r.channel_enabled === 1,
       attemptList: attempts
         .filter((a) => a.delivery_id === r.id)
         .map((a) => ({ attemptNo: a.attempt_no, startedAt: a.started_at, verdict: a.verdict, statusCode: a.status_code, error: a.error })),
-    };
-  });
+    })),
+  };
 }
 
 /** One row of the admin's dead letters list. */

@@ -1,6 +1,6 @@
 // What the store shows about deliveries (SPEC 6.7): per channel on a message, and the admin's dead letters list.
 import { Form, Notice, Time } from '../../http/views/components.tsx';
-import type { DeliveryView, UndeliveredRow } from './delivery.service.ts';
+import type { DeliveryView, MessageDeliveriesView, UndeliveredRow } from './delivery.service.ts';
 
 /** The re-send button for one undelivered delivery (admins only; the route is under /settings). */
 export function ResendForm(props: { deliveryId: string; back?: string }) {
@@ -62,13 +62,22 @@ function StateLine(props: { d: DeliveryView }) {
  * A message's delivery state per channel with each attempt's verdict. The message detail page renders it;
  * `canResend` (admins) adds a re-send button to undelivered rows, returning to `back` afterwards.
  */
-export function MessageDeliveries(props: { deliveries: DeliveryView[]; canResend: boolean; back?: string }) {
+export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; canResend: boolean; back?: string }) {
+  const c = props.deliveries.counts;
+  const total = c.delivered + c.pending + c.dead + c.cancelled;
+  const rows = props.deliveries.rows;
   return (
     <section class="deliveries" aria-labelledby="deliveries-heading">
       <h2 id="deliveries-heading">Deliveries</h2>
-      {props.deliveries.length === 0 ? (
+      {total === 0 ? (
         <p class="empty">No enabled channel took this message's class when it was emitted, so it was not sent anywhere.</p>
       ) : (
+        <p class="delivery-summary">
+          {c.delivered} delivered, {c.pending} pending, {c.dead} dead-lettered{c.cancelled > 0 ? `, ${c.cancelled} not sent` : ''}.
+          {rows.length < total ? ` Showing ${rows.length} of ${total}, undelivered first.` : ''}
+        </p>
+      )}
+      {rows.length === 0 ? null : (
         <table>
           <thead>
             <tr>
@@ -79,7 +88,7 @@ export function MessageDeliveries(props: { deliveries: DeliveryView[]; canResend
             </tr>
           </thead>
           <tbody>
-            {props.deliveries.map((d) => (
+            {rows.map((d) => (
               <tr>
                 <td>
                   <ChannelLabel host={d.channelHost} tag={d.channelTag} />
