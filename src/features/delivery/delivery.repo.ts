@@ -22,58 +22,7 @@ export interface ClaimParams {
   window: number;
 }
 
-/** A claimed delivery: leased to the caller until the lease runs out. */
-export interface ClaimedRow {
-  id: string;
-  message_id: string;
-  channel_id: string;
-  attempts: number;
-}
-
-/**
- * Leases due deliveries of enabled channels in one statement: the oldest due rows, at most `quota` per
- * channel, at most `limit` in all. A row whose lease has expired (its worker died) is due again.
- * PostgreSQL locks the candidates with FOR UPDATE SKIP LOCKED, so concurrent workers take different rows;
- * SQLite runs the single UPDATE ... RETURNING inside an immediate (write-locked) transaction.
- */
-export async function claimDue(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<ClaimedRow[]> {
-  const exclude = p.exclude.length > 0 ? sql`and d.channel_id not in (${sql.join(p.exclude)})` : sql``;
-  const quota =
-    p.quotas.size > 0
-      ? sql`case r.channel_id ${sql.join(
-          [...p.quotas].map(([channel, n]) => sql`when ${channel} then cast(${n} as integer)`),
-          sql` `,
-        )} else cast(${p.perChannel} as integer) end`
-      : sql`cast(${p.perChannel} as integer)`;
-  const lock = dialect === 'postgres' ? sql`for update of d skip locked` : sql``;
-  const query = sql<ClaimedRow>`
-    update deliveries set lease_owner = ${p.owner}, lease_until = ${p.leaseUntil}, updated_at = ${p.now}
-    where id in (
-      select r.id from (
-        select c.id, c.channel_id, c.next_attempt_at,
-               row_number() over (partition by c.channel_id order by c.next_attempt_at, c.id) as rn
-        from (
-          select d.id, d.channel_id, d.next_attempt_at
-          from deliveries d join channels ch on ch.id = d.channel_id
-          where d.state = 'pending' and d.next_attempt_at <= ${p.now}
-            and (d.lease_until is null or d.lease_until <= ${p.now})
-            and ch.enabled = 1 ${exclude}
-          order by d.next_attempt_at, d.id
-          limit ${p.window}
-          ${lock}
-        ) c
-      ) r
-      where r.rn <= ${quota}
-      order by r.next_attempt_at, r.id
-      limit ${p.limit}
-    )
-    and state = 'pending'
-    returning id, message_id, channel_id, attempts`;
-  if (dialect === 'sqlite') return db.transaction().execute(async (trx) => (await query.execute(trx)).rows);
-  return (await query.execute(db)).rows;
-}
-
-/** What one attempt needs: the stored body bytes and the channel's URL and secret, read right after the claim. */
+/** What one attempt needs: the stored body bytes and the channel's URL and secret, read in the claim's transaction. */
 export interface AttemptJob {
   id: string;
   channel_id: string;
@@ -83,7 +32,62 @@ export interface AttemptJob {
   secret: string | null;
 }
 
-/** Loads the jobs for claimed delivery ids. */
+/**
+ * Leases due deliveries of enabled channels in one UPDATE: the oldest due rows, at most `quota` per channel,
+ * at most `limit` in all. A row whose lease has expired (its worker died) is due again.
+ * PostgreSQL locks the candidates with FOR UPDATE SKIP LOCKED, so concurrent workers take different rows, and reads
+ * the jobs in the same statement; SQLite runs the UPDATE ... RETURNING inside an immediate (write-locked) transaction
+ * and reads the jobs before committing.
+ */
+export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<AttemptJob[]> {
+  const exclude = p.exclude.length > 0 ? sql`and d.channel_id not in (${sql.join(p.exclude)})` : sql``;
+  const quota =
+    p.quotas.size > 0
+      ? sql`case r.channel_id ${sql.join(
+          [...p.quotas].map(([channel, n]) => sql`when ${channel} then cast(${n} as integer)`),
+          sql` `,
+        )} else cast(${p.perChannel} as integer) end`
+      : sql`cast(${p.perChannel} as integer)`;
+  const pg = dialect === 'postgres';
+  const lock = pg ? sql`for update of d skip locked` : sql``;
+  // PostgreSQL: = any(array(...)) runs the selection once and updates by primary key; a plain IN would be planned
+  // as a hash join over a scan of the whole deliveries table.
+  const claim = sql`
+    update deliveries set lease_owner = ${p.owner}, lease_until = ${p.leaseUntil}, updated_at = ${p.now}
+    where id ${pg ? sql`= any(array(` : sql`in (`}
+      select r.id from (
+        select c.id, c.channel_id, c.next_attempt_at,
+               row_number() over (partition by c.channel_id order by c.next_attempt_at) as rn
+        from (
+          select d.id, d.channel_id, d.next_attempt_at
+          from deliveries d join channels ch on ch.id = d.channel_id
+          where d.state = 'pending' and d.next_attempt_at <= ${p.now}
+            and (d.lease_until is null or d.lease_until <= ${p.now})
+            and ch.enabled = 1 ${exclude}
+          order by d.next_attempt_at
+          limit ${p.window}
+          ${lock}
+        ) c
+      ) r
+      where r.rn <= ${quota}
+      order by r.next_attempt_at
+      limit ${p.limit}
+    ${pg ? sql`))` : sql`)`}
+    returning id, message_id, channel_id, attempts`;
+  if (pg) {
+    const jobs = sql<AttemptJob>`
+      with claimed as (${claim})
+      select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret
+      from claimed c join messages m on m.id = c.message_id join channels ch on ch.id = c.channel_id`;
+    return (await jobs.execute(db)).rows;
+  }
+  return db.transaction().execute(async (trx) => {
+    const claimed = (await claim.execute(trx)).rows as { id: string }[];
+    return loadJobs(trx, claimed.map((c) => c.id));
+  });
+}
+
+/** Loads the jobs of claimed delivery ids. */
 export function loadJobs(db: Q, ids: string[]): Promise<AttemptJob[]> {
   if (ids.length === 0) return Promise.resolve([]);
   return db
@@ -112,26 +116,51 @@ export async function finishDelivery(
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Records one attempt and its verdict. */
-export async function insertAttempt(db: Q, row: DeliveryAttemptsTable): Promise<void> {
-  await db.insertInto('delivery_attempts').values(row).execute();
+/** Marks deliveries delivered in one statement, only those `owner` still holds; returns the ids it updated. */
+export async function markDelivered(db: Q, ids: string[], owner: string, now: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .updateTable('deliveries')
+    .set((eb) => ({ state: 'delivered', attempts: eb('attempts', '+', 1), delivered_at: now, last_error: null, updated_at: now, lease_owner: null, lease_until: null }))
+    .where('id', 'in', ids)
+    // Holding the lease implies pending (every other transition clears it). Deliberately no state term here:
+    // SQLite would plan an IN-list with one as a scan of every pending row.
+    .where('lease_owner', '=', owner)
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Records attempts and their verdicts (chunked: SQLite caps bound parameters per statement). */
+export async function insertAttempts(db: Q, rows: DeliveryAttemptsTable[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 100) await db.insertInto('delivery_attempts').values(rows.slice(i, i + 100)).execute();
+}
+
+/** Sets a channel's counters after a batch in which it succeeded and then failed `failures` times. */
+export async function resetChannelThenFail(db: Q, channelId: string, failures: number, error: string, now: number): Promise<void> {
+  await db
+    .updateTable('channels')
+    .set({ consecutive_failures: failures, last_success_at: now, last_error: error, last_error_at: now })
+    .where('id', '=', channelId)
+    .execute();
 }
 
 /** A success resets the failure streak; last_success_at is refreshed at most once a second so busy channels' rows stay cool. */
-export async function markChannelSuccess(db: Q, channelId: string, now: number): Promise<void> {
+export async function markChannelsSucceeded(db: Q, channelIds: string[], now: number): Promise<void> {
+  if (channelIds.length === 0) return;
   await db
     .updateTable('channels')
     .set({ consecutive_failures: 0, last_success_at: now })
-    .where('id', '=', channelId)
+    .where('id', 'in', channelIds)
     .where((eb) => eb.or([eb('consecutive_failures', '<>', 0), eb('last_success_at', 'is', null), eb('last_success_at', '<', now - 1000)]))
     .execute();
 }
 
-/** A failure extends the streak and replaces the last error. */
-export async function markChannelFailure(db: Q, channelId: string, error: string, now: number): Promise<void> {
+/** Failures extend the streak (by `count`) and replace the last error. */
+export async function markChannelFailure(db: Q, channelId: string, error: string, now: number, count = 1): Promise<void> {
   await db
     .updateTable('channels')
-    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), last_error: error, last_error_at: now }))
+    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', count), last_error: error, last_error_at: now }))
     .where('id', '=', channelId)
     .execute();
 }

@@ -9,11 +9,13 @@ import {
   deliveriesOfMessage,
   findDeliveryForUpdate,
   finishDelivery,
-  insertAttempt,
+  insertAttempts,
   insertDelivery,
   laterSeriesExists,
   markChannelFailure,
-  markChannelSuccess,
+  markChannelsSucceeded,
+  markDelivered,
+  resetChannelThenFail,
   undeliveredLatest,
   type AttemptJob,
 } from './delivery.repo.ts';
@@ -22,42 +24,72 @@ import { afterFailure, MAX_ATTEMPTS } from './retry-schedule.ts';
 /** A finished attempt (delivered or failed; an attempt aborted by shutdown is never recorded). */
 export type Verdict = Exclude<PostOutcome, { kind: 'aborted' }>;
 
+/** One finished attempt waiting to be recorded. */
+export interface FinishedAttempt {
+  job: AttemptJob;
+  verdict: Verdict;
+  startedAt: number;
+}
+
 /**
- * Records an attempt in one transaction: the attempt row, the delivery's new state (delivered, next attempt, or
- * dead-lettered after the fifth failure) and the channel's counters. Nothing is written when this worker no longer
- * holds the lease (another worker took the delivery over); returns whether it was recorded.
- * Delivery failures are data on these rows, never a message and never a log line.
+ * Records finished attempts in one transaction (the worker's group commit): each attempt row, each delivery's new
+ * state (delivered, next attempt, or dead-lettered after the fifth failure) and each channel's counters.
+ * A delivery this worker no longer holds the lease of (another worker took it over) is skipped entirely.
+ * Returns how many were recorded. Delivery failures are data on these rows, never a message and never a log line.
  */
-export async function recordAttempt(deps: Deps, job: AttemptJob, owner: string, verdict: Verdict, startedAt: number): Promise<boolean> {
+export async function recordAttempts(deps: Deps, owner: string, items: FinishedAttempt[]): Promise<number> {
+  if (items.length === 0) return 0;
   const finishedAt = deps.clock.now();
-  const attemptNo = job.attempts + 1;
-  const delivered = verdict.kind === 'delivered';
-  const error = verdict.kind === 'failed' ? verdict.error : null;
-  const next = delivered ? undefined : afterFailure(attemptNo, finishedAt, deps.random);
   return deps.db.transaction().execute(async (trx) => {
-    const held = await finishDelivery(trx, job.id, owner, {
-      state: delivered ? 'delivered' : next!.state,
-      attempts: attemptNo,
-      next_attempt_at: next?.state === 'pending' ? next.nextAttemptAt : finishedAt,
-      delivered_at: delivered ? finishedAt : null,
-      last_error: error,
-      updated_at: finishedAt,
-    });
-    if (!held) return false;
-    await insertAttempt(trx, {
-      id: newId(deps.random),
-      delivery_id: job.id,
-      attempt_no: attemptNo,
-      started_at: startedAt,
-      finished_at: finishedAt,
-      verdict: delivered ? 'delivered' : 'failed',
-      status_code: verdict.status,
-      error,
-    });
-    if (delivered) await markChannelSuccess(trx, job.channel_id, finishedAt);
-    else await markChannelFailure(trx, job.channel_id, error!, finishedAt);
-    return true;
+    const held = await markDelivered(trx, items.filter((i) => i.verdict.kind === 'delivered').map((i) => i.job.id), owner, finishedAt);
+    for (const item of items) {
+      if (item.verdict.kind !== 'failed') continue;
+      const attemptNo = item.job.attempts + 1;
+      const next = afterFailure(attemptNo, finishedAt, deps.random);
+      const ok = await finishDelivery(trx, item.job.id, owner, {
+        state: next.state,
+        attempts: attemptNo,
+        next_attempt_at: next.state === 'pending' ? next.nextAttemptAt : finishedAt,
+        delivered_at: null,
+        last_error: item.verdict.error,
+        updated_at: finishedAt,
+      });
+      if (ok) held.add(item.job.id);
+    }
+    const recorded = items.filter((i) => held.has(i.job.id));
+    await insertAttempts(
+      trx,
+      recorded.map(({ job, verdict, startedAt }) => ({
+        id: newId(deps.random),
+        delivery_id: job.id,
+        attempt_no: job.attempts + 1,
+        started_at: startedAt,
+        finished_at: finishedAt,
+        verdict: verdict.kind,
+        status_code: verdict.status,
+        error: verdict.kind === 'failed' ? verdict.error : null,
+      })),
+    );
+    // Per channel, in order: a success resets the streak, each failure after it extends it.
+    const channels = new Map<string, { succeeded: boolean; failures: number; lastError: string | null }>();
+    for (const { job, verdict } of recorded) {
+      const c = channels.get(job.channel_id) ?? { succeeded: false, failures: 0, lastError: null };
+      if (verdict.kind === 'delivered') Object.assign(c, { succeeded: true, failures: 0 });
+      else Object.assign(c, { failures: c.failures + 1, lastError: verdict.error });
+      channels.set(job.channel_id, c);
+    }
+    await markChannelsSucceeded(trx, [...channels].filter(([, c]) => c.succeeded && c.failures === 0).map(([id]) => id), finishedAt);
+    for (const [channelId, c] of channels) {
+      if (c.succeeded && c.failures > 0) await resetChannelThenFail(trx, channelId, c.failures, c.lastError!, finishedAt);
+      else if (!c.succeeded) await markChannelFailure(trx, channelId, c.lastError!, finishedAt, c.failures);
+    }
+    return recorded.length;
   });
+}
+
+/** Records one finished attempt; returns whether this worker still held its lease. */
+export async function recordAttempt(deps: Deps, job: AttemptJob, owner: string, verdict: Verdict, startedAt: number): Promise<boolean> {
+  return (await recordAttempts(deps, owner, [{ job, verdict, startedAt }])) === 1;
 }
 
 /** Why a re-send was refused. */

@@ -1,10 +1,11 @@
 // The delivery loop: claim due deliveries with a lease, POST each through the guarded client, record the verdict.
 // Bounded concurrency overall and per channel, so a dead or slow channel holds at most its own few slots
 // and never delays other channels, emission or the web tier (SPEC 6.4).
+import { setMaxListeners } from 'node:events';
 import { newId, type Deps } from '../../deps.ts';
 import { createOutboundClient, type OutboundOptions } from '../../net/outbound.ts';
-import { cancelUndeliverable, claimDue, loadJobs, releaseLease, type AttemptJob } from './delivery.repo.ts';
-import { recordAttempt } from './delivery.service.ts';
+import { cancelUndeliverable, claimJobs, releaseLease, type AttemptJob } from './delivery.repo.ts';
+import { recordAttempts, type FinishedAttempt } from './delivery.service.ts';
 import { deliveryHeaders } from './signature.ts';
 
 /** Tuning of one worker; defaults suit one process. Tests inject the outbound resolver, policy, CA and timeout. */
@@ -60,11 +61,15 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   const inflight = new Set<Promise<void>>();
   const perChannelCount = new Map<string, number>();
   const abort = new AbortController();
+  setMaxListeners(0, abort.signal); // one listener per attempt in flight
   let lastSweep = -Infinity;
   let running: Promise<void> | undefined;
   let stopping = false;
   let wakeUp: (() => void) | undefined;
   let recorded = 0;
+  // Group commit: finished attempts queue here and are recorded together, one transaction per batch.
+  const toRecord: (FinishedAttempt & { done: () => void })[] = [];
+  let flushing: Promise<void> | undefined;
 
   const wake = () => {
     const w = wakeUp;
@@ -72,8 +77,11 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     w?.();
   };
 
-  /** Claims as many due deliveries as there is room for and starts them; returns how many it started. */
-  async function tick(): Promise<number> {
+  /**
+   * Claims as many due deliveries as there is room for and starts them; returns how many it started.
+   * Unless `eager`, it waits until a quarter of the slots are free, so claims come in batches rather than one per finished attempt.
+   */
+  async function tick(eager = true): Promise<number> {
     const now = deps.clock.now();
     if (now - lastSweep >= SWEEP_EVERY_MS || now < lastSweep) {
       await cancelUndeliverable(deps.db, now);
@@ -81,13 +89,14 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     }
     const free = concurrency - inflight.size;
     if (free <= 0 || stopping) return 0;
+    if (!eager && inflight.size > 0 && free < Math.max(1, Math.floor(concurrency / 4))) return 0;
     const exclude: string[] = [];
     const quotas = new Map<string, number>();
     for (const [channel, n] of perChannelCount) {
       if (n >= perChannel) exclude.push(channel);
       else quotas.set(channel, perChannel - n);
     }
-    const claimed = await claimDue(deps.db, deps.dialect, {
+    const jobs = await claimJobs(deps.db, deps.dialect, {
       owner: id,
       now,
       leaseUntil: now + leaseMs,
@@ -95,14 +104,10 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       perChannel,
       exclude,
       quotas,
-      window: Math.max(256, free * perChannel * 2),
+      // Every candidate's channel has room (saturated ones are excluded), so this window always yields work when there is any.
+      window: free * perChannel,
     });
-    if (claimed.length === 0) return 0;
-    const jobs = await loadJobs(deps.db, claimed.map((c) => c.id));
     for (const job of jobs) launch(job);
-    // A claimed row whose channel vanished between claim and load: give it back for the sweep to cancel.
-    const loaded = new Set(jobs.map((j) => j.id));
-    for (const c of claimed) if (!loaded.has(c.id)) await releaseLease(deps.db, c.id, id, now);
     return jobs.length;
   }
 
@@ -122,32 +127,53 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     const startedAt = deps.clock.now();
     const headers = deliveryHeaders(job.body, job.secret, Math.floor(startedAt / 1000));
     const outcome = await client.post(job.url, job.body, headers, abort.signal);
+    if (outcome.kind !== 'aborted') return new Promise((done) => enqueue({ job, verdict: outcome, startedAt, done }));
     try {
-      if (outcome.kind === 'aborted') await releaseLease(deps.db, job.id, id, deps.clock.now());
-      else if (await recordAttempt(deps, job, id, outcome, startedAt)) recorded++;
+      await releaseLease(deps.db, job.id, id, deps.clock.now());
     } catch (err) {
-      // The database, not the receiver, failed: the lease runs out and the attempt is made again.
-      deps.log.error({ err, worker: id }, 'delivery worker could not record an attempt');
+      deps.log.error({ err, worker: id }, 'delivery worker could not free a lease');
     }
   }
 
-  function pause(ms: number): Promise<void> {
+  function enqueue(item: FinishedAttempt & { done: () => void }): void {
+    toRecord.push(item);
+    // Deferred to the check phase, so every response that arrived in this turn of the event loop joins the batch.
+    flushing ??= new Promise((resolve) => setImmediate(resolve)).then(flush);
+  }
+
+  async function flush(): Promise<void> {
+    while (toRecord.length > 0) {
+      const batch = toRecord.splice(0, 500);
+      try {
+        recorded += await recordAttempts(deps, id, batch);
+      } catch (err) {
+        // The database, not the receiver, failed: the leases run out and the attempts are made again.
+        deps.log.error({ err, worker: id }, 'delivery worker could not record attempts');
+      }
+      for (const item of batch) item.done();
+    }
+    flushing = undefined;
+  }
+
+  /** Waits `ms`, or less when woken; resolves true when the full interval passed. */
+  function pause(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
+      const timer = setTimeout(() => done(true), ms);
+      function done(timedOut = false) {
         clearTimeout(timer);
         if (wakeUp === done) wakeUp = undefined;
-        resolve();
+        resolve(timedOut);
       }
       wakeUp = done;
     });
   }
 
   async function loop(): Promise<void> {
+    let eager = true;
     while (!stopping) {
       let started = 0;
       try {
-        started = await tick();
+        started = await tick(eager);
       } catch (err) {
         deps.log.error({ err, worker: id }, 'delivery worker could not claim deliveries');
         await pause(ERROR_BACKOFF_MS);
@@ -156,7 +182,10 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       if (stopping) break;
       // Found work and still has room: look again at once; otherwise wait for a free slot or the poll interval.
       if (started > 0 && inflight.size < concurrency) continue;
-      await pause(idlePollMs);
+      // Woken by a finished attempt: claim in batches; after a full idle interval: claim whatever room there is.
+      eager = await pause(idlePollMs);
+      // Let every attempt that finished in the same batch free its slot first, so the next claim takes them all at once.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -171,14 +200,17 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     },
     async drain() {
       lastSweep = -Infinity;
+      let eager = true;
       for (;;) {
-        const started = await tick();
+        const started = await tick(eager);
         if (started > 0 && inflight.size < concurrency) continue;
         if (inflight.size === 0) {
           if (started === 0) return;
           continue;
         }
         await Promise.race(inflight);
+        await new Promise((resolve) => setImmediate(resolve));
+        eager = inflight.size === 0;
       }
     },
     async stop(graceMs = 15_000) {
