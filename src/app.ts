@@ -10,6 +10,8 @@ import { loginRoutes } from './features/auth/login.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
+import { ssoAdminRoutes } from './features/sso/sso.admin.routes.tsx';
+import { ssoRoutes } from './features/sso/sso.routes.tsx';
 
 /** Largest request body accepted anywhere; forms are far smaller. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -46,6 +48,8 @@ export function createApp(deps: Deps) {
   app.route('/', loginRoutes(deps));
   app.route('/', homeRoutes());
   app.route('/', settingsRoutes(deps));
+  app.route('/', ssoRoutes(deps));
+  app.route('/', ssoAdminRoutes(deps));
 
   app.notFound((c) => (c.req.path.startsWith('/api/') ? c.json({ error: 'not found' }, 404) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
   app.onError((err, c) => {

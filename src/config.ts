@@ -1,4 +1,5 @@
 // The one place that reads process.env: parsed once at start-up, every error reported together.
+import fs from 'node:fs';
 import { z } from 'zod';
 
 const booleanFlag = z
@@ -25,6 +26,11 @@ const envSchema = z.object({
   SVC_SECURE_COOKIES: booleanFlag.default(false),
   SVC_EXTERNAL_URL: optionalUrl('SVC_EXTERNAL_URL').optional(),
   SVC_PUBLIC_URL: optionalUrl('SVC_PUBLIC_URL').optional(),
+  SVC_OIDC_CA_FILE: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
+    .refine((v) => v === undefined || readablePem(v), 'SVC_OIDC_CA_FILE must name a readable file of PEM certificates'),
   SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -44,8 +50,18 @@ export interface Config {
   externalUrl: string | undefined;
   /** Base of the absolute links inside messages; links are omitted when unset. */
   publicUrl: string | undefined;
+  /** Extra PEM CA certificates trusted (besides the public roots) when talking to SSO providers; for a private CA. */
+  oidcCaFile: string | undefined;
   /** pino log level. */
   logLevel: string;
+}
+
+function readablePem(file: string): boolean {
+  try {
+    return fs.readFileSync(file, 'utf8').includes('-----BEGIN CERTIFICATE-----');
+  } catch {
+    return false;
+  }
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -71,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
       secureCookies: e.SVC_SECURE_COOKIES,
       externalUrl: e.SVC_EXTERNAL_URL,
       publicUrl: e.SVC_PUBLIC_URL,
+      oidcCaFile: e.SVC_OIDC_CA_FILE,
       logLevel: e.SVC_LOG_LEVEL,
     },
   };
