@@ -88,15 +88,15 @@ function classify(deps: Deps, p: ProviderRow, step: 'discovery' | 'callback', er
   else if (e.code === 'OAUTH_KEY_SELECTION_FAILED') reason = 'keys-changed';
   else if (err instanceof oidc.ClientError) reason = step === 'discovery' ? 'discovery-invalid' : 'token-invalid';
   else reason = 'unreachable';
-  const cause = e.cause as { code?: string; message?: string } | undefined;
+  // Only the library's own messages: error causes and bodies may carry token material.
+  const cause = e.cause instanceof Error ? (e.cause as Error & { code?: string }) : undefined;
   deps.log.warn(
     {
       provider: p.slug,
       step,
       reason,
       error: { name: e.name, code: e.code, message: e.message, oauthError: e.error, oauthErrorDescription: e.error_description },
-      // Network causes only (ECONNREFUSED, certificate errors); other causes may carry token material.
-      networkCause: reason === 'unreachable' && cause ? { code: cause.code, message: cause.message } : undefined,
+      detail: cause ? { code: cause.code, message: cause.message } : undefined,
     },
     'sso: provider step failed',
   );
