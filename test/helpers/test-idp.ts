@@ -71,10 +71,13 @@ export function makeCertificates(dir: string): { caFile: string; keyFile: string
   return { caFile: f('ca.pem'), keyFile: f('server.key'), certFile: f('server.pem') };
 }
 
-/** Starts the IdP; `redirectUris` are registered for both clients. */
-export async function startTestIdp(opts: { redirectUris: string[] }): Promise<TestIdp> {
+/**
+ * Starts the IdP; `redirectUris` are registered for both clients. Pass `certs` (from makeCertificates) when the
+ * service's config must name the CA file before the IdP can start (e.g. a served app whose port decides the URIs).
+ */
+export async function startTestIdp(opts: { redirectUris: string[]; certs?: ReturnType<typeof makeCertificates> }): Promise<TestIdp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-idp-'));
-  const certs = makeCertificates(dir);
+  const certs = opts.certs ?? makeCertificates(dir);
   const agent = new Agent({ connect: { ca: fs.readFileSync(certs.caFile, 'utf8') } });
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
   const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (req, res) => handler(req, res));
