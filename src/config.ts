@@ -1,6 +1,7 @@
 // The one place that reads process.env: parsed once at start-up, every error reported together.
 import fs from 'node:fs';
 import { z } from 'zod';
+import { parseTrustedProxies, type TrustedProxies } from './net/client-address.ts';
 
 const booleanFlag = z
   .enum(['', '0', '1', 'false', 'true', 'no', 'yes', 'off', 'on'])
@@ -35,6 +36,14 @@ const envSchema = z.object({
     .optional()
     .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
     .refine((v) => v === undefined || readablePem(v), 'SVC_OIDC_CA_FILE must name a readable file of PEM certificates'),
+  SVC_TRUSTED_PROXIES: z.string().default('').transform((raw, ctx) => {
+    const parsed = parseTrustedProxies(raw);
+    if (!parsed) {
+      ctx.addIssue({ code: 'custom', message: 'SVC_TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges' });
+      return z.NEVER;
+    }
+    return parsed;
+  }),
   SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -58,6 +67,8 @@ export interface Config {
   oidcCaFile: string | undefined;
   /** pino log level. */
   logLevel: string;
+  /** Reverse proxies whose X-Forwarded-For is believed for the client address (throttling only); none by default. */
+  trustedProxies: TrustedProxies;
 }
 
 function readablePem(file: string): boolean {
@@ -93,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
       publicUrl: e.SVC_PUBLIC_URL,
       oidcCaFile: e.SVC_OIDC_CA_FILE,
       logLevel: e.SVC_LOG_LEVEL,
+      trustedProxies: e.SVC_TRUSTED_PROXIES,
     },
   };
 }

@@ -29,6 +29,7 @@ export function testConfig(tdb: TestDatabase, overrides: Partial<Config> = {}): 
     publicUrl: 'https://svc.example.test',
     oidcCaFile: undefined,
     logLevel: 'debug',
+    trustedProxies: [],
     ...overrides,
   };
 }

@@ -103,3 +103,12 @@ export async function promoteSession(deps: Deps, idHash: string): Promise<void> 
 export async function endSession(deps: Deps, idHash: string): Promise<void> {
   await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
 }
+
+/** Deletes sessions past their absolute or idle end (housekeeping; lookups already refuse them). */
+export async function pruneSessions(deps: Deps): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db
+    .deleteFrom('sessions')
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', now - SESSION_IDLE_MS)]))
+    .execute();
+}

@@ -39,6 +39,11 @@ forEachDialect((getDb) => {
     const page = await c.get(res.location!);
     assert.equal(page.status, 200);
     assert.match(page.text, /Provider declared/);
+    for (const key of ['constructor', '__proto__', 'toString', 'nonsense']) {
+      const odd = await c.get(`/settings?tab=sso&notice=${key}`);
+      assert.equal(odd.status, 200, key);
+      assert.doesNotMatch(odd.text, /class="notice success"/, key);
+    }
     assert.match(page.text, /secret: set/);
     assert.ok(!page.text.includes(SECRET), 'the secret never appears in a page');
     assert.ok(page.text.includes('http://localhost/login/sso/corp/callback'));

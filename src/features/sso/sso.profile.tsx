@@ -3,7 +3,7 @@ import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { enabledProviders, identitiesOf } from './sso.providers.service.ts';
-import { SsoProfileView } from './sso.views.tsx';
+import { pick, SsoProfileView } from './sso.views.tsx';
 
 /** Fixed outcomes of the link/unlink round-trips, selected by ?sso= on /profile. */
 const NOTICES: Record<string, { kind: 'success' | 'error'; text: string }> = {
@@ -18,6 +18,6 @@ export const ssoProfileSection: { key: string; render(deps: Deps, c: Ctx): Promi
   render: async (deps, c) => {
     const accountId = c.get('session')!.account.id;
     const [identities, providers] = await Promise.all([identitiesOf(deps, accountId), enabledProviders(deps)]);
-    return <SsoProfileView identities={identities} providers={providers} notice={NOTICES[c.req.query('sso') ?? '']} />;
+    return <SsoProfileView identities={identities} providers={providers} notice={pick(NOTICES, c.req.query('sso'))} />;
   },
 };

@@ -4,7 +4,7 @@ import type { Ctx } from '../../http/env.ts';
 import { externalOrigin } from '../../http/request.ts';
 import type { SettingsTab } from '../settings/tabs.ts';
 import { ssoOverview } from './sso.providers.service.ts';
-import { SsoTabView, type TabFormState } from './sso.views.tsx';
+import { pick, SsoTabView, type TabFormState } from './sso.views.tsx';
 
 /** Fixed notices selected by ?notice=, so no text is reflected from the URL. */
 const NOTICES: Record<string, string> = {
@@ -25,7 +25,7 @@ export async function ssoTabBody(deps: Deps, c: Ctx, extra: { state?: TabFormSta
       origin={externalOrigin(c, deps.config)}
       providers={providers}
       identities={identities}
-      notice={extra.state || extra.error ? undefined : NOTICES[c.req.query('notice') ?? '']}
+      notice={extra.state || extra.error ? undefined : pick(NOTICES, c.req.query('notice'))}
       error={extra.error}
       state={extra.state}
     />

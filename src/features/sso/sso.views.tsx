@@ -4,6 +4,11 @@ import { Checkbox, Field, Form, Notice, Time } from '../../http/views/components
 import type { ProviderView } from './sso.providers.service.ts';
 import type { IdentityListing } from './sso.repo.ts';
 
+/** A fixed table's entry for a query value; only own keys, so `?notice=constructor` finds nothing. */
+export function pick<T>(table: Record<string, T>, key: string | undefined): T | undefined {
+  return key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 /** The two callback URLs to register at a provider. */
 export function callbackUrls(origin: string, slug: string): { login: string; link: string } {
   return { login: `${origin}/login/sso/${slug}/callback`, link: `${origin}/profile/sso/${slug}/link/callback` };
