@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { createApp } from '../app.ts';
 import type { Deps } from '../deps.ts';
 import { prepareSetupToken } from '../features/setup/setup.service.ts';
+import { startPruneTimer } from './prune-timer.ts';
 
 /** Starts listening; resolves when the process is asked to stop and has closed cleanly. */
 export async function runServe(deps: Deps, options: { worker: boolean }): Promise<void> {
@@ -15,6 +16,7 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   deps.log.info({ port, database: deps.dialect, worker: options.worker }, `svc listening on ${base}`);
 
   const token = await prepareSetupToken(deps);
+  const stopPrune = startPruneTimer(deps);
   if (token) deps.log.info({ setupLink: `${base}/setup?token=${encodeURIComponent(token)}` }, `setup: open ${base}/setup?token=${encodeURIComponent(token)}`);
 
   await new Promise<void>((resolve) => {
@@ -23,6 +25,7 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
     process.once('SIGTERM', stop);
   });
   deps.log.info('shutting down');
+  stopPrune();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await deps.db.destroy();
 }
