@@ -44,6 +44,19 @@ export function parseInstant(text: string): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
+const STRING_FLAGS = new Set(['cause', 'subject-kind', 'subject-key', 'headline', 'instant', 'census', 'source', 'seed']);
+
+// "--flag value" becomes "--flag=value", so a value may start with a dash (a headline such as "-3 services").
+function joinValues(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg.startsWith('--') && STRING_FLAGS.has(arg.slice(2)) && i + 1 < args.length) out.push(`${arg}=${args[++i]}`);
+    else out.push(arg);
+  }
+  return out;
+}
+
 export type ParsedEmitArgs = { ok: true; input: EmitInput } | { ok: false; errors: string[] };
 
 /** Turns flags into an emit() input; every problem is reported, each naming its flag. */
@@ -51,19 +64,10 @@ export function parseEmitArgs(args: string[], now: number): ParsedEmitArgs {
   let values: Record<string, string | undefined>;
   try {
     values = parseArgs({
-      args,
+      args: joinValues(args),
       strict: true,
       allowPositionals: false,
-      options: {
-        cause: { type: 'string' },
-        'subject-kind': { type: 'string' },
-        'subject-key': { type: 'string' },
-        headline: { type: 'string' },
-        instant: { type: 'string' },
-        census: { type: 'string' },
-        source: { type: 'string' },
-        seed: { type: 'string' },
-      },
+      options: Object.fromEntries([...STRING_FLAGS].map((f) => [f, { type: 'string' as const }])),
     }).values as Record<string, string | undefined>;
   } catch (err) {
     return { ok: false, errors: [err instanceof Error ? err.message : String(err)] };

@@ -68,6 +68,26 @@ export async function insertReads(db: Q, accountId: string, messages: { id: stri
     .execute();
 }
 
+/** Marks read every message created after `after` (the newest millisecond: a handful of rows). */
+export async function insertReadsAbove(db: Q, accountId: string, after: number, now: number): Promise<void> {
+  await db
+    .insertInto('message_reads')
+    .columns(['account_id', 'message_id', 'message_created_at', 'read_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('messages')
+        .select([
+          sql<string>`cast(${accountId} as text)`.as('account_id'),
+          'messages.id as message_id',
+          'messages.created_at as message_created_at',
+          sql<number>`cast(${now} as bigint)`.as('read_at'),
+        ])
+        .where('messages.created_at', '>', after),
+    )
+    .onConflict((oc) => oc.columns(['account_id', 'message_id']).doNothing())
+    .execute();
+}
+
 /** The created_at of the account's oldest unread message above the watermark, or undefined when none is unread. */
 export async function oldestUnreadCreatedAt(db: Q, accountId: string, watermark: number | undefined): Promise<number | undefined> {
   let q = db

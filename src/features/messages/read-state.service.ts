@@ -1,6 +1,7 @@
 // Per-account read state. Cost never grows with the store: "read all" moves one watermark row, individual
 // reads above it are rows that get folded into the watermark as soon as they form an unbroken run, and the
-// unread count stops scanning at its cap.
+// unread count stops scanning at its cap. The watermark always stays below the newest message's millisecond
+// (reads in that millisecond are kept as rows), so a message stored later in the same millisecond is unread.
 import type { Deps } from '../../deps.ts';
 import { findMessagesCreatedAt } from './messages.repo.ts';
 import {
@@ -9,6 +10,7 @@ import {
   findReadIds,
   findWatermark,
   insertReads,
+  insertReadsAbove,
   newestCreatedAt,
   oldestUnreadCreatedAt,
   raiseWatermark,
@@ -47,7 +49,8 @@ export async function markRead(deps: Deps, accountId: string, ids: string[]): Pr
     await insertReads(trx, accountId, above, now);
     // Fold the unbroken run of read messages at the bottom into the watermark, so read rows stay few.
     const oldestUnread = await oldestUnreadCreatedAt(trx, accountId, watermark);
-    const through = oldestUnread !== undefined ? oldestUnread - 1 : await newestCreatedAt(trx);
+    const newest = oldestUnread === undefined ? await newestCreatedAt(trx) : undefined;
+    const through = oldestUnread !== undefined ? oldestUnread - 1 : newest !== undefined ? newest - 1 : undefined;
     if (through !== undefined && (watermark === undefined || through > watermark)) {
       await raiseWatermark(trx, accountId, through, now);
       await deleteReadsThrough(trx, accountId, through);
@@ -59,8 +62,12 @@ export async function markRead(deps: Deps, accountId: string, ids: string[]): Pr
 export async function markAllRead(deps: Deps, accountId: string): Promise<void> {
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    const through = Math.max(now, (await newestCreatedAt(trx)) ?? now);
+    const newest = await newestCreatedAt(trx);
+    if (newest === undefined) return;
+    const through = newest - 1;
     await raiseWatermark(trx, accountId, through, now);
+    // The newest millisecond's messages are marked one by one: a later message in that millisecond stays unread.
+    await insertReadsAbove(trx, accountId, through, now);
     await deleteReadsThrough(trx, accountId, through);
   });
 }
