@@ -36,6 +36,7 @@ async function refuse(deps: Deps, c: Ctx, state: ChannelsTabState) {
   return renderSettings(c, 'channels', await channelsTabBody(deps, c, state), 400);
 }
 
+/** Channel administration and the retention dial; admin-only because they sit under /settings. */
 export function channelsRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 

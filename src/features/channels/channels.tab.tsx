@@ -39,6 +39,7 @@ export async function channelsTabBody(deps: Deps, c: Ctx, state?: ChannelsTabSta
   );
 }
 
+/** The tab registered in settings/tabs.ts. */
 export const channelsTab: SettingsTab = {
   key: 'channels',
   label: 'Channels',

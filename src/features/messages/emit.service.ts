@@ -1,6 +1,7 @@
 // emit(): the one way a message enters the store. Validates a fully computed message, maps its cause to a
 // class, builds its link, serializes the channel body once, and stores it with its pending deliveries in one
 // transaction (the transactional outbox of DESIGN.md).
+import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
 import { CAUSES, CLASS_OF_CAUSE, isCause, type Cause, type MessageClass } from './classes.ts';
@@ -147,7 +148,7 @@ export async function emit(deps: Deps, input: EmitInput): Promise<EmitResult> {
   const subject = { kind: input.subject.kind, key: input.subject.key };
   const body = serializeBody({ id, class: cls, cause, subject, instant: input.instant, headline: input.headline, census, link });
   const now = deps.clock.now();
-  const deliveries = await deps.db.transaction().execute(async (trx) => {
+  const store = () => deps.db.transaction().execute(async (trx) => {
     await insertMessage(trx, {
       id,
       class: cls,
@@ -163,5 +164,13 @@ export async function emit(deps: Deps, input: EmitInput): Promise<EmitResult> {
     });
     return insertDeliveriesForClass(trx, { messageId: id, class: cls, now });
   });
-  return { ok: true, id, class: cls, deliveries };
+  // On PostgreSQL a channel deleted while the transaction runs fails the deliveries' foreign key; the whole
+  // transaction rolled back, so storing again (the channel now gone) is safe.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { ok: true, id, class: cls, deliveries: await store() };
+    } catch (err) {
+      if (!isForeignKeyViolation(err) || attempt >= 3) throw err;
+    }
+  }
 }

@@ -28,6 +28,7 @@ function selfUrl(c: Ctx): string {
   return url.pathname + url.search;
 }
 
+/** The inbox, message pages and read marks: every signed-in account (the gate's default). */
 export function inboxRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
