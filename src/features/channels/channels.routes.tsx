@@ -4,9 +4,9 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
-import { errorPage } from '../../http/render.tsx';
+import { errorPage, render } from '../../http/render.tsx';
 import { setRetentionDays, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS } from '../messages/retention.service.ts';
-import { renderSettings } from '../settings/settings-frame.tsx';
+import { SettingsFrame } from '../settings/settings.views.tsx';
 import { channelsTabBody, type ChannelsTabState } from './channels.tab.tsx';
 import { createChannel, deleteChannel, updateChannel } from './channels.service.ts';
 
@@ -33,7 +33,7 @@ const retentionSchema = z.object({ days: z.string().default('') });
 const TAB = '/settings?tab=channels';
 
 async function refuse(deps: Deps, c: Ctx, state: ChannelsTabState) {
-  return renderSettings(c, 'channels', await channelsTabBody(deps, c, state), 400);
+  return render(c, 'Settings', <SettingsFrame current="channels">{await channelsTabBody(deps, c, state)}</SettingsFrame>, 400);
 }
 
 /** Channel administration and the retention dial; admin-only because they sit under /settings. */
