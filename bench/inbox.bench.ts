@@ -17,7 +17,7 @@ import { createSession } from '../src/features/auth/sessions.service.ts';
 import { markRead } from '../src/features/messages/read-state.service.ts';
 
 const SIZES = [1_000, 1_000_000];
-const WARMUP = 50;
+const WARMUP = 200;
 const ROUNDS = 400;
 const SPACING_MS = 7_000; // one message every 7 s: a million spans about 81 days
 
@@ -107,22 +107,29 @@ async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie
   return { deps, cookie: `svc_session=${session}`, cleanup: () => db.destroy() };
 }
 
-async function measure(deps: Deps, cookie: string, target: string): Promise<{ median: number; p95: number }> {
-  const app = createApp(deps);
-  const hit = async () => {
-    const res = await app.request(`http://localhost${target}`, { headers: { cookie } });
-    if (res.status !== 200) throw new Error(`${target} answered ${res.status}`);
-    await res.text();
-  };
-  for (let i = 0; i < WARMUP; i++) await hit();
-  const times: number[] = [];
+/** Times `rounds` requests to each target, alternating between them so machine noise hits both alike. */
+async function measureInterleaved(targets: { deps: Deps; cookie: string; path: string }[]): Promise<{ median: number; p95: number }[]> {
+  const hits = targets.map(({ deps, cookie, path: target }) => {
+    const app = createApp(deps);
+    return async () => {
+      const res = await app.request(`http://localhost${target}`, { headers: { cookie } });
+      if (res.status !== 200) throw new Error(`${target} answered ${res.status}`);
+      await res.text();
+    };
+  });
+  for (let i = 0; i < WARMUP; i++) for (const hit of hits) await hit();
+  const times: number[][] = hits.map(() => []);
   for (let i = 0; i < ROUNDS; i++) {
-    const t0 = performance.now();
-    await hit();
-    times.push(performance.now() - t0);
+    for (const [k, hit] of hits.entries()) {
+      const t0 = performance.now();
+      await hit();
+      times[k]!.push(performance.now() - t0);
+    }
   }
-  times.sort((a, b) => a - b);
-  return { median: times[Math.floor(times.length / 2)]!, p95: times[Math.floor(times.length * 0.95)]! };
+  return times.map((ts) => {
+    ts.sort((a, b) => a - b);
+    return { median: ts[Math.floor(ts.length / 2)]!, p95: ts[Math.floor(ts.length * 0.95)]! };
+  });
 }
 
 // For contrast only (the app never runs it): the naive unread count over the whole table.
@@ -143,22 +150,22 @@ async function measureNaiveCount(deps: Deps): Promise<{ median: number; p95: num
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-inbox-'));
-  const results = new Map<string, Map<number, { median: number; p95: number }>>();
+  const stores: Awaited<ReturnType<typeof prepare>>[] = [];
+  const rows: [string, { median: number; p95: number }[]][] = [];
   try {
     for (const size of SIZES) {
       console.log(`store of ${size.toLocaleString('en')} messages:`);
-      const { deps, cookie, cleanup } = await prepare(dir, size);
-      for (const s of SCENARIOS) {
-        const r = await measure(deps, cookie, await s.path(deps));
-        if (!results.has(s.name)) results.set(s.name, new Map());
-        results.get(s.name)!.set(size, r);
-      }
-      const naive = 'baseline: naive full-table unread count';
-      if (!results.has(naive)) results.set(naive, new Map());
-      results.get(naive)!.set(size, await measureNaiveCount(deps));
-      await cleanup();
+      stores.push(await prepare(dir, size));
     }
+    for (const s of SCENARIOS) {
+      const targets = await Promise.all(stores.map(async (st) => ({ deps: st.deps, cookie: st.cookie, path: await s.path(st.deps) })));
+      rows.push([s.name, await measureInterleaved(targets)]);
+    }
+    const naive = [];
+    for (const st of stores) naive.push(await measureNaiveCount(st.deps));
+    rows.push(['baseline: naive full-table unread count', naive]);
   } finally {
+    for (const st of stores) await st.cleanup();
     fs.rmSync(dir, { recursive: true, force: true });
   }
   const [small, large] = SIZES as [number, number];
@@ -166,10 +173,8 @@ async function main(): Promise<void> {
   const fmt = (r: { median: number; p95: number }) => `${r.median.toFixed(2)} ms (p95 ${r.p95.toFixed(2)})`;
   console.log('');
   console.log(`${pad('scenario', 42)}${pad(`${small.toLocaleString('en')} messages`, 26)}${pad(`${large.toLocaleString('en')} messages`, 26)}ratio (median)`);
-  for (const [name, bySize] of results) {
-    const a = bySize.get(small)!;
-    const b = bySize.get(large)!;
-    console.log(`${pad(name, 42)}${pad(fmt(a), 26)}${pad(fmt(b), 26)}${(b.median / a.median).toFixed(2)}x`);
+  for (const [name, [a, b]] of rows) {
+    console.log(`${pad(name, 42)}${pad(fmt(a!), 26)}${pad(fmt(b!), 26)}${(b!.median / a!.median).toFixed(2)}x`);
   }
 }
 
