@@ -7,7 +7,9 @@ import type { AppEnv } from './http/env.ts';
 import { enforceGate, formAndCsrf, loadSession, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
 import { loginRoutes } from './features/auth/login.routes.tsx';
+import { channelsRoutes } from './features/channels/channels.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
+import { inboxRoutes } from './features/messages/inbox.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
 import { inviteRoutes } from './features/team/invite.routes.tsx';
@@ -49,6 +51,8 @@ export function createApp(deps: Deps) {
   app.route('/', settingsRoutes(deps));
   app.route('/', teamRoutes(deps));
   app.route('/', inviteRoutes(deps));
+  app.route('/', inboxRoutes(deps));
+  app.route('/', channelsRoutes(deps));
 
   app.notFound((c) => (c.req.path.startsWith('/api/') ? c.json({ error: 'not found' }, 404) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
   app.onError((err, c) => {

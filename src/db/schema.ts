@@ -145,6 +145,22 @@ export interface DeliveryAttemptsTable {
   error: string | null;
 }
 
+/** An account's read-all watermark: messages created at or before read_through are read. */
+export interface MessageReadMarksTable {
+  account_id: string;
+  read_through: number;
+  updated_at: number;
+}
+
+/** A message an account read individually, above its watermark. */
+export interface MessageReadsTable {
+  account_id: string;
+  message_id: string;
+  /** Copy of the message's created_at, to drop rows below a moved watermark without a join. */
+  message_created_at: number;
+  read_at: number;
+}
+
 /** The whole database as Kysely sees it. */
 export interface DB {
   accounts: AccountsTable;
@@ -159,4 +175,6 @@ export interface DB {
   channels: ChannelsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  message_read_marks: MessageReadMarksTable;
+  message_reads: MessageReadsTable;
 }
