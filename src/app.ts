@@ -4,10 +4,14 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
-import { enforceGate, formAndCsrf, loadSession, securityHeaders } from './http/middleware.ts';
+import { enforceGate, formAndCsrf, loadApiAccount, loadSession, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
 import { loginRoutes } from './features/auth/login.routes.tsx';
+import { secondFactorRoutes } from './features/auth/second-factor.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
+import { profileRoutes } from './features/profile/profile.routes.tsx';
+import { apiRoutes } from './features/tokens/api.routes.ts';
+import { tokensRoutes } from './features/tokens/tokens.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
 
@@ -33,6 +37,7 @@ export function createApp(deps: Deps) {
     }),
   );
   app.use('*', loadSession(deps));
+  app.use('*', loadApiAccount(deps));
   app.use('*', enforceGate());
   app.use('*', formAndCsrf(deps));
 
@@ -46,6 +51,10 @@ export function createApp(deps: Deps) {
   app.route('/', loginRoutes(deps));
   app.route('/', homeRoutes());
   app.route('/', settingsRoutes(deps));
+  app.route('/', secondFactorRoutes(deps));
+  app.route('/', profileRoutes(deps));
+  app.route('/', tokensRoutes(deps));
+  app.route('/', apiRoutes());
 
   app.notFound((c) => (c.req.path.startsWith('/api/') ? c.json({ error: 'not found' }, 404) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
   app.onError((err, c) => {

@@ -2,10 +2,12 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as m0001 from './migrations/0001-foundation.ts';
 import * as m0002 from './migrations/0002-outbox.ts';
+import * as m0004 from './migrations/0004-profile.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-outbox': m0002,
+  '0004-profile': m0004,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
