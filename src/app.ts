@@ -14,6 +14,8 @@ import { apiRoutes } from './features/tokens/api.routes.ts';
 import { tokensRoutes } from './features/tokens/tokens.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
+import { inviteRoutes } from './features/team/invite.routes.tsx';
+import { teamRoutes } from './features/team/team.routes.tsx';
 
 /** Largest request body accepted anywhere; forms are far smaller. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -29,13 +31,12 @@ export function createApp(deps: Deps) {
     await next();
   });
   app.use('*', securityHeaders());
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: BODY_LIMIT_BYTES,
-      onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: BODY_LIMIT_BYTES,
+    onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),
+  });
+  // Only requests that carry a body go through the limit (touching a GET's body would build a full Request).
+  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   app.use('*', loadSession(deps));
   app.use('*', loadApiAccount(deps));
   app.use('*', enforceGate());
@@ -51,6 +52,8 @@ export function createApp(deps: Deps) {
   app.route('/', loginRoutes(deps));
   app.route('/', homeRoutes());
   app.route('/', settingsRoutes(deps));
+  app.route('/', teamRoutes(deps));
+  app.route('/', inviteRoutes(deps));
   app.route('/', secondFactorRoutes(deps));
   app.route('/', profileRoutes(deps));
   app.route('/', tokensRoutes(deps));

@@ -6,12 +6,16 @@ const booleanFlag = z
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 
 const optionalUrl = (what: string) =>
-  z
-    .string()
-    .transform((v) => v.trim())
-    .refine((v) => v === '' || URL.canParse(v), `${what} must be an absolute URL such as https://svc.example.com`)
-    .refine((v) => v === '' || ['http:', 'https:'].includes(new URL(v).protocol), `${what} must use http or https`)
-    .transform((v) => (v === '' ? undefined : new URL(v).href.replace(/\/$/, '')));
+  z.string().transform((raw, ctx) => {
+    const v = raw.trim();
+    if (v === '') return undefined;
+    const url = URL.canParse(v) ? new URL(v) : undefined;
+    if (!url || !['http:', 'https:'].includes(url.protocol)) {
+      ctx.addIssue({ code: 'custom', message: `${what} must be an absolute http(s) URL such as https://svc.example.com` });
+      return z.NEVER;
+    }
+    return url.href.replace(/\/$/, '');
+  });
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
@@ -22,6 +22,8 @@ export interface Database {
 export function openDatabase(database: Config['database']): Database {
   if (database.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: database.url, max: 10 });
+    // An idle client losing its server (restart, admin termination) must not crash the process; the pool replaces it.
+    pool.on('error', () => {});
     return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres' };
   }
   if (database.path !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(database.path)), { recursive: true });
@@ -31,7 +33,27 @@ export function openDatabase(database: Config['database']): Database {
   file.pragma('journal_mode = WAL');
   file.pragma('synchronous = NORMAL');
   file.pragma('foreign_keys = ON');
-  return { db: new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: file }) }), dialect: 'sqlite' };
+  return { db: new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) }), dialect: 'sqlite' };
+}
+
+/** Kysely prepares every query afresh; reusing prepared statements by SQL text halves the cost of hot reads. */
+function withStatementCache(file: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = file.prepare.bind(file);
+  return new Proxy(file, {
+    get(target, prop, receiver) {
+      if (prop !== 'prepare') return Reflect.get(target, prop, receiver);
+      return (source: string) => {
+        let stmt = cache.get(source);
+        if (!stmt) {
+          if (cache.size >= 1000) cache.clear();
+          stmt = prepare(source);
+          cache.set(source, stmt);
+        }
+        return stmt;
+      };
+    },
+  });
 }
 
 // SQLite transactions take the write lock up front (BEGIN IMMEDIATE): a read-then-write transaction
@@ -50,5 +72,16 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
   override createDriver() {
     return new ImmediateSqliteDriver(this.#config);
+  }
+  override createAdapter() {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+// SQLite DDL is transactional: migrations then run inside one immediate transaction, which is what
+// serialises several processes migrating the same file at once (Kysely's SQLite migration lock is a no-op).
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
   }
 }

@@ -90,7 +90,10 @@ export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
     if (c.req.method === 'GET' || c.req.method === 'HEAD' || accessFor(c.req.path) === 'api') return next();
     const site = c.req.header('sec-fetch-site');
     const origin = c.req.header('origin');
-    if ((site !== undefined && site !== 'same-origin') || (origin !== undefined && origin !== externalOrigin(c, deps.config))) {
+    // Fetch metadata decides when the browser sends it (pages with no-referrer make Origin "null");
+    // otherwise the Origin header must be ours. Clients sending neither still need the session's form token.
+    const crossSite = site !== undefined ? site !== 'same-origin' : origin !== undefined && origin !== externalOrigin(c, deps.config);
+    if (crossSite) {
       return errorPage(c, 403, 'Request refused', 'This form was submitted from another site.');
     }
     const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();

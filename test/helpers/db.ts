@@ -20,14 +20,15 @@ export interface TestDatabase extends Database {
   drop(): Promise<void>;
 }
 
-/** Creates and migrates a fresh database of the given dialect. */
-export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
+/** Creates a fresh database of the given dialect, migrated unless asked not to be. */
+export async function createTestDatabase(dialect: Dialect, options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const migrate = options.migrate ?? true;
   const name = `svc_test_${Date.now().toString(36)}_${crypto.randomBytes(4).toString('hex')}`;
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
     const database = { kind: 'sqlite', path: path.join(dir, `${name}.sqlite`) } as const;
     const opened = openDatabase(database);
-    await migrateOrThrow(opened);
+    if (migrate) await migrateOrThrow(opened);
     return {
       ...opened,
       database,
@@ -46,7 +47,7 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
   url.pathname = `/${name}`;
   const database = { kind: 'postgres', url: url.href } as const;
   const opened = openDatabase(database);
-  await migrateOrThrow(opened);
+  if (migrate) await migrateOrThrow(opened);
   return {
     ...opened,
     database,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { buildAccount } from '../../../test/helpers/factories.ts';
+import { buildAccount, signedInAs } from '../../../test/helpers/factories.ts';
 import { atTotpStep, enrolTotp } from '../../../test/helpers/second-factor.ts';
 import { totpCode, totpStep } from './totp.ts';
 
@@ -186,12 +186,13 @@ forEachDialect((getDb) => {
     assert.equal((await c.get('/')).location, '/login');
   });
 
-  test('a second factor cleared or turned on under a pending session starts sign-in over', async () => {
+  test('an admin re-enrolment, or enrolment elsewhere, under a pending session starts sign-in over', async () => {
     const enrolled = await buildAccount(t);
     const { secret, recoveryCodes } = await enrolTotp(t, enrolled);
     const owing = await atTotpStep(t, enrolled);
     // An administrator's re-enrolment clears the secret and flag and asks for enrolment at the next sign-in.
-    await t.deps.db.updateTable('accounts').set({ totp_secret: null, totp_enabled: 0, totp_enrol_prompt: 1 }).where('id', '=', enrolled.id).execute();
+    const admin = await signedInAs(t, 'admin');
+    assert.equal((await admin.client.post('/settings/accounts/reenroll', { account: enrolled.id })).location, '/settings?tab=team&notice=reenrolled');
     const res = await owing.post('/login/totp', { code: totpCode(secret, t.clock.now()) });
     assert.equal(res.location, '/login?notice=session-ended');
     assert.equal((await owing.get('/')).location, '/login');

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { errorPage, render } from '../../http/render.tsx';
+import { SettingsFrame } from './settings.views.tsx';
 import { settingsTabs } from './tabs.ts';
 
 export function settingsRoutes(deps: Deps) {
@@ -13,20 +14,7 @@ export function settingsRoutes(deps: Deps) {
     const tab = settingsTabs.find((t) => t.key === key);
     if (!tab) return errorPage(c, 404, 'No such tab', 'That settings tab does not exist.');
     const body = await tab.render(deps, c);
-    return render(
-      c,
-      'Settings',
-      <>
-        <nav class="tabs" aria-label="Settings">
-          {settingsTabs.map((t) => (
-            <a href={`/settings?tab=${t.key}`} aria-current={t.key === tab.key ? 'page' : undefined}>
-              {t.label}
-            </a>
-          ))}
-        </nav>
-        {body}
-      </>,
-    );
+    return render(c, 'Settings', <SettingsFrame current={tab.key}>{body}</SettingsFrame>);
   });
 
   return app;

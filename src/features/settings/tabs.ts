@@ -2,6 +2,7 @@
 import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
+import { teamTab } from '../team/team.tab.tsx';
 import { auditTab } from './audit.tab.tsx';
 
 /** One tab of /settings: its key in ?tab=, its label, and what it renders. */
@@ -12,4 +13,4 @@ export interface SettingsTab {
 }
 
 /** All tabs, in display order; the first is the default. */
-export const settingsTabs: SettingsTab[] = [auditTab];
+export const settingsTabs: SettingsTab[] = [teamTab, auditTab];

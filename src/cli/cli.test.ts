@@ -1,0 +1,56 @@
+// The svc command as an operator runs it.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const bin = new URL('../../bin/svc.js', import.meta.url).pathname;
+
+test('svc --help lists the commands', async () => {
+  const { stdout } = await run(process.execPath, [bin, '--help']);
+  assert.match(stdout, /serve \[--no-worker\]/);
+  assert.match(stdout, /migrate/);
+});
+
+test('an invalid environment is reported whole, before listening', async () => {
+  const err = await run(process.execPath, [bin, 'serve'], { env: { ...process.env, PORT: 'x', SVC_SECURE_COOKIES: 'perhaps' } }).catch((e) => e);
+  assert.equal(err.code, 2);
+  assert.match(err.stderr, /PORT/);
+  assert.match(err.stderr, /SVC_SECURE_COOKIES/);
+});
+
+test('svc serve creates its SQLite database, prints a working setup link, and stops cleanly', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
+  const child = spawn(process.execPath, [bin, 'serve'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: path.join(dir, 'data', 'svc.sqlite'), SVC_SETUP_TOKEN: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    let out = '';
+    const link = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk) => {
+        out += chunk;
+        const m = /"setupLink":"([^"]+)"/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', () => reject(new Error(`exited early: ${out}`)));
+    });
+    assert.ok(fs.existsSync(path.join(dir, 'data', 'svc.sqlite')));
+    const url = new URL(link);
+    assert.equal(url.pathname, '/setup');
+    const local = `http://127.0.0.1:${url.port}/setup${url.search}`;
+    const page = await fetch(local);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /Create administrator/);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  } finally {
+    child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { loadConfig } from './config.ts';
+
+test('defaults: port 8080, SQLite under ./data, insecure cookies, no public URL', () => {
+  const r = loadConfig({});
+  assert.ok(r.ok);
+  assert.equal(r.config.port, 8080);
+  assert.deepEqual(r.config.database, { kind: 'sqlite', path: './data/svc.sqlite' });
+  assert.equal(r.config.secureCookies, false);
+  assert.equal(r.config.publicUrl, undefined);
+});
+
+test('a postgres URL selects PostgreSQL; flags and URLs are parsed', () => {
+  const r = loadConfig({
+    DATABASE_URL: 'postgres://svc@db:5432/svc',
+    SVC_SECURE_COOKIES: 'true',
+    SVC_EXTERNAL_URL: 'https://svc.example.com/',
+    SVC_PUBLIC_URL: '',
+    PORT: '9000',
+  });
+  assert.ok(r.ok);
+  assert.deepEqual(r.config.database, { kind: 'postgres', url: 'postgres://svc@db:5432/svc' });
+  assert.equal(r.config.secureCookies, true);
+  assert.equal(r.config.externalUrl, 'https://svc.example.com');
+  assert.equal(r.config.publicUrl, undefined);
+  assert.equal(r.config.port, 9000);
+});
+
+test('every error is reported together', () => {
+  const r = loadConfig({ PORT: 'eighty', SVC_SECURE_COOKIES: 'maybe', SVC_EXTERNAL_URL: 'not a url', SVC_SETUP_TOKEN: 'short' });
+  assert.equal(r.ok, false);
+  if (r.ok) return;
+  const text = r.errors.join('\n');
+  for (const name of ['PORT', 'SVC_SECURE_COOKIES', 'SVC_EXTERNAL_URL', 'SVC_SETUP_TOKEN']) assert.match(text, new RegExp(name));
+});

@@ -1,0 +1,89 @@
+// Invitations: minted by an admin for a role only, accepted once within 7 days, stored only as a token hash.
+import type { Deps } from '../../deps.ts';
+import { newId, randomToken, sha256 } from '../../deps.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import { insertAccount } from '../auth/accounts.repo.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { findInvitationByTokenHash, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
+
+/** An invitation is valid this long after minting (SPEC 2.2, 8). */
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** Bytes of entropy in a token: 256 bits, base64url-encoded to 43 characters. */
+const TOKEN_BYTES = 32;
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/** A freshly minted invitation: the join link exists only here and in the log line. */
+export interface MintedInvitation {
+  id: string;
+  role: Role;
+  joinLink: string;
+  expiresAt: number;
+}
+
+/** Mints an invitation for `role`, authored by `actorId`; logs the join link built on `base` (the external origin). */
+export async function mintInvitation(deps: Deps, input: { actorId: string; role: Role; base: string }): Promise<MintedInvitation> {
+  const token = randomToken(deps.random, TOKEN_BYTES);
+  const now = deps.clock.now();
+  const id = newId(deps.random);
+  const expiresAt = now + INVITATION_TTL_MS;
+  await insertInvitation(deps.db, {
+    id,
+    token_hash: sha256(token),
+    role: input.role,
+    created_at: now,
+    expires_at: expiresAt,
+    created_by: input.actorId,
+  });
+  const joinLink = `${input.base}/invite?token=${token}`;
+  // SPEC 4.2: the join link is also written to the web service's log, for operators without the page at hand.
+  deps.log.info({ event: 'invitation-created', invitation: id, role: input.role, expiresAt, joinLink }, `invitation created: ${joinLink}`);
+  return { id, role: input.role, joinLink, expiresAt };
+}
+
+export type OpenResult = { ok: true; role: Role; expiresAt: number } | { ok: false; reason: 'invalid' };
+
+/** Looks up a presented token; missing, unknown, spent, revoked or expired tokens are all simply invalid. */
+export async function openInvitation(deps: Deps, token: string): Promise<OpenResult> {
+  if (!TOKEN_SHAPE.test(token)) return { ok: false, reason: 'invalid' };
+  const row = await findInvitationByTokenHash(deps.db, sha256(token));
+  if (!row || row.spent_at !== null || row.revoked_at !== null || deps.clock.now() >= row.expires_at) {
+    return { ok: false, reason: 'invalid' };
+  }
+  return { ok: true, role: row.role, expiresAt: row.expires_at };
+}
+
+export type AcceptResult =
+  | { ok: true; accountId: string; role: Role }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'username-taken' };
+
+/**
+ * Creates the account at the invitation's role and spends the token, in one transaction: the spend is a
+ * conditional update, so racing acceptances create exactly one account; a taken username rolls the spend back.
+ */
+export async function acceptInvitation(
+  deps: Deps,
+  input: { token: string; username: string; password: string },
+): Promise<AcceptResult> {
+  // Checked before hashing so an invalid token costs no argon2 work; the transaction re-checks.
+  if (!(await openInvitation(deps, input.token)).ok) return { ok: false, reason: 'invalid' };
+  const passwordHash = await hashPassword(input.password);
+  const accountId = newId(deps.random);
+  try {
+    return await deps.db.transaction().execute(async (trx): Promise<AcceptResult> => {
+      const now = deps.clock.now();
+      const row = await findInvitationByTokenHash(trx, sha256(input.token));
+      if (!row || !(await spendInvitation(trx, row.id, now))) return { ok: false, reason: 'invalid' };
+      await insertAccount(trx, { id: accountId, username: input.username, password_hash: passwordHash, role: row.role, created_at: now });
+      return { ok: true, accountId, role: row.role };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) return { ok: false, reason: 'username-taken' };
+    throw err;
+  }
+}
+
+/** Revokes a pending invitation; a spent, revoked or unknown one is left as it is. */
+export async function revokeInvitation(deps: Deps, id: string): Promise<{ ok: true } | { ok: false; reason: 'not-pending' }> {
+  return (await revokeRow(deps.db, id, deps.clock.now())) ? { ok: true } : { ok: false, reason: 'not-pending' };
+}

@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import { beforeEach, test } from 'node:test';
+import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
+import { forEachDialect } from '../../../test/helpers/db.ts';
+import { buildAccount, signIn, signedInAs } from '../../../test/helpers/factories.ts';
+import { sha256 } from '../../deps.ts';
+import { INVITATION_TTL_MS } from './invitations.service.ts';
+
+const PASSWORD = 'a long enough password';
+
+/** Mints an invitation through the admin page and returns the join link shown on it. */
+async function mint(admin: TestClient, role: 'admin' | 'viewer'): Promise<{ link: string; token: string; page: string }> {
+  const res = await admin.post('/settings/accounts', { role });
+  assert.equal(res.status, 201, res.text);
+  const link = /<code class="secret" id="join-link">([^<]+)<\/code>/.exec(res.text)?.[1];
+  assert.ok(link, 'the join link is shown on the page');
+  const token = new URL(link).searchParams.get('token')!;
+  return { link, token, page: res.text };
+}
+
+forEachDialect((getDb) => {
+  let t: TestApp;
+  let admin: TestClient;
+  let adminId: string;
+  let adminAccount: { username: string; password: string };
+  beforeEach(async () => {
+    const db = getDb().db;
+    for (const table of ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'auth_throttle', 'accounts'] as const) {
+      await db.deleteFrom(table).execute();
+    }
+    t = buildTestApp(getDb());
+    const signed = await signedInAs(t, 'admin');
+    admin = signed.client;
+    adminId = signed.account.id;
+    adminAccount = signed.account;
+  });
+
+  test('minting shows the join link once, logs it, and stores only the token hash for 7 days', async () => {
+    const { link, token } = await mint(admin, 'viewer');
+    assert.match(link, /^http:\/\/localhost\/invite\?token=[A-Za-z0-9_-]{43}$/, 'request origin, 256-bit token');
+    const rows = await t.deps.db.selectFrom('invitations').selectAll().execute();
+    assert.equal(rows.length, 1);
+    const row = rows[0]!;
+    assert.equal(row.token_hash, sha256(token));
+    assert.equal(row.role, 'viewer');
+    assert.equal(row.created_by, adminId);
+    assert.equal(row.expires_at - row.created_at, INVITATION_TTL_MS);
+    assert.equal(row.spent_at, null);
+    const logs = t.logs.join('');
+    assert.ok(logs.includes(link), 'the join link is in the log');
+    assert.ok(!logs.includes(row.token_hash), 'the stored hash is not logged');
+
+    const list = await admin.get('/settings?tab=team');
+    assert.equal(list.status, 200);
+    assert.ok(!list.text.includes(token), 'the token is never shown again');
+    assert.match(list.text, /Open invitations[\s\S]*viewer[\s\S]*pending/);
+  });
+
+  test('the join link uses SVC_EXTERNAL_URL when it is set', async () => {
+    const external = buildTestApp(getDb(), { externalUrl: 'https://svc.example.test' });
+    const account = await buildAccount(external, { role: 'admin' });
+    const client = external.client();
+    const origin = { origin: 'https://svc.example.test' };
+    assert.equal((await client.post('/login', { username: account.username, password: account.password }, origin)).status, 303);
+    await client.get('/settings?tab=team');
+    const res = await client.post('/settings/accounts', { role: 'admin' }, origin);
+    assert.equal(res.status, 201);
+    assert.match(res.text, /https:\/\/svc\.example\.test\/invite\?token=[A-Za-z0-9_-]{43}/);
+  });
+
+  test('a viewer cannot mint; a bad role is a form error', async () => {
+    const { client: viewer } = await signedInAs(t, 'viewer');
+    assert.equal((await viewer.post('/settings/accounts', { role: 'viewer' })).status, 403);
+    const bad = await admin.post('/settings/accounts', { role: 'owner' });
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /Choose the role admin or viewer/);
+    assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 0);
+  });
+
+  test('accepting creates the account at the invitation role, spends the token, grants no session', async () => {
+    const { token } = await mint(admin, 'viewer');
+    const invitee = t.client();
+    const page = await invitee.get(`/invite?token=${token}`);
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
+    assert.match(page.text, /with the role <strong>viewer<\/strong>/);
+
+    // An extra role field is ignored: the role comes from the invitation.
+    const res = await invitee.post('/invite', { token, username: 'Vera', password: PASSWORD, role: 'admin' });
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/login?notice=invited');
+    assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(invitee.cookies.size, 0, 'no session cookie');
+    const account = await t.deps.db.selectFrom('accounts').selectAll().where('username', '=', 'Vera').executeTakeFirstOrThrow();
+    assert.equal(account.role, 'viewer');
+    assert.equal(account.totp_enrol_prompt, 1, 'enrols a second factor at first sign-in');
+    assert.match(account.password_hash, /^\$argon2id\$/);
+    const invitation = await t.deps.db.selectFrom('invitations').selectAll().executeTakeFirstOrThrow();
+    assert.equal(invitation.spent_at, t.clock.now());
+
+    const login = await invitee.get('/login?notice=invited');
+    assert.match(login.text, /Your account is ready/);
+    const signin = await invitee.post('/login', { username: 'vera', password: PASSWORD });
+    assert.equal(signin.status, 303);
+
+    // Spent: inert from now on.
+    assert.equal((await t.client().get(`/invite?token=${token}`)).status, 410);
+    const again = await t.client().post('/invite', { token, username: 'other', password: PASSWORD });
+    assert.equal(again.status, 410);
+    assert.match(again.text, /This invitation is not valid/);
+    assert.equal((await t.deps.db.selectFrom('accounts').select('id').execute()).length, 2);
+  });
+
+  test('an admin invitation creates an admin', async () => {
+    const { token } = await mint(admin, 'admin');
+    assert.equal((await t.client().post('/invite', { token, username: 'ada', password: PASSWORD, role: 'viewer' })).status, 303);
+    const row = await t.deps.db.selectFrom('accounts').select('role').where('username', '=', 'ada').executeTakeFirstOrThrow();
+    assert.equal(row.role, 'admin');
+  });
+
+  test('missing, unknown, malformed, expired and revoked tokens show the invalid page and create nothing', async () => {
+    const { token: fresh } = await mint(admin, 'viewer');
+    const { token: revoked } = await mint(admin, 'viewer');
+    const revokedRow = await t.deps.db.selectFrom('invitations').select('id').where('token_hash', '=', sha256(revoked)).executeTakeFirstOrThrow();
+    assert.equal((await admin.post('/settings/accounts/invitations/revoke', { invitation: revokedRow.id })).location, '/settings?tab=team&notice=revoked');
+
+    t.clock.advance(INVITATION_TTL_MS - 60_000);
+    assert.equal((await t.client().get(`/invite?token=${fresh}`)).status, 200, 'still valid just before 7 days');
+    t.clock.advance(60_000);
+    const cases = ['', '?token=', `?token=${'A'.repeat(43)}`, '?token=not-a-token', `?token=${fresh}`, `?token=${revoked}`];
+    for (const query of cases) {
+      const res = await t.client().get(`/invite${query}`);
+      assert.equal(res.status, 410, query);
+      assert.match(res.text, /This invitation is not valid/);
+      assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+    }
+    for (const token of [undefined, 'A'.repeat(43), fresh, revoked]) {
+      const fields: Record<string, string> = { username: 'newcomer', password: PASSWORD };
+      if (token) fields.token = token;
+      assert.equal((await t.client().post('/invite', fields)).status, 410, String(token));
+    }
+    assert.equal((await t.deps.db.selectFrom('accounts').select('id').execute()).length, 1);
+
+    // Seven days on, the admin signs in afresh (sessions last at most 7 days) and sees the invitation expired.
+    const list = await (await signIn(t, adminAccount)).get('/settings?tab=team');
+    assert.match(list.text, /<span class="badge">expired<\/span>/);
+    assert.equal((await t.deps.db.selectFrom('invitations').select('id').where('revoked_at', 'is not', null).execute()).length, 1);
+  });
+
+  test('bad input and a taken username are form errors that leave the token unspent', async () => {
+    const existing = await buildAccount(t, { username: 'Taken' });
+    const { token } = await mint(admin, 'viewer');
+    const cases: [Record<string, string>, number, RegExp][] = [
+      [{ token, username: 'x'.repeat(65), password: PASSWORD }, 400, /at most 64 characters/],
+      [{ token, username: 'ok', password: 'short' }, 400, /at least 8 characters/],
+      [{ token, username: 'ok', password: 'p'.repeat(73) }, 400, /at most 72 characters/],
+      [{ token, username: '  ', password: PASSWORD }, 400, /Enter a username/],
+      [{ token, username: existing.username.toLowerCase(), password: PASSWORD }, 409, /That username is taken/],
+    ];
+    for (const [fields, status, message] of cases) {
+      const res = await t.client().post('/invite', fields);
+      assert.equal(res.status, status, JSON.stringify(fields));
+      assert.match(res.text, message);
+      assert.match(res.text, new RegExp(`name="token" value="${token}"`), 'the form keeps the token');
+    }
+    const row = await t.deps.db.selectFrom('invitations').select('spent_at').executeTakeFirstOrThrow();
+    assert.equal(row.spent_at, null);
+    assert.equal((await t.client().post('/invite', { token, username: 'fresh-name', password: PASSWORD })).status, 303);
+  });
+
+  test('racing acceptances of one token create exactly one account', async () => {
+    const { token } = await mint(admin, 'viewer');
+    const names = ['racer-1', 'racer-2', 'racer-3', 'racer-4', 'racer-5'];
+    const results = await Promise.all(names.map((username) => t.client().post('/invite', { token, username, password: PASSWORD })));
+    assert.equal(results.filter((r) => r.status === 303).length, 1);
+    assert.equal(results.filter((r) => r.status === 410).length, names.length - 1);
+    const created = await t.deps.db.selectFrom('accounts').select('username').where('username', 'like', 'racer-%').execute();
+    assert.equal(created.length, 1);
+  });
+
+  test('racing acceptances with the same username create one account and spend the token once', async () => {
+    const { token } = await mint(admin, 'viewer');
+    const results = await Promise.all([1, 2, 3].map(() => t.client().post('/invite', { token, username: 'twin', password: PASSWORD })));
+    assert.equal(results.filter((r) => r.status === 303).length, 1);
+    assert.ok(results.every((r) => [303, 409, 410].includes(r.status)));
+    assert.equal((await t.deps.db.selectFrom('accounts').select('id').where('username', '=', 'twin').execute()).length, 1);
+  });
+
+  test('revoking is idempotent and a viewer cannot revoke', async () => {
+    await mint(admin, 'viewer');
+    const row = await t.deps.db.selectFrom('invitations').select('id').executeTakeFirstOrThrow();
+    const { client: viewer } = await signedInAs(t, 'viewer');
+    assert.equal((await viewer.post('/settings/accounts/invitations/revoke', { invitation: row.id })).status, 403);
+    assert.equal((await admin.post('/settings/accounts/invitations/revoke', { invitation: row.id })).location, '/settings?tab=team&notice=revoked');
+    const second = await admin.post('/settings/accounts/invitations/revoke', { invitation: row.id });
+    assert.equal(second.location, '/settings?tab=team&notice=not-pending');
+    const page = await admin.get(second.location!);
+    assert.match(page.text, /already used or revoked/);
+    assert.match(page.text, /No pending or expired invitations/);
+  });
+});

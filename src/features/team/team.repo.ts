@@ -1,0 +1,127 @@
+// Plain data access for the team: accounts as admins see them, invitations, and the admin-row lock.
+import type { Kysely, Transaction } from 'kysely';
+import type { Dialect } from '../../db/connect.ts';
+import type { DB, InvitationsTable } from '../../db/schema.ts';
+
+type Q = Kysely<DB> | Transaction<DB>;
+
+export type Role = 'admin' | 'viewer';
+
+/** An account as the team list shows it (no secrets). */
+export interface TeamAccountRow {
+  id: string;
+  username: string;
+  role: Role;
+  totp_enabled: number;
+  created_at: number;
+}
+
+/** An unspent, unrevoked invitation with its author's name. */
+export interface OpenInvitationRow {
+  id: string;
+  role: Role;
+  created_at: number;
+  expires_at: number;
+  created_by_username: string | null;
+}
+
+/** Every account, by username. */
+export function listAccounts(db: Q): Promise<TeamAccountRow[]> {
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'username', 'role', 'totp_enabled', 'created_at'])
+    .orderBy('username_lower')
+    .execute();
+}
+
+/** Invitations neither spent nor revoked (pending or expired), newest first. */
+export function listOpenInvitations(db: Q, limit: number): Promise<OpenInvitationRow[]> {
+  return db
+    .selectFrom('invitations')
+    .leftJoin('accounts', 'accounts.id', 'invitations.created_by')
+    .select([
+      'invitations.id',
+      'invitations.role',
+      'invitations.created_at',
+      'invitations.expires_at',
+      'accounts.username as created_by_username',
+    ])
+    .where('invitations.spent_at', 'is', null)
+    .where('invitations.revoked_at', 'is', null)
+    .orderBy('invitations.created_at', 'desc')
+    .orderBy('invitations.id')
+    .limit(limit)
+    .execute();
+}
+
+/** Inserts an invitation row (token stored only as its hash). */
+export async function insertInvitation(db: Q, row: Omit<InvitationsTable, 'spent_at' | 'revoked_at'>): Promise<void> {
+  await db.insertInto('invitations').values({ ...row, spent_at: null, revoked_at: null }).execute();
+}
+
+/** Finds an invitation by the SHA-256 of its token. */
+export function findInvitationByTokenHash(db: Q, tokenHash: string): Promise<InvitationsTable | undefined> {
+  return db.selectFrom('invitations').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+/**
+ * Marks an invitation spent only if it is still unspent, unrevoked and unexpired; true when this call spent it.
+ * The condition lives in the UPDATE itself, so of two racing acceptances exactly one sees a changed row.
+ */
+export async function spendInvitation(db: Q, id: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('invitations')
+    .set({ spent_at: now })
+    .where('id', '=', id)
+    .where('spent_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** Revokes an invitation if it is still unspent and unrevoked; true when this call revoked it. */
+export async function revokeInvitation(db: Q, id: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('invitations')
+    .set({ revoked_at: now })
+    .where('id', '=', id)
+    .where('spent_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/**
+ * The ids of every admin account, locked for the rest of the transaction on PostgreSQL (SQLite transactions
+ * already hold the single write lock). Locked in id order so two guards never deadlock each other.
+ */
+export async function lockAdminIds(trx: Transaction<DB>, dialect: Dialect): Promise<string[]> {
+  const q = trx.selectFrom('accounts').select('id').where('role', '=', 'admin').orderBy('id');
+  const rows = await (dialect === 'postgres' ? q.forUpdate() : q).execute();
+  return rows.map((r) => r.id);
+}
+
+/** Sets an account's role. */
+export async function setRole(db: Q, id: string, role: Role): Promise<void> {
+  await db.updateTable('accounts').set({ role }).where('id', '=', id).execute();
+}
+
+/** Clears an account's TOTP secret, enabled flag and replay marker, and asks its next sign-in to enrol. */
+export async function clearSecondFactor(db: Q, id: string): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set({ totp_secret: null, totp_enabled: 0, totp_last_step: null, totp_enrol_prompt: 1 })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Deletes every recovery code of an account. */
+export async function deleteRecoveryCodes(db: Q, accountId: string): Promise<void> {
+  await db.deleteFrom('recovery_codes').where('account_id', '=', accountId).execute();
+}
+
+/** Deletes an account; sessions, recovery codes and API tokens cascade, authored rows make it fail. */
+export async function deleteAccount(db: Q, id: string): Promise<void> {
+  await db.deleteFrom('accounts').where('id', '=', id).execute();
+}

@@ -1,0 +1,136 @@
+// Team administration: the list, role changes under the last-admin guard, second-factor re-enrolment, removal.
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import type { Deps } from '../../deps.ts';
+import { isForeignKeyViolation } from '../../db/errors.ts';
+import { findAccountById, type Account } from '../auth/accounts.repo.ts';
+import {
+  clearSecondFactor,
+  deleteAccount,
+  deleteRecoveryCodes,
+  listAccounts,
+  listOpenInvitations,
+  lockAdminIds,
+  setRole,
+  type OpenInvitationRow,
+  type Role,
+  type TeamAccountRow,
+} from './team.repo.ts';
+
+/** How many open invitations the team tab lists. */
+const INVITATIONS_SHOWN = 100;
+
+/** What the team tab shows. */
+export interface Team {
+  accounts: TeamAccountRow[];
+  invitations: (OpenInvitationRow & { state: 'pending' | 'expired' })[];
+}
+
+/** Every account and every open invitation, with each invitation's state at the current time. */
+export async function loadTeam(deps: Deps): Promise<Team> {
+  const now = deps.clock.now();
+  const [accounts, invitations] = await Promise.all([listAccounts(deps.db), listOpenInvitations(deps.db, INVITATIONS_SHOWN)]);
+  return {
+    accounts,
+    invitations: invitations.map((i) => ({ ...i, state: now < i.expires_at ? 'pending' : 'expired' })),
+  };
+}
+
+/** Refusals shared by every team act. */
+type Common = { ok: false; reason: 'not-admin' | 'not-found' };
+
+export type RoleResult = { ok: true; username: string; changed: boolean } | Common | { ok: false; reason: 'self' | 'last-admin' };
+export type ReenrolResult = { ok: true; username: string } | Common;
+export type RemoveResult =
+  | { ok: true; username: string }
+  | Common
+  | { ok: false; reason: 'self' | 'last-admin' | 'confirmation' }
+  | { ok: false; reason: 'author'; username: string };
+
+/**
+ * Runs `act` in one transaction after locking every admin row and re-reading the target, so concurrent guards
+ * see each other's committed changes. `removesAdmin` says whether the act takes the admin role from the target:
+ * if no other admin would remain it is refused as 'last-admin'; an actor demoted or removed meanwhile is 'not-admin'.
+ */
+async function guarded<R>(
+  deps: Deps,
+  input: { actorId: string; targetId: string },
+  check: (target: Account) => { removesAdmin: boolean; refusal?: R },
+  act: (trx: Transaction<DB>, target: Account) => Promise<R>,
+): Promise<R | Common | { ok: false; reason: 'last-admin' }> {
+  return deps.db.transaction().execute(async (trx) => {
+    const adminIds = await lockAdminIds(trx, deps.dialect);
+    const target = await findAccountById(trx, input.targetId);
+    if (!target) return { ok: false, reason: 'not-found' } as const;
+    const { removesAdmin, refusal } = check(target);
+    if (refusal) return refusal;
+    if (removesAdmin && target.role === 'admin' && adminIds.every((id) => id === target.id)) {
+      return { ok: false, reason: 'last-admin' } as const;
+    }
+    if (!adminIds.includes(input.actorId)) return { ok: false, reason: 'not-admin' } as const;
+    return act(trx, target);
+  });
+}
+
+/** Changes another account's role; never one's own, and never leaving zero admins. */
+export async function changeRole(deps: Deps, input: { actorId: string; targetId: string; role: Role }): Promise<RoleResult> {
+  if (input.actorId === input.targetId) return { ok: false, reason: 'self' };
+  return guarded(
+    deps,
+    input,
+    (target): { removesAdmin: boolean; refusal?: RoleResult } => ({
+      removesAdmin: input.role !== 'admin',
+      refusal: target.role === input.role ? { ok: true, username: target.username, changed: false } : undefined,
+    }),
+    async (trx, target): Promise<RoleResult> => {
+      await setRole(trx, target.id, input.role);
+      return { ok: true, username: target.username, changed: true };
+    },
+  );
+}
+
+/** Clears an account's second factor and voids its recovery codes; its password and sessions stay as they are. */
+export async function reenrolSecondFactor(deps: Deps, input: { actorId: string; targetId: string }): Promise<ReenrolResult> {
+  const result = await guarded(
+    deps,
+    input,
+    () => ({ removesAdmin: false }),
+    async (trx, target): Promise<ReenrolResult> => {
+      await clearSecondFactor(trx, target.id);
+      await deleteRecoveryCodes(trx, target.id);
+      return { ok: true, username: target.username };
+    },
+  );
+  // removesAdmin is false, so the guard never answers 'last-admin' here.
+  return result.ok || result.reason !== 'last-admin' ? result : { ok: false, reason: 'not-admin' };
+}
+
+/**
+ * Removes another account when `confirmation` is exactly its username. The database refuses to remove an author
+ * of rows (non-cascading created_by foreign keys); that refusal comes back as reason 'author'.
+ */
+export async function removeAccount(
+  deps: Deps,
+  input: { actorId: string; targetId: string; confirmation: string },
+): Promise<RemoveResult> {
+  if (input.actorId === input.targetId) return { ok: false, reason: 'self' };
+  let targetName = '';
+  try {
+    return await guarded(
+      deps,
+      input,
+      (target): { removesAdmin: boolean; refusal?: RemoveResult } => ({
+        removesAdmin: true,
+        refusal: input.confirmation === target.username ? undefined : { ok: false, reason: 'confirmation' },
+      }),
+      async (trx, target): Promise<RemoveResult> => {
+        targetName = target.username;
+        await deleteAccount(trx, target.id);
+        return { ok: true, username: target.username };
+      },
+    );
+  } catch (err) {
+    if (isForeignKeyViolation(err)) return { ok: false, reason: 'author', username: targetName };
+    throw err;
+  }
+}

@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { beforeEach, test } from 'node:test';
+import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
+import { forEachDialect } from '../../../test/helpers/db.ts';
+import { buildAccount, signIn, signedInAs } from '../../../test/helpers/factories.ts';
+import { newId, systemRandom } from '../../deps.ts';
+import { changeRole, removeAccount } from './team.service.ts';
+
+forEachDialect((getDb) => {
+  let t: TestApp;
+  let admin: TestClient;
+  let adminId: string;
+  beforeEach(async () => {
+    const db = getDb().db;
+    for (const table of ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'auth_throttle', 'accounts'] as const) {
+      await db.deleteFrom(table).execute();
+    }
+    t = buildTestApp(getDb());
+    const signed = await signedInAs(t, 'admin');
+    admin = signed.client;
+    adminId = signed.account.id;
+  });
+
+  const adminCount = async () => (await t.deps.db.selectFrom('accounts').select('id').where('role', '=', 'admin').execute()).length;
+  const roleOf = async (id: string) => (await t.deps.db.selectFrom('accounts').select('role').where('id', '=', id).executeTakeFirst())?.role;
+
+  test('the team tab is the default settings tab and lists every account without secrets', async () => {
+    const other = await buildAccount(t, { username: 'Otto', role: 'viewer' });
+    await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', other.id).execute();
+    const res = await admin.get('/settings');
+    assert.equal(res.status, 200);
+    assert.match(res.text, /<a href="\/settings\?tab=team" aria-current="page">Team<\/a>/);
+    assert.match(res.text, /<td>Otto<\/td>\s*<td><span class="role role-viewer">viewer<\/span><\/td>\s*<td>enrolled<\/td>\s*<td><time/);
+    assert.match(res.text, /This is you\./);
+    assert.match(res.text, /<label for="[^"]+">Role for Otto<\/label>/);
+    assert.ok(!res.text.includes('JBSWY3DPEHPK3PXP') && !res.text.includes('$argon2id$'), 'no secrets on the page');
+    assert.equal((await admin.get('/settings?tab=team')).status, 200);
+  });
+
+  test('a viewer gets 403 on the team tab and on every team act', async () => {
+    const { client: viewer } = await signedInAs(t, 'viewer');
+    assert.equal((await viewer.get('/settings?tab=team')).status, 403);
+    for (const path of ['/settings/accounts/role', '/settings/accounts/reenroll', '/settings/accounts/remove']) {
+      assert.equal((await viewer.post(path, { account: adminId, role: 'viewer', confirm: 'x' })).status, 403, path);
+    }
+    assert.equal(await roleOf(adminId), 'admin');
+  });
+
+  test('a promotion applies on the next request, and a demotion too', async () => {
+    const { account: vic, client: viewer } = await signedInAs(t, 'viewer');
+    assert.equal((await viewer.get('/settings')).status, 403);
+    const res = await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' });
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/settings?tab=team&notice=role-changed');
+    assert.match((await admin.get(res.location!)).text, /Role changed/);
+    assert.equal((await viewer.get('/settings')).status, 200);
+    assert.equal((await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' })).location, '/settings?tab=team&notice=role-unchanged');
+    assert.equal((await admin.post('/settings/accounts/role', { account: vic.id, role: 'viewer' })).status, 303);
+    assert.equal((await viewer.get('/settings')).status, 403);
+  });
+
+  test('changing one’s own role is refused; bad forms are clear errors', async () => {
+    await buildAccount(t, { role: 'admin' });
+    const self = await admin.post('/settings/accounts/role', { account: adminId, role: 'viewer' });
+    assert.equal(self.status, 409);
+    assert.match(self.text, /You cannot change your own role/);
+    assert.equal(await roleOf(adminId), 'admin');
+    const cases: [Record<string, string>, number, RegExp][] = [
+      [{ role: 'viewer' }, 400, /Choose an account/],
+      [{ account: adminId, role: 'owner' }, 400, /Choose the role admin or viewer/],
+      [{ account: 'no-such-account', role: 'viewer' }, 404, /no longer exists/],
+    ];
+    for (const [fields, status, message] of cases) {
+      const res = await admin.post('/settings/accounts/role', fields);
+      assert.equal(res.status, status, JSON.stringify(fields));
+      assert.match(res.text, message);
+    }
+  });
+
+  test('two admins demoting each other at once: exactly one succeeds, one admin remains', async () => {
+    for (let round = 0; round < 3; round++) {
+      const a = await buildAccount(t, { role: 'admin' });
+      const b = await buildAccount(t, { role: 'admin' });
+      await t.deps.db.updateTable('accounts').set({ role: 'viewer' }).where('id', 'not in', [a.id, b.id]).execute();
+      const results = await Promise.all([
+        changeRole(t.deps, { actorId: a.id, targetId: b.id, role: 'viewer' }),
+        changeRole(t.deps, { actorId: b.id, targetId: a.id, role: 'viewer' }),
+      ]);
+      assert.equal(results.filter((r) => r.ok).length, 1, JSON.stringify(results));
+      assert.deepEqual(results.find((r) => !r.ok), { ok: false, reason: 'last-admin' });
+      assert.equal(await adminCount(), 1);
+    }
+  });
+
+  test('the same race through HTTP leaves one admin and shows "promote another account first"', async () => {
+    const other = await buildAccount(t, { role: 'admin' });
+    const otherClient = await signIn(t, other);
+    const [first, second] = await Promise.all([
+      admin.post('/settings/accounts/role', { account: other.id, role: 'viewer' }),
+      otherClient.post('/settings/accounts/role', { account: adminId, role: 'viewer' }),
+    ]);
+    const statuses = [first!.status, second!.status].sort();
+    assert.equal(statuses[0], 303);
+    // The loser is refused by the guard (409) or, if the winner committed before it was let in, by the gate (403).
+    assert.ok([403, 409].includes(statuses[1]!), String(statuses));
+    const refused = first!.status === 303 ? second! : first!;
+    if (refused.status === 409) assert.match(refused.text, /Promote another account first/);
+    assert.equal(await adminCount(), 1);
+  });
+
+  test('re-enrolment clears the second factor and recovery codes, keeps password and sessions', async () => {
+    const target = await buildAccount(t, { role: 'viewer' });
+    const targetClient = await signIn(t, target);
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1, totp_last_step: 123, totp_enrol_prompt: 0 })
+      .where('id', '=', target.id)
+      .execute();
+    const now = t.clock.now();
+    await t.deps.db
+      .insertInto('recovery_codes')
+      .values([1, 2].map((n) => ({ id: newId(systemRandom), account_id: target.id, code_hash: `hash-${n}`, used_at: null, created_at: now })))
+      .execute();
+    const before = await t.deps.db.selectFrom('accounts').selectAll().where('id', '=', target.id).executeTakeFirstOrThrow();
+
+    const res = await admin.post('/settings/accounts/reenroll', { account: target.id });
+    assert.equal(res.location, '/settings?tab=team&notice=reenrolled');
+    const after = await t.deps.db.selectFrom('accounts').selectAll().where('id', '=', target.id).executeTakeFirstOrThrow();
+    assert.deepEqual(
+      [after.totp_secret, after.totp_enabled, after.totp_last_step, after.totp_enrol_prompt],
+      [null, 0, null, 1],
+    );
+    assert.equal(after.password_hash, before.password_hash);
+    assert.equal(after.role, 'viewer');
+    assert.equal((await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', target.id).execute()).length, 0);
+    assert.equal((await targetClient.get('/')).status, 200, 'the account’s session still works');
+    const page = await admin.get(res.location!);
+    assert.match(page.text, /Second factor cleared/);
+    assert.match(page.text, /<td>not enrolled<\/td>/);
+    assert.equal((await admin.post('/settings/accounts/reenroll', { account: 'gone' })).status, 404);
+  });
+
+  test('removal needs the exact username; never oneself', async () => {
+    const target = await buildAccount(t, { username: 'Rita', role: 'viewer' });
+    for (const confirm of ['', 'rita', 'Rita ', ' Rita', 'RITA']) {
+      const res = await admin.post('/settings/accounts/remove', { account: target.id, confirm });
+      assert.equal(res.status, 400, JSON.stringify(confirm));
+      assert.match(res.text, /did not match the username exactly/);
+    }
+    assert.equal(await roleOf(target.id), 'viewer', 'still there');
+    const self = await admin.post('/settings/accounts/remove', { account: adminId, confirm: (await t.deps.db.selectFrom('accounts').select('username').where('id', '=', adminId).executeTakeFirstOrThrow()).username });
+    assert.equal(self.status, 409);
+    assert.match(self.text, /cannot remove your own account/);
+    assert.equal(await roleOf(adminId), 'admin');
+    assert.equal((await admin.post('/settings/accounts/remove', { account: 'gone', confirm: 'gone' })).status, 404);
+  });
+
+  test('a removed account’s sessions and API tokens stop working at once', async () => {
+    const target = await buildAccount(t, { username: 'Gone Soon', role: 'admin' });
+    const targetClient = await signIn(t, target);
+    const now = t.clock.now();
+    await t.deps.db
+      .insertInto('api_tokens')
+      .values({ id: newId(systemRandom), account_id: target.id, name: 'ci', token_hash: 'h'.repeat(64), created_at: now, expires_at: null, last_used_at: null })
+      .execute();
+    assert.equal((await targetClient.get('/settings')).status, 200);
+
+    const res = await admin.post('/settings/accounts/remove', { account: target.id, confirm: 'Gone Soon' });
+    assert.equal(res.location, '/settings?tab=team&notice=removed');
+    assert.equal(await roleOf(target.id), undefined);
+    for (const table of ['sessions', 'api_tokens'] as const) {
+      assert.equal((await t.deps.db.selectFrom(table).select('account_id').where('account_id', '=', target.id).execute()).length, 0, table);
+    }
+    const next = await targetClient.get('/settings');
+    assert.equal(next.status, 303);
+    assert.equal(next.location, '/login');
+  });
+
+  test('an author of rows is refused by the database and told to demote instead', async () => {
+    const author = await buildAccount(t, { username: 'Author', role: 'admin' });
+    const authorClient = await signIn(t, author);
+    await authorClient.get('/settings?tab=team');
+    assert.equal((await authorClient.post('/settings/accounts', { role: 'viewer' })).status, 201);
+
+    const res = await admin.post('/settings/accounts/remove', { account: author.id, confirm: 'Author' });
+    assert.equal(res.status, 409);
+    assert.match(res.text, /Author authored records/);
+    assert.match(res.text, /Reassign those records, or keep the account and demote it to viewer/);
+    assert.equal(await roleOf(author.id), 'admin');
+    assert.equal((await authorClient.get('/settings')).status, 200, 'nothing was deleted, sessions included');
+    assert.equal((await admin.post('/settings/accounts/role', { account: author.id, role: 'viewer' })).status, 303);
+    assert.equal((await authorClient.get('/settings')).status, 403);
+  });
+
+  test('two admins removing each other at once: exactly one is removed, one admin remains', async () => {
+    const a = await buildAccount(t, { username: 'ann', role: 'admin' });
+    const b = await buildAccount(t, { username: 'bob', role: 'admin' });
+    await t.deps.db.updateTable('accounts').set({ role: 'viewer' }).where('id', '=', adminId).execute();
+    const results = await Promise.all([
+      removeAccount(t.deps, { actorId: a.id, targetId: b.id, confirmation: 'bob' }),
+      removeAccount(t.deps, { actorId: b.id, targetId: a.id, confirmation: 'ann' }),
+    ]);
+    assert.equal(results.filter((r) => r.ok).length, 1, JSON.stringify(results));
+    assert.deepEqual(results.find((r) => !r.ok), { ok: false, reason: 'last-admin' });
+    assert.equal(await adminCount(), 1);
+  });
+});

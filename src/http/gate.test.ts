@@ -1,0 +1,49 @@
+// Enumerates every registered route and checks the gate: anonymous -> /login (401 on /api), viewer -> 403 on admin routes.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildTestApp } from '../../test/helpers/app.ts';
+import { forEachDialect } from '../../test/helpers/db.ts';
+import { signedInAs } from '../../test/helpers/factories.ts';
+import { accessFor } from './gate.ts';
+
+forEachDialect((getDb) => {
+  test('every registered route is gated by its path', async () => {
+    const t = buildTestApp(getDb());
+    const routes = t.app.routes
+      .filter((r) => (r.method === 'GET' || r.method === 'POST') && r.path !== '*' && !r.path.endsWith('/*'))
+      .map((r) => ({ method: r.method, path: r.path.replace(/:[A-Za-z_]+/g, 'x') }));
+    const unique = [...new Map(routes.map((r) => [`${r.method} ${r.path}`, r])).values()];
+    assert.ok(unique.length >= 8, `found ${unique.length} routes`);
+    const { client: viewer } = await signedInAs(t, 'viewer');
+    let adminRoutes = 0;
+
+    for (const { method, path } of unique) {
+      const access = accessFor(path);
+      const anon = t.client();
+      const res = method === 'GET' ? await anon.get(path) : await anon.post(path, {});
+      if (access === 'api') assert.equal(res.status, 401, `${method} ${path} anonymous`);
+      else if (access !== 'public') {
+        assert.equal(res.status, 303, `${method} ${path} anonymous`);
+        assert.equal(res.location, '/login', `${method} ${path} anonymous`);
+      }
+      if (access === 'admin') {
+        adminRoutes++;
+        const v = method === 'GET' ? await viewer.get(path) : await viewer.post(path, {});
+        assert.equal(v.status, 403, `${method} ${path} as viewer`);
+      }
+    }
+    assert.ok(adminRoutes >= 1, 'the settings routes are admin routes');
+  });
+
+  test('the gate table classifies paths', () => {
+    assert.equal(accessFor('/settings'), 'admin');
+    assert.equal(accessFor('/settings/accounts/role'), 'admin');
+    assert.equal(accessFor('/settingsx'), 'user');
+    assert.equal(accessFor('/login'), 'public');
+    assert.equal(accessFor('/login/sso/acme/callback'), 'public');
+    assert.equal(accessFor('/login/totp'), 'pending');
+    assert.equal(accessFor('/api/me'), 'api');
+    assert.equal(accessFor('/profile'), 'user');
+    assert.equal(accessFor('/anything-new'), 'user');
+  });
+});

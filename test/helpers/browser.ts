@@ -1,0 +1,34 @@
+// Browser tests: playwright-core driving Debian's Chromium against the app served on loopback.
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { chromium, type Browser } from 'playwright-core';
+import type { TestApp } from './app.ts';
+
+/** Debian's Chromium; browser tests skip themselves with a reason when it is absent. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Why browser tests cannot run here, or undefined when they can. Pass as `test(name, { skip }, fn)`. */
+export const browserSkip: string | undefined = fs.existsSync(CHROMIUM_PATH)
+  ? undefined
+  : `Chromium not installed at ${CHROMIUM_PATH} (apt-get install chromium)`;
+
+/** Launches headless Chromium with the flags this machine needs (no sandbox as root, no background network). */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'],
+  });
+}
+
+/** Serves the test app over real HTTP on 127.0.0.1 with a free port. */
+export async function serveTestApp(t: TestApp): Promise<{ url: string; close(): Promise<void> }> {
+  const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
