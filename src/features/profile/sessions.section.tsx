@@ -48,7 +48,7 @@ export const sessionsSection: ProfileSection = {
                   <Form action="/profile/sessions/end" class="inline">
                     <input type="hidden" name="session" value={s.publicId} />
                     <button type="submit" class="secondary">
-                      {s.current ? 'Sign out' : 'End session'}
+                      {s.current ? 'End this session' : 'End session'}
                     </button>
                   </Form>
                 </td>
