@@ -30,7 +30,7 @@ export function createApp(deps: Deps) {
     c.set('deps', deps);
     await next();
   });
-  app.use('*', securityHeaders());
+  app.use('*', securityHeaders(deps.config.secureCookies));
   const limitBody = bodyLimit({
     maxSize: BODY_LIMIT_BYTES,
     onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),

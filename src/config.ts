@@ -1,5 +1,6 @@
 // The one place that reads process.env: parsed once at start-up, every error reported together.
 import { z } from 'zod';
+import { parseTrustedProxies, type TrustedProxies } from './net/client-address.ts';
 
 const booleanFlag = z
   .enum(['', '0', '1', 'false', 'true', 'no', 'yes', 'off', 'on'])
@@ -29,6 +30,14 @@ const envSchema = z.object({
   SVC_SECURE_COOKIES: booleanFlag.default(false),
   SVC_EXTERNAL_URL: optionalUrl('SVC_EXTERNAL_URL').optional(),
   SVC_PUBLIC_URL: optionalUrl('SVC_PUBLIC_URL').optional(),
+  SVC_TRUSTED_PROXIES: z.string().default('').transform((raw, ctx) => {
+    const parsed = parseTrustedProxies(raw);
+    if (!parsed) {
+      ctx.addIssue({ code: 'custom', message: 'SVC_TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges' });
+      return z.NEVER;
+    }
+    return parsed;
+  }),
   SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -50,6 +59,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** pino log level. */
   logLevel: string;
+  /** Reverse proxies whose X-Forwarded-For is believed for the client address (throttling only); none by default. */
+  trustedProxies: TrustedProxies;
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -76,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
       externalUrl: e.SVC_EXTERNAL_URL,
       publicUrl: e.SVC_PUBLIC_URL,
       logLevel: e.SVC_LOG_LEVEL,
+      trustedProxies: e.SVC_TRUSTED_PROXIES,
     },
   };
 }

@@ -12,7 +12,7 @@ import { externalOrigin } from './request.ts';
 import { errorPage } from './render.tsx';
 
 /** CSP without inline script, no framing, nosniff, a strict referrer policy, and no caching of pages. */
-export function securityHeaders(): MiddlewareHandler<AppEnv> {
+export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
   const headers = secureHeaders({
     contentSecurityPolicy: {
       defaultSrc: ["'self'"],
@@ -26,7 +26,8 @@ export function securityHeaders(): MiddlewareHandler<AppEnv> {
     },
     referrerPolicy: 'same-origin',
     xFrameOptions: 'DENY',
-    strictTransportSecurity: false,
+    // Only when the operator says users arrive over HTTPS.
+    strictTransportSecurity: secure ? 'max-age=31536000' : false,
   });
   return async (c, next) => {
     // A route may tighten the referrer policy (pages carrying tokens in their URL use no-referrer).
@@ -103,7 +104,9 @@ export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
     let text: string;
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(await c.req.arrayBuffer());
-    } catch {
+    } catch (err) {
+      // A chunked body over the limit surfaces here; let the body-limit middleware answer 413.
+      if (err instanceof Error && err.name === 'BodyLimitError') throw err;
       return errorPage(c, 400, 'Unreadable form', 'The form contained bytes that are not valid UTF-8.');
     }
     const form = new URLSearchParams(text);

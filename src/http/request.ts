@@ -1,13 +1,11 @@
 // Facts about the incoming request that several routes need, derived in one place.
-import ipaddr from 'ipaddr.js';
 import type { Config } from '../config.ts';
+import { clientAddressOf } from '../net/client-address.ts';
 import type { Ctx } from './env.ts';
 
-/** The client's address from the socket (never from forwarding headers), normalised by ipaddr.js. */
+/** The client's address: the socket peer, or X-Forwarded-For only through a proxy listed in SVC_TRUSTED_PROXIES. */
 export function clientAddress(c: Ctx): string {
-  const raw = c.env?.incoming?.socket?.remoteAddress;
-  if (!raw || !ipaddr.isValid(raw)) return 'unknown';
-  return ipaddr.process(raw).toString();
+  return clientAddressOf(c.env?.incoming?.socket?.remoteAddress, c.req.header('x-forwarded-for'), c.get('deps').config.trustedProxies);
 }
 
 /** The origin this service is reached at: SVC_EXTERNAL_URL, else the request's own host (https when secure cookies are on). */

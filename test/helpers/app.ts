@@ -28,6 +28,7 @@ export function testConfig(tdb: TestDatabase, overrides: Partial<Config> = {}): 
     externalUrl: undefined,
     publicUrl: 'https://svc.example.test',
     logLevel: 'debug',
+    trustedProxies: [],
     ...overrides,
   };
 }

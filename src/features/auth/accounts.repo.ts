@@ -6,9 +6,14 @@ type Q = Kysely<DB> | Transaction<DB>;
 
 export type Account = AccountsTable;
 
+/** The unique key of a username: Unicode NFC, lower-cased, so look-alike spellings of one name collide. */
+export function usernameKey(username: string): string {
+  return username.normalize('NFC').toLowerCase();
+}
+
 /** Finds an account by its case-insensitive username. */
 export function findAccountByUsername(db: Q, username: string): Promise<Account | undefined> {
-  return db.selectFrom('accounts').selectAll().where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
+  return db.selectFrom('accounts').selectAll().where('username_lower', '=', usernameKey(username)).executeTakeFirst();
 }
 
 /** Finds an account by id. */
@@ -23,7 +28,7 @@ export async function insertAccount(
 ): Promise<void> {
   await db
     .insertInto('accounts')
-    .values({ ...row, username_lower: row.username.toLowerCase(), totp_enabled: 0, totp_enrol_prompt: 1 })
+    .values({ ...row, username_lower: usernameKey(row.username), totp_enabled: 0, totp_enrol_prompt: 1 })
     .execute();
 }
 

@@ -5,7 +5,7 @@ import { codePoints, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX } from './password
 /** Trimmed, 1 to 64 code points, no control characters. */
 export const usernameField = z
   .string({ error: 'Enter a username.' })
-  .transform((v) => v.trim())
+  .transform((v) => v.trim().normalize('NFC'))
   .refine((v) => v.length > 0, 'Enter a username.')
   .refine((v) => codePoints(v) <= USERNAME_MAX, `Usernames are at most ${USERNAME_MAX} characters.`)
   .refine((v) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(v), 'Usernames cannot contain control or invisible characters.');

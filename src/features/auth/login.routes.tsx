@@ -26,7 +26,8 @@ export function loginRoutes(deps: Deps) {
   app.get('/login', async (c) => {
     const session = c.get('session');
     if (session) return c.redirect(landingFor(session.stage), 303);
-    const notice = LOGIN_NOTICES[c.req.query('notice') ?? ''];
+    const key = c.req.query('notice') ?? '';
+    const notice = Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
     return render(c, 'Sign in', <LoginPage notice={notice} />);
   });
 

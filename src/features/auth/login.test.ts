@@ -51,6 +51,14 @@ forEachDialect((getDb) => {
     assert.match(cookie, /Secure/);
     assert.match(cookie, /Path=\//);
     assert.doesNotMatch(cookie, /Domain=/);
+    assert.equal(res.headers.get('strict-transport-security'), 'max-age=31536000');
+  });
+
+  test('usernames match ignoring case and Unicode normalisation form', async () => {
+    const t = buildTestApp(getDb());
+    const a = await buildAccount(t, { username: 'Jos\u00e9' });
+    const res = await t.client().post('/login', { username: 'JOSE\u0301', password: a.password });
+    assert.equal(res.status, 303);
   });
 
   test('every sign-in issues a new session id', async () => {
@@ -76,22 +84,50 @@ forEachDialect((getDb) => {
     assert.equal(message(unknown.text), message(wrong.text));
   });
 
-  test('repeated failures lock the account for a while, then the lock lifts by itself', async () => {
+  test('repeated failures lock the account for that address for a while, then the lock lifts by itself', async () => {
     const t = buildTestApp(getDb());
     const a = await buildAccount(t);
     const attacker = t.client();
     attacker.address = '198.51.100.7';
     for (let i = 0; i < 5; i++) assert.equal((await attacker.post('/login', { username: a.username, password: `guess-${i}-guess` })).status, 401);
-    const owner = t.client();
-    owner.address = '203.0.113.9';
-    const locked = await owner.post('/login', { username: a.username, password: a.password });
+    const locked = await attacker.post('/login', { username: a.username, password: a.password });
     assert.equal(locked.status, 429, 'even the right password is refused while locked');
     assert.match(locked.text, /Too many failed attempts/);
+    const owner = t.client();
+    owner.address = '203.0.113.9';
+    assert.equal((await owner.post('/login', { username: a.username, password: a.password })).status, 303, 'the owner elsewhere is not locked out');
     t.clock.advance(15 * 60_000 + 1);
-    assert.equal((await owner.post('/login', { username: a.username, password: a.password })).status, 303);
+    assert.equal((await attacker.post('/login', { username: a.username, password: a.password })).status, 303);
   });
 
-  test('repeated failures from one address lock that address across usernames', async () => {
+  test('guessing one account from many addresses locks the account everywhere', async () => {
+    const t = buildTestApp(getDb());
+    const a = await buildAccount(t);
+    for (let i = 0; i < 50; i++) {
+      const bot = t.client();
+      bot.address = `198.18.${Math.floor(i / 4)}.${i % 4 + 1}`;
+      assert.equal((await bot.post('/login', { username: a.username, password: `guess-${i}-guess` })).status, 401);
+    }
+    const owner = t.client();
+    owner.address = '203.0.113.9';
+    assert.equal((await owner.post('/login', { username: a.username, password: a.password })).status, 429);
+  });
+
+  test('a burst of concurrent guesses gets no more checks than the limit allows', async () => {
+    const t = buildTestApp(getDb());
+    const a = await buildAccount(t);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => {
+        const c = t.client();
+        c.address = '198.51.100.8';
+        return c.post('/login', { username: a.username, password: `burst-${i}-guess` });
+      }),
+    );
+    assert.equal(results.filter((r) => r.status === 401).length, 5, 'exactly five guesses were checked');
+    assert.equal(results.filter((r) => r.status === 429).length, 15);
+  });
+
+  test('repeated failures from one address lock that address across usernames; IPv6 by its /64', async () => {
     const t = buildTestApp(getDb());
     const a = await buildAccount(t);
     const sprayer = t.client();
@@ -101,6 +137,15 @@ forEachDialect((getDb) => {
     const other = t.client();
     other.address = '192.0.2.45';
     assert.equal((await other.post('/login', { username: a.username, password: a.password })).status, 303);
+
+    for (let i = 0; i < 30; i++) {
+      const v6 = t.client();
+      v6.address = `2001:db8:7:7::${(i + 1).toString(16)}`;
+      await v6.post('/login', { username: `spray-${i}`, password: 'password123' });
+    }
+    const sameSubnet = t.client();
+    sameSubnet.address = '2001:db8:7:7::ffff';
+    assert.equal((await sameSubnet.post('/login', { username: a.username, password: a.password })).status, 429);
   });
 
   test('sessions end after the idle lifetime and after the absolute lifetime', async () => {

@@ -21,7 +21,7 @@ import {
   unusedRecoveryCodes,
 } from './second-factor.repo.ts';
 import { confirmPassword, throttleKeys } from './signin.service.ts';
-import { ACCOUNT_POLICY, ADDRESS_POLICY, clearFailures, lockedFor, recordFailure } from './throttle.service.ts';
+import { reserveAttempt, settleAttempt } from './throttle.service.ts';
 import { matchTotpStep, newTotpSecret, normaliseTotpInput, totpUri } from './totp.ts';
 
 /** A secret awaiting its confirming code, with what the user needs to add it to an app. */
@@ -89,7 +89,8 @@ export type SecondFactorResult =
 
 /**
  * The two-factor step: a current TOTP code (one step of drift either side, each step accepted once and never an
- * older one after a newer one) or one unused recovery code. Failures are throttled per account and per address.
+ * older one after a newer one) or one unused recovery code. Attempts are throttled like passwords (reserved before
+ * the check): per (account, address), per account and per address.
  */
 export async function verifySecondFactor(
   deps: Deps,
@@ -97,21 +98,16 @@ export async function verifySecondFactor(
 ): Promise<SecondFactorResult> {
   const account = await findAccountById(deps.db, input.accountId);
   if (!account || account.totp_enabled !== 1 || !account.totp_secret) return { ok: false, reason: 'not-enrolled' };
-  const keys = throttleKeys('totp', account.id, input.address);
-  const wait = await lockedFor(deps, [keys.account, keys.address]);
-  if (wait > 0) return { ok: false, reason: 'locked', retryAfterMs: wait };
+  const keys = throttleKeys('totp', account.username, input.address);
+  const reservation = await reserveAttempt(deps, [keys.pair, keys.account, keys.address]);
+  if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
 
   const typed = normaliseTotpInput(input.code);
   const via = /^[0-9]{6}$/.test(typed) ? 'totp' : 'recovery-code';
   const accepted =
     via === 'totp' ? await acceptTotpCode(deps, account.id, account.totp_secret, typed) : await acceptRecoveryCode(deps, account.id, input.code);
-  if (!accepted) {
-    await recordFailure(deps, keys.account, ACCOUNT_POLICY);
-    await recordFailure(deps, keys.address, ADDRESS_POLICY);
-    return { ok: false, reason: 'invalid' };
-  }
-  await clearFailures(deps, keys.account);
-  return { ok: true, via };
+  await settleAttempt(deps, reservation, accepted, [keys.pair.key, keys.account.key]);
+  return accepted ? { ok: true, via } : { ok: false, reason: 'invalid' };
 }
 
 /** Issues a new set of recovery codes after a fresh password check; the old set stops working. */

@@ -1,59 +1,95 @@
-// Failure throttling kept in the database, so it holds across instances; locks lift by themselves.
+// Attempt throttling kept in the database, so it holds across instances; locks lift by themselves.
+// An attempt is reserved (counted) BEFORE the secret is checked, atomically, so a burst of concurrent
+// guesses cannot all slip in while the first failures are still being verified.
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 
-/** A throttle policy: this many failures inside the window locks the key for lockMs. */
+/** A throttle policy: this many attempts inside the window without success locks the key for lockMs. */
 export interface ThrottlePolicy {
   maxFailures: number;
   windowMs: number;
   lockMs: number;
 }
 
-/** Per account: 5 failures in 15 minutes lock it for 15 minutes. */
-export const ACCOUNT_POLICY: ThrottlePolicy = { maxFailures: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 };
-/** Per client address: 30 failures in 15 minutes lock it for 15 minutes (shared NATs get some room). */
-export const ADDRESS_POLICY: ThrottlePolicy = { maxFailures: 30, windowMs: 15 * 60_000, lockMs: 15 * 60_000 };
+const FIFTEEN_MINUTES = 15 * 60_000;
 
-/** Milliseconds until the first of `keys` unlocks, or 0 when none is locked. */
-export async function lockedFor(deps: Deps, keys: string[]): Promise<number> {
-  const now = deps.clock.now();
-  const rows = await deps.db.selectFrom('auth_throttle').select('locked_until').where('key', 'in', keys).execute();
-  return Math.max(0, ...rows.map((r) => r.locked_until - now));
+/** Per (account, client address): 5 failures in 15 minutes lock that pair for 15 minutes. */
+export const ACCOUNT_ADDRESS_POLICY: ThrottlePolicy = { maxFailures: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
+/** Per account from anywhere: 50 failures in 15 minutes lock it for 15 minutes (distributed guessing). */
+export const ACCOUNT_POLICY: ThrottlePolicy = { maxFailures: 50, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
+/** Per client address (IPv6 by /64): 30 failures in 15 minutes lock it for 15 minutes (spraying many accounts). */
+export const ADDRESS_POLICY: ThrottlePolicy = { maxFailures: 30, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
+
+/** One key and the policy that governs it. */
+export interface ThrottleKey {
+  key: string;
+  policy: ThrottlePolicy;
 }
 
-/** Counts one failure against a key, locking it when the policy's limit is reached. */
-export async function recordFailure(deps: Deps, key: string, policy: ThrottlePolicy): Promise<void> {
+export type Reservation = { ok: true; keys: ThrottleKey[] } | { ok: false; retryAfterMs: number };
+
+/**
+ * Counts one attempt against every key, refusing (and counting nothing) if any key is locked or already has
+ * as many attempts in its window as its policy allows. Settle the reservation with settleAttempt().
+ */
+export async function reserveAttempt(deps: Deps, keys: ThrottleKey[]): Promise<Reservation> {
   const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('auth_throttle')
-      .values({ key, failures: 0, window_started_at: now, locked_until: 0 })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const row = await lockRow(trx, deps.dialect, key);
-    if (!row) return;
-    const fresh = now - row.window_started_at >= policy.windowMs;
-    const failures = fresh ? 1 : row.failures + 1;
-    await trx
-      .updateTable('auth_throttle')
-      .set({
-        failures: failures >= policy.maxFailures ? 0 : failures,
-        window_started_at: fresh || failures >= policy.maxFailures ? now : row.window_started_at,
-        locked_until: failures >= policy.maxFailures ? now + policy.lockMs : row.locked_until,
-      })
-      .where('key', '=', key)
-      .execute();
+  return deps.db.transaction().execute(async (trx) => {
+    const rows = [];
+    for (const { key, policy } of keys) {
+      const row = await lockedRow(trx, deps, key, now);
+      if (row.locked_until > now) return { ok: false, retryAfterMs: row.locked_until - now };
+      const fresh = now - row.window_started_at >= policy.windowMs;
+      const failures = fresh ? 0 : row.failures;
+      if (failures >= policy.maxFailures) return { ok: false, retryAfterMs: Math.max(1, row.window_started_at + policy.windowMs - now) };
+      rows.push({ key, failures, windowStart: fresh ? now : row.window_started_at });
+    }
+    for (const r of rows) {
+      await trx.updateTable('auth_throttle').set({ failures: r.failures + 1, window_started_at: r.windowStart }).where('key', '=', r.key).execute();
+    }
+    return { ok: true, keys };
   });
 }
 
-/** Clears a key's failures after a success. */
-export async function clearFailures(deps: Deps, key: string): Promise<void> {
-  await deps.db.deleteFrom('auth_throttle').where('key', '=', key).execute();
+/**
+ * Settles a reserved attempt. A failure leaves it counted and locks any key that reached its limit; a success
+ * clears the keys named in `clearOnSuccess` and gives the attempt back to the others.
+ */
+export async function settleAttempt(deps: Deps, reservation: { keys: ThrottleKey[] }, success: boolean, clearOnSuccess: string[] = []): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    for (const { key, policy } of reservation.keys) {
+      const row = await lockedRow(trx, deps, key, now);
+      if (success && clearOnSuccess.includes(key)) {
+        await trx.deleteFrom('auth_throttle').where('key', '=', key).execute();
+      } else if (success) {
+        await trx.updateTable('auth_throttle').set({ failures: Math.max(0, row.failures - 1) }).where('key', '=', key).execute();
+      } else if (row.failures >= policy.maxFailures) {
+        await trx.updateTable('auth_throttle').set({ failures: 0, window_started_at: now, locked_until: now + policy.lockMs }).where('key', '=', key).execute();
+      }
+    }
+  });
 }
 
+/** Deletes counters that are neither locked nor inside a window any more (housekeeping). */
+export async function pruneThrottles(deps: Deps): Promise<void> {
+  const now = deps.clock.now();
+  const longestWindow = Math.max(ACCOUNT_ADDRESS_POLICY.windowMs, ACCOUNT_POLICY.windowMs, ADDRESS_POLICY.windowMs);
+  await deps.db
+    .deleteFrom('auth_throttle')
+    .where('locked_until', '<=', now)
+    .where('window_started_at', '<=', now - longestWindow)
+    .execute();
+}
 
-function lockRow(trx: Transaction<DB>, dialect: Deps['dialect'], key: string) {
-  const q = trx.selectFrom('auth_throttle').selectAll().where('key', '=', key);
-  return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
+async function lockedRow(trx: Transaction<DB>, _deps: Deps, key: string, now: number) {
+  // One statement inserts the row or locks the existing one. (A separate insert-if-absent then SELECT ... FOR UPDATE
+  // found nothing on PostgreSQL when a concurrent successful attempt deleted the row in between: a 500.)
+  return trx
+    .insertInto('auth_throttle')
+    .values({ key, failures: 0, window_started_at: now, locked_until: 0 })
+    .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ key: eb.ref('excluded.key') })))
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

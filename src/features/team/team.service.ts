@@ -121,7 +121,7 @@ export async function removeAccount(
       input,
       (target): { removesAdmin: boolean; refusal?: RemoveResult } => ({
         removesAdmin: true,
-        refusal: input.confirmation === target.username ? undefined : { ok: false, reason: 'confirmation' },
+        refusal: input.confirmation.normalize('NFC') === target.username ? undefined : { ok: false, reason: 'confirmation' },
       }),
       async (trx, target): Promise<RemoveResult> => {
         targetName = target.username;

@@ -9,7 +9,8 @@ import { TEAM_NOTICES, TeamTab } from './team.views.tsx';
 
 /** Renders the tab body, with an in-band error or a freshly minted invitation when a POST asks for it. */
 export async function renderTeamTab(deps: Deps, c: Ctx, extra: { error?: string; minted?: MintedInvitation } = {}): Promise<Child> {
-  const notice = extra.error || extra.minted ? undefined : TEAM_NOTICES[c.req.query('notice') ?? ''];
+  const key = c.req.query('notice') ?? '';
+  const notice = extra.error || extra.minted || !Object.hasOwn(TEAM_NOTICES, key) ? undefined : TEAM_NOTICES[key];
   const team = await loadTeam(deps);
   return <TeamTab team={team} selfId={c.get('session')!.account.id} notice={notice} {...extra} />;
 }
