@@ -38,7 +38,10 @@ export function profileRoutes(deps: Deps) {
     return renderProfile(deps, c, { section, kind: 'error', message }, locked ? 429 : 401);
   }
 
-  app.get('/profile', (c) => renderProfile(deps, c, PROFILE_NOTICES[c.req.query('notice') ?? '']));
+  app.get('/profile', (c) => {
+    const key = c.req.query('notice') ?? '';
+    return renderProfile(deps, c, Object.hasOwn(PROFILE_NOTICES, key) ? PROFILE_NOTICES[key] : undefined);
+  });
 
   app.post('/profile/password', async (c) => {
     const session = c.get('session')!;

@@ -28,6 +28,7 @@ forEachDialect((getDb) => {
     assert.ok(!page.text.includes(rows[0]!.id_hash));
     assert.ok(page.text.includes(rows[0]!.public_id));
     for (const cookie of client.cookies.values()) assert.ok(!page.text.includes(cookie));
+    for (const notice of ['constructor', '__proto__', 'nonsense']) assert.equal((await client.get(`/profile?notice=${notice}`)).status, 200);
   });
 
   test('changing the password needs the current one and the 8-72 rule, and ends only the other sessions', async () => {

@@ -41,7 +41,7 @@ export interface ApiAccount {
 
 /** Mints a token for the account; the plaintext is returned once and never stored. */
 export async function mintToken(deps: Deps, accountId: string, input: { name: string; expiry: string }): Promise<{ id: string; token: string }> {
-  const choice = EXPIRY_CHOICES[input.expiry] ?? EXPIRY_CHOICES[DEFAULT_EXPIRY]!;
+  const choice = EXPIRY_CHOICES[Object.hasOwn(EXPIRY_CHOICES, input.expiry) ? input.expiry : DEFAULT_EXPIRY]!;
   const token = TOKEN_PREFIX + randomToken(deps.random, 32);
   const id = newId(deps.random);
   const now = deps.clock.now();

@@ -104,6 +104,7 @@ forEachDialect((getDb) => {
       [{ name: '   ' }, /Give the token a name/],
       [{ name: 'n'.repeat(101) }, /at most 100 characters/],
       [{ name: 'ok', expiry: 'forever' }, /offered lifetimes/],
+      [{ name: 'ok', expiry: 'constructor' }, /offered lifetimes/],
     ] as const) {
       const res = await fresh.post('/profile/tokens', fields);
       assert.equal(res.status, 400);
