@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { createApp } from '../app.ts';
 import type { Deps } from '../deps.ts';
 import { prepareSetupToken } from '../features/setup/setup.service.ts';
+import { startHousekeeping } from './housekeeping.ts';
 
 /** Starts listening; resolves when the process is asked to stop and has closed cleanly. */
 export async function runServe(deps: Deps, options: { worker: boolean }): Promise<void> {
@@ -17,12 +18,15 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   const token = await prepareSetupToken(deps);
   if (token) deps.log.info({ setupLink: `${base}/setup?token=${encodeURIComponent(token)}` }, `setup: open ${base}/setup?token=${encodeURIComponent(token)}`);
 
+  const stopHousekeeping = startHousekeeping(deps);
+
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
   deps.log.info('shutting down');
+  stopHousekeeping();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await deps.db.destroy();
 }

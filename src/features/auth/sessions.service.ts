@@ -158,3 +158,12 @@ export async function endOwnSession(deps: Deps, accountId: string, publicId: str
 export async function endOtherSessions(db: Kysely<DB> | Transaction<DB>, accountId: string, keepIdHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('account_id', '=', accountId).where('id_hash', '!=', keepIdHash).execute();
 }
+
+/** Deletes sessions past their absolute or idle end (housekeeping; lookups already refuse them). */
+export async function pruneSessions(deps: Deps): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db
+    .deleteFrom('sessions')
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', now - SESSION_IDLE_MS)]))
+    .execute();
+}
