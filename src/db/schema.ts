@@ -20,6 +20,8 @@ export interface AccountsTable {
 /** A server-side session; the cookie holds the id, this row only its SHA-256. */
 export interface SessionsTable {
   id_hash: string;
+  /** Random, non-secret id naming the session in the owner's session list (never the cookie or its hash). */
+  public_id: string;
   account_id: string;
   /** full: signed in; totp: owes a second-factor code; enrol: offered enrolment after the password. */
   stage: 'full' | 'totp' | 'enrol';
