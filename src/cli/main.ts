@@ -1,5 +1,6 @@
 // The svc command line: serve | worker | migrate | --help.
 import { parseArgs } from 'node:util';
+import { runEmit } from './emit.ts';
 import { startRuntime } from './runtime.ts';
 import { runServe } from './serve.ts';
 
@@ -8,6 +9,7 @@ const HELP = `Usage: svc <command> [options]
 Commands:
   serve [--no-worker]   run the web service (with the delivery worker unless --no-worker)
   migrate               bring the database schema up to date and exit
+  emit --cause ...      store one message (svc emit --help for its flags); prints the message id
   --help                show this help
 
 Configuration is read from environment variables; see README.md.
@@ -33,6 +35,8 @@ async function main(argv: string[]): Promise<number> {
       await deps.db.destroy();
       return 0;
     }
+    case 'emit':
+      return runEmit(rest);
     default:
       process.stderr.write(`svc: unknown command "${command}"\n\n${HELP}`);
       return 2;

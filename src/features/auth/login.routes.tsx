@@ -7,6 +7,7 @@ import type { AppEnv } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress, userAgent } from '../../http/request.ts';
+import { landingFor } from './landing.ts';
 import { LOGIN_NOTICES, LoginPage } from './login.views.tsx';
 import { createSession, endSession, stageAfterFirstFactor } from './sessions.service.ts';
 import { signInWithPassword } from './signin.service.ts';
@@ -18,10 +19,8 @@ const loginSchema = z.object({
   password: z.string().max(1024).default(''),
 });
 
-/** Where a session in a given stage goes next. */
-export function landingFor(stage: 'full' | 'totp' | 'enrol'): string {
-  return stage === 'full' ? '/' : stage === 'totp' ? '/login/totp' : '/login/enrol';
-}
+/** Where a session in a given stage goes next (kept here too for callers that import it from this file). */
+export { landingFor };
 
 export function loginRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();

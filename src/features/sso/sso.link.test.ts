@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
-import { render } from '../../http/render.tsx';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { buildProvider, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
-import { ssoProfileSection } from './sso.profile.tsx';
 
 let idp: TestIdp;
 before(async () => {
@@ -42,7 +40,7 @@ forEachDialect((getDb) => {
     assert.equal(new URL(start.location!).searchParams.get('redirect_uri'), 'http://localhost/profile/sso/pub/link/callback');
     const res = await c.get(pathOf(await idp.authorize(start.location!, sub)));
     assert.equal(res.status, 303);
-    assert.equal(res.location, '/profile?sso=linked#sso');
+    assert.equal(res.location, '/profile?sso=linked#profile-sso');
     assert.deepEqual(
       (await bindings()).map((b) => [b.provider_id, b.sub, b.account_id, b.label, b.linked_at]),
       [[provider.id, sub, alice.id, 'alice@corp.example', t.clock.now()]],
@@ -60,7 +58,7 @@ forEachDialect((getDb) => {
     const first = await bindings();
     t.clock.advance(60_000);
     const again = await roundTrip(c, idp, '/profile/sso/pub/link', sub);
-    assert.equal(again.location, '/profile?sso=already#sso');
+    assert.equal(again.location, '/profile?sso=already#profile-sso');
     assert.deepEqual(await bindings(), first);
   });
 
@@ -85,8 +83,8 @@ forEachDialect((getDb) => {
     await buildProvider(t, idp, { slug: 'conf', createdBy: admin.id, confidential: true });
     const alice = await buildAccount(t);
     const c = await signIn(t, alice);
-    assert.equal((await roundTrip(c, idp, '/profile/sso/pub/link', newSub())).location, '/profile?sso=linked#sso');
-    assert.equal((await roundTrip(c, idp, '/profile/sso/conf/link', newSub())).location, '/profile?sso=linked#sso');
+    assert.equal((await roundTrip(c, idp, '/profile/sso/pub/link', newSub())).location, '/profile?sso=linked#profile-sso');
+    assert.equal((await roundTrip(c, idp, '/profile/sso/conf/link', newSub())).location, '/profile?sso=linked#profile-sso');
     assert.equal((await bindings()).length, 2);
   });
 
@@ -100,7 +98,7 @@ forEachDialect((getDb) => {
     const mine = (await bindings()).find((x) => x.account_id === alice.id)!;
     const theirs = (await bindings()).find((x) => x.account_id === bob.id)!;
     await a.get('/login');
-    assert.equal((await a.post('/profile/sso/unlink', { id: theirs.id })).location, '/profile?sso=unlinked#sso');
+    assert.equal((await a.post('/profile/sso/unlink', { id: theirs.id })).location, '/profile?sso=unlinked#profile-sso');
     assert.equal((await a.post('/profile/sso/unlink', { id: 'stale-id' })).status, 303);
     assert.equal((await a.post('/profile/sso/unlink', {})).status, 303);
     assert.equal((await bindings()).length, 2);
@@ -152,17 +150,16 @@ forEachDialect((getDb) => {
     assert.equal((await bindings()).length, 0);
   });
 
-  test('the profile section lists the caller’s identities with Unlink and offers Link for the other enabled providers', async () => {
-    t.app.get('/test/profile-sso', async (c) => render(c, 'Profile', await ssoProfileSection.render(t.deps, c)));
+  test('the Profile page’s single sign-on section lists the caller’s identities with Unlink and offers Link for the other enabled providers', async () => {
     const alice = await buildAccount(t);
     const a = await signIn(t, alice);
     const sub = newSub();
     idp.claims.set(sub, { email: 'alice@corp.example' });
-    const before = await a.get('/test/profile-sso');
+    const before = await a.get('/profile');
     assert.match(before.text, /href="\/profile\/sso\/pub\/link"/);
     assert.match(before.text, /Link Corp IdP/);
     await roundTrip(a, idp, '/profile/sso/pub/link', sub);
-    const after = await a.get('/test/profile-sso?sso=linked');
+    const after = await a.get('/profile?sso=linked');
     assert.match(after.text, /Identity linked/);
     assert.match(after.text, /alice@corp\.example/);
     assert.match(after.text, /Unlink Corp IdP/);

@@ -1,7 +1,5 @@
 // The Profile's single sign-on section: the caller's linked identities (Unlink) and a Link button per enabled provider.
-import type { Child } from 'hono/jsx';
-import type { Deps } from '../../deps.ts';
-import type { Ctx } from '../../http/env.ts';
+import type { ProfileSection } from '../profile/sections.ts';
 import { enabledProviders, identitiesOf } from './sso.providers.service.ts';
 import { pick, SsoProfileView } from './sso.views.tsx';
 
@@ -12,8 +10,8 @@ const NOTICES: Record<string, { kind: 'success' | 'error'; text: string }> = {
   unlinked: { kind: 'success', text: 'Identity unlinked.' },
 };
 
-/** Same shape as the Profile page's sections (key + render). */
-export const ssoProfileSection: { key: string; render(deps: Deps, c: Ctx): Promise<Child> } = {
+/** The section; the profile page wraps it in #profile-sso. */
+export const ssoProfileSection: ProfileSection = {
   key: 'sso',
   render: async (deps, c) => {
     const accountId = c.get('session')!.account.id;

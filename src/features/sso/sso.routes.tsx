@@ -7,7 +7,7 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { externalOrigin, userAgent } from '../../http/request.ts';
-import { landingFor } from '../auth/login.routes.tsx';
+import { landingFor } from '../auth/landing.ts';
 import { createSession, endSession, stageAfterFirstFactor } from '../auth/sessions.service.ts';
 import { takeFlowCookie, writeFlowCookie } from './sso.cookie.ts';
 import { accountForIdentity, finishFlow, linkIdentity, startFlow, unlinkOwnIdentity, type FlowKind } from './sso.flow.service.ts';
@@ -105,13 +105,13 @@ export function ssoRoutes(deps: Deps) {
     if (!done.ok) return refuse(c, 'link', done.reason);
     const linked = await linkIdentity(deps, c.get('session')!.account.id, done.provider, done.identity);
     if (!linked.ok) return refuse(c, 'link', linked.reason);
-    return c.redirect(`/profile?sso=${linked.already ? 'already' : 'linked'}#sso`, 303);
+    return c.redirect(`/profile?sso=${linked.already ? 'already' : 'linked'}#profile-sso`, 303);
   });
 
   app.post('/profile/sso/unlink', async (c) => {
     const form = parseForm(c, idSchema);
     if (form.ok) await unlinkOwnIdentity(deps, c.get('session')!.account.id, form.data.id);
-    return c.redirect('/profile?sso=unlinked#sso', 303);
+    return c.redirect('/profile?sso=unlinked#profile-sso', 303);
   });
 
   return app;

@@ -176,7 +176,7 @@ export function SsoProfileView(props: { identities: IdentityListing[]; providers
   const linked = new Set(props.identities.map((i) => i.provider_slug));
   const linkable = props.providers.filter((p) => !linked.has(p.slug));
   return (
-    <section id="sso">
+    <section>
       <h2>Single sign-on</h2>
       {props.notice ? <Notice kind={props.notice.kind}>{props.notice.text}</Notice> : null}
       {props.identities.length === 0 ? (
