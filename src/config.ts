@@ -16,6 +16,10 @@ const optionalUrl = (what: string) =>
       ctx.addIssue({ code: 'custom', message: `${what} must be an absolute http(s) URL such as https://svc.example.com` });
       return z.NEVER;
     }
+    if (url.username || url.password || url.search || url.hash) {
+      ctx.addIssue({ code: 'custom', message: `${what} may not contain a user name, password, query or fragment` });
+      return z.NEVER;
+    }
     return url.href.replace(/\/$/, '');
   });
 
