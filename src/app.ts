@@ -4,15 +4,23 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
-import { enforceGate, formAndCsrf, loadSession, securityHeaders } from './http/middleware.ts';
+import { enforceGate, formAndCsrf, loadApiAccount, loadSession, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
 import { loginRoutes } from './features/auth/login.routes.tsx';
 import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
+import { channelsRoutes } from './features/channels/channels.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
+import { inboxRoutes } from './features/messages/inbox.routes.tsx';
+import { secondFactorRoutes } from './features/auth/second-factor.routes.tsx';
+import { profileRoutes } from './features/profile/profile.routes.tsx';
+import { apiRoutes } from './features/tokens/api.routes.ts';
+import { tokensRoutes } from './features/tokens/tokens.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
 import { inviteRoutes } from './features/team/invite.routes.tsx';
 import { teamRoutes } from './features/team/team.routes.tsx';
+import { ssoAdminRoutes } from './features/sso/sso.admin.routes.tsx';
+import { ssoRoutes } from './features/sso/sso.routes.tsx';
 
 /** Largest request body accepted anywhere; forms are far smaller. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -35,6 +43,7 @@ export function createApp(deps: Deps) {
   // Only requests that carry a body go through the limit (touching a GET's body would build a full Request).
   app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   app.use('*', loadSession(deps));
+  app.use('*', loadApiAccount(deps));
   app.use('*', enforceGate());
   app.use('*', formAndCsrf(deps));
 
@@ -51,6 +60,14 @@ export function createApp(deps: Deps) {
   app.route('/', teamRoutes(deps));
   app.route('/', inviteRoutes(deps));
   app.route('/', deliveryRoutes(deps));
+  app.route('/', inboxRoutes(deps));
+  app.route('/', channelsRoutes(deps));
+  app.route('/', secondFactorRoutes(deps));
+  app.route('/', profileRoutes(deps));
+  app.route('/', tokensRoutes(deps));
+  app.route('/', apiRoutes());
+  app.route('/', ssoRoutes(deps));
+  app.route('/', ssoAdminRoutes(deps));
 
   app.notFound((c) => (c.req.path.startsWith('/api/') ? c.json({ error: 'not found' }, 404) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
   app.onError((err, c) => {

@@ -1,21 +1,33 @@
-// Periodic clean-up inside `svc serve`: expired sessions and stale throttle counters. Safe on every instance.
+// Periodic clean-up inside `svc serve`: expired sessions, stale throttle counters, messages past retention.
+// Every task is idempotent, so several instances running it against one database is harmless.
 import type { Deps } from '../deps.ts';
 import { pruneSessions } from '../features/auth/sessions.service.ts';
 import { pruneThrottles } from '../features/auth/throttle.service.ts';
+import { pruneMessages } from '../features/messages/retention.service.ts';
 
 /** How often housekeeping runs. */
 const EVERY_MS = 10 * 60_000;
 
 /** Runs every housekeeping task once; failures are logged and retried next round. */
 export async function housekeepOnce(deps: Deps): Promise<void> {
-  for (const task of [pruneSessions, pruneThrottles]) {
+  const tasks: ((deps: Deps) => Promise<unknown>)[] = [pruneSessions, pruneThrottles, pruneMessages];
+  for (const task of tasks) {
     await task(deps).catch((err: unknown) => deps.log.warn({ err, task: task.name }, 'housekeeping task failed'));
   }
 }
 
 /** Starts the timer; returns a function that stops it. */
 export function startHousekeeping(deps: Deps): () => void {
-  const timer = setInterval(() => void housekeepOnce(deps), EVERY_MS);
+  let running: Promise<void> | undefined;
+  const tick = () => {
+    running ??= housekeepOnce(deps).finally(() => (running = undefined));
+  };
+  const first = setTimeout(tick, 60_000);
+  const timer = setInterval(tick, EVERY_MS);
+  first.unref();
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearTimeout(first);
+    clearInterval(timer);
+  };
 }

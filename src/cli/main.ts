@@ -1,5 +1,6 @@
 // The svc command line: serve | worker | migrate | --help.
 import { parseArgs } from 'node:util';
+import { runEmit } from './emit.ts';
 import { startRuntime } from './runtime.ts';
 import { runServe } from './serve.ts';
 import { runWorker } from './worker.ts';
@@ -10,6 +11,7 @@ Commands:
   serve [--no-worker]   run the web service (with the delivery worker unless --no-worker)
   worker                run the delivery worker alone (any number may share one database)
   migrate               bring the database schema up to date and exit
+  emit --cause ...      store one message (svc emit --help for its flags); prints the message id
   --help                show this help
 
 Configuration is read from environment variables; see README.md.
@@ -40,6 +42,8 @@ async function main(argv: string[]): Promise<number> {
       await deps.db.destroy();
       return 0;
     }
+    case 'emit':
+      return runEmit(rest);
     default:
       process.stderr.write(`svc: unknown command "${command}"\n\n${HELP}`);
       return 2;

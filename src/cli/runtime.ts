@@ -6,14 +6,16 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { systemClock, systemRandom, type Deps } from '../deps.ts';
 
 /** Loads config and opens a migrated database; prints every problem and exits non-zero on failure. */
-export async function startRuntime(): Promise<Deps> {
+export async function startRuntime(options: { logToStderr?: boolean } = {}): Promise<Deps> {
   const loaded = loadConfig();
   if (!loaded.ok) {
     process.stderr.write(`svc: invalid configuration:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
     process.exit(2);
   }
   const config = loaded.config;
-  const log = pino({ level: config.logLevel, base: undefined });
+  const logOptions = { level: config.logLevel, base: undefined };
+  // Commands whose stdout is their answer (svc emit) log to stderr.
+  const log = options.logToStderr ? pino(logOptions, pino.destination(2)) : pino(logOptions);
   const { db, dialect } = openDatabase(config.database);
   const migrated = await migrateToLatest(db);
   if (!migrated.ok) {

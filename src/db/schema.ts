@@ -20,6 +20,8 @@ export interface AccountsTable {
 /** A server-side session; the cookie holds the id, this row only its SHA-256. */
 export interface SessionsTable {
   id_hash: string;
+  /** Random, non-secret id naming the session in the owner's session list (never the cookie or its hash). */
+  public_id: string;
   account_id: string;
   /** full: signed in; totp: owes a second-factor code; enrol: offered enrolment after the password. */
   stage: 'full' | 'totp' | 'enrol';
@@ -145,6 +147,50 @@ export interface DeliveryAttemptsTable {
   error: string | null;
 }
 
+/** An account's read-all watermark: messages created at or before read_through are read. */
+export interface MessageReadMarksTable {
+  account_id: string;
+  read_through: number;
+  updated_at: number;
+}
+
+/** A message an account read individually, above its watermark. */
+export interface MessageReadsTable {
+  account_id: string;
+  message_id: string;
+  /** Copy of the message's created_at, to drop rows below a moved watermark without a join. */
+  message_created_at: number;
+  read_at: number;
+}
+
+/** An administrator-declared OpenID Connect provider. */
+export interface SsoProvidersTable {
+  id: string;
+  display_name: string;
+  /** URL-safe id in the flow routes; unique. */
+  slug: string;
+  /** https issuer; discovery reads <issuer>/.well-known/openid-configuration. */
+  issuer: string;
+  client_id: string;
+  /** Write-only; null for a public (PKCE-only) client. */
+  client_secret: string | null;
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+  created_by: string;
+}
+
+/** A verified (provider, sub) bound to a local account by its holder. */
+export interface SsoIdentitiesTable {
+  id: string;
+  provider_id: string;
+  sub: string;
+  account_id: string;
+  /** Display label from the id_token (e-mail, username or name claim; sub otherwise); never used to match. */
+  label: string;
+  linked_at: number;
+}
+
 /** The whole database as Kysely sees it. */
 export interface DB {
   accounts: AccountsTable;
@@ -159,4 +205,8 @@ export interface DB {
   channels: ChannelsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  message_read_marks: MessageReadMarksTable;
+  message_reads: MessageReadsTable;
+  sso_providers: SsoProvidersTable;
+  sso_identities: SsoIdentitiesTable;
 }

@@ -4,6 +4,7 @@ import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from '../deps.ts';
 import { safeEqual } from '../deps.ts';
 import { resolveSession } from '../features/auth/sessions.service.ts';
+import { authenticateToken } from '../features/tokens/tokens.service.ts';
 import { readSessionCookie } from './cookies.ts';
 import type { AppEnv } from './env.ts';
 import { accessFor } from './gate.ts';
@@ -43,18 +44,35 @@ export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
 /** Loads the session named by the cookie (role read from the account row, every request). */
 export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const cookie = c.req.path.startsWith('/api/') ? undefined : readSessionCookie(c, deps.config);
+    const cookie = accessFor(c.req.path) === 'api' ? undefined : readSessionCookie(c, deps.config);
     c.set('session', cookie ? await resolveSession(deps, cookie) : undefined);
     await next();
   };
 }
 
-/** Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin prefixes. */
+/** On /api/ only: resolves `Authorization: Bearer <token>` to its account (role read from the row, every request). */
+export function loadApiAccount(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    let account;
+    if (accessFor(c.req.path) === 'api') {
+      const bearer = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
+      account = bearer ? await authenticateToken(deps, bearer[1]!) : undefined;
+    }
+    c.set('apiAccount', account);
+    await next();
+  };
+}
+
+/** Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin prefixes, /api/ bearer-only. */
 export function enforceGate(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const access = accessFor(c.req.path);
     const session = c.get('session');
-    if (access === 'public' || access === 'api') return next();
+    if (access === 'public') return next();
+    if (access === 'api') {
+      if (c.get('apiAccount')) return next();
+      return c.json({ error: 'unauthorized' }, 401, { 'WWW-Authenticate': 'Bearer realm="svc"' });
+    }
     if (!session) return c.redirect('/login', 303);
     if (session.stage !== 'full') {
       if (access === 'pending') return next();
@@ -70,7 +88,7 @@ export function enforceGate(): MiddlewareHandler<AppEnv> {
 /** Refuses cross-site posts and, for sessions, posts without the session's form token; parses the form once. */
 export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.path.startsWith('/api/')) return next();
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || accessFor(c.req.path) === 'api') return next();
     const site = c.req.header('sec-fetch-site');
     const origin = c.req.header('origin');
     // Fetch metadata decides when the browser sends it (pages with no-referrer make Origin "null");

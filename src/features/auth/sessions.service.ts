@@ -1,7 +1,8 @@
 // Server-side sessions: the cookie carries a 256-bit random id, the database only its SHA-256.
 import type { Deps } from '../../deps.ts';
-import { randomToken, sha256 } from '../../deps.ts';
-import type { SessionsTable } from '../../db/schema.ts';
+import { newId, randomToken, sha256 } from '../../deps.ts';
+import type { Kysely, Transaction } from 'kysely';
+import type { DB, SessionsTable } from '../../db/schema.ts';
 import type { Account } from './accounts.repo.ts';
 
 /** A signed-in session ends after this long without a request. */
@@ -18,6 +19,8 @@ export type Stage = SessionsTable['stage'];
 /** The session and its account as read together on every request. */
 export interface SessionContext {
   idHash: string;
+  /** Non-secret id shown in the owner's session list. */
+  publicId: string;
   stage: Stage;
   csrfToken: string;
   account: Pick<Account, 'id' | 'username' | 'role' | 'totp_enabled'>;
@@ -25,7 +28,9 @@ export interface SessionContext {
 
 /** The stage a session starts in after a verified first factor (password now, SSO later). */
 export function stageAfterFirstFactor(account: Pick<Account, 'totp_enabled' | 'totp_enrol_prompt'>): Stage {
-  return account.totp_enabled === 1 ? 'totp' : 'full';
+  if (account.totp_enabled === 1) return 'totp';
+  // First sign-in, or the first after an admin re-enrolment: walk through enrolment (skippable).
+  return account.totp_enrol_prompt === 1 ? 'enrol' : 'full';
 }
 
 /** Starts a fresh session (a new id at every sign-in) and returns the cookie value. */
@@ -41,6 +46,7 @@ export async function createSession(
     .insertInto('sessions')
     .values({
       id_hash: sha256(id),
+      public_id: newId(deps.random),
       account_id: accountId,
       stage,
       csrf_token: randomToken(deps.random, 32),
@@ -62,6 +68,7 @@ export async function resolveSession(deps: Deps, cookieValue: string): Promise<S
     .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
     .select([
       'sessions.stage',
+      'sessions.public_id',
       'sessions.csrf_token',
       'sessions.last_seen_at',
       'sessions.expires_at',
@@ -83,6 +90,7 @@ export async function resolveSession(deps: Deps, cookieValue: string): Promise<S
   }
   return {
     idHash,
+    publicId: row.public_id,
     stage: row.stage,
     csrfToken: row.csrf_token,
     account: { id: row.id, username: row.username, role: row.role, totp_enabled: row.totp_enabled },
@@ -102,6 +110,53 @@ export async function promoteSession(deps: Deps, idHash: string): Promise<void> 
 /** Ends one session. */
 export async function endSession(deps: Deps, idHash: string): Promise<void> {
   await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+}
+
+/** One of an account's live sessions as its owner sees it: no cookie, no hash. */
+export interface OwnSession {
+  publicId: string;
+  stage: Stage;
+  createdAt: number;
+  lastSeenAt: number;
+  userAgent: string;
+  /** The session making this request. */
+  current: boolean;
+}
+
+/** The account's live sessions (not expired, not idle too long), newest first. */
+export async function listOwnSessions(deps: Deps, accountId: string, currentIdHash: string): Promise<OwnSession[]> {
+  const now = deps.clock.now();
+  const rows = await deps.db
+    .selectFrom('sessions')
+    .select(['id_hash', 'public_id', 'stage', 'created_at', 'last_seen_at', 'user_agent'])
+    .where('account_id', '=', accountId)
+    .where('expires_at', '>', now)
+    .where('last_seen_at', '>', now - SESSION_IDLE_MS)
+    .orderBy('created_at', 'desc')
+    .execute();
+  return rows.map((r) => ({
+    publicId: r.public_id,
+    stage: r.stage,
+    createdAt: r.created_at,
+    lastSeenAt: r.last_seen_at,
+    userAgent: r.user_agent,
+    current: r.id_hash === currentIdHash,
+  }));
+}
+
+/** Ends one of the account's own sessions by its public id; a foreign or stale id is a no-op. Returns whether one ended. */
+export async function endOwnSession(deps: Deps, accountId: string, publicId: string): Promise<boolean> {
+  const result = await deps.db
+    .deleteFrom('sessions')
+    .where('public_id', '=', publicId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Ends every session of the account except the one given (after a password change). */
+export async function endOtherSessions(db: Kysely<DB> | Transaction<DB>, accountId: string, keepIdHash: string): Promise<void> {
+  await db.deleteFrom('sessions').where('account_id', '=', accountId).where('id_hash', '!=', keepIdHash).execute();
 }
 
 /** Deletes sessions past their absolute or idle end (housekeeping; lookups already refuse them). */

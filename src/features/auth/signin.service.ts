@@ -1,7 +1,7 @@
 // Password sign-in: the same answer and about the same time for unknown users and wrong passwords, throttled.
 import type { Deps } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
-import { findAccountByUsername, usernameKey, type Account } from './accounts.repo.ts';
+import { findAccountById, findAccountByUsername, usernameKey, type Account } from './accounts.repo.ts';
 import { verifyPassword } from './passwords.ts';
 import { ACCOUNT_ADDRESS_POLICY, ACCOUNT_POLICY, ADDRESS_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from './throttle.service.ts';
 
@@ -38,4 +38,22 @@ export async function signInWithPassword(
   await settleAttempt(deps, reservation, Boolean(account && valid), [keys.pair.key, keys.account.key]);
   if (!account || !valid) return { ok: false, reason: 'invalid' };
   return { ok: true, account };
+}
+
+/**
+ * Re-authentication of a signed-in account (password change, second-factor enrolment, new recovery codes).
+ * Counts against the same throttle keys as sign-in, so these forms cannot be used to guess a password faster.
+ */
+export async function confirmPassword(
+  deps: Deps,
+  input: { accountId: string; password: string; address: string },
+): Promise<SignInResult> {
+  const account = await findAccountById(deps.db, input.accountId);
+  if (!account) return { ok: false, reason: 'invalid' };
+  const keys = throttleKeys('password', account.username, input.address);
+  const reservation = await reserveAttempt(deps, [keys.pair, keys.account, keys.address]);
+  if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
+  const valid = await verifyPassword(account.password_hash, input.password);
+  await settleAttempt(deps, reservation, valid, [keys.pair.key, keys.account.key]);
+  return valid ? { ok: true, account } : { ok: false, reason: 'invalid' };
 }

@@ -83,12 +83,13 @@ export async function pruneThrottles(deps: Deps): Promise<void> {
     .execute();
 }
 
-async function lockedRow(trx: Transaction<DB>, deps: Deps, key: string, now: number) {
-  await trx
+async function lockedRow(trx: Transaction<DB>, _deps: Deps, key: string, now: number) {
+  // One statement inserts the row or locks the existing one. (A separate insert-if-absent then SELECT ... FOR UPDATE
+  // found nothing on PostgreSQL when a concurrent successful attempt deleted the row in between: a 500.)
+  return trx
     .insertInto('auth_throttle')
     .values({ key, failures: 0, window_started_at: now, locked_until: 0 })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .execute();
-  const q = trx.selectFrom('auth_throttle').selectAll().where('key', '=', key);
-  return (deps.dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirstOrThrow();
+    .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ key: eb.ref('excluded.key') })))
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

@@ -3,7 +3,9 @@ import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { deliveriesTab } from '../delivery/deliveries.tab.tsx';
+import { channelsTab } from '../channels/channels.tab.tsx';
 import { teamTab } from '../team/team.tab.tsx';
+import { ssoTab } from '../sso/sso.tab.tsx';
 import { auditTab } from './audit.tab.tsx';
 
 /** One tab of /settings: its key in ?tab=, its label, and what it renders. */
@@ -14,4 +16,4 @@ export interface SettingsTab {
 }
 
 /** All tabs, in display order; the first is the default. */
-export const settingsTabs: SettingsTab[] = [teamTab, deliveriesTab, auditTab];
+export const settingsTabs: SettingsTab[] = [teamTab, ssoTab, channelsTab, deliveriesTab, auditTab];

@@ -55,6 +55,8 @@ export function setupRoutes(deps: Deps) {
     const form = parseForm(c, setupSchema);
     const token = c.get('form').get('token') ?? '';
     const tokenOk = await setupTokenValid(deps, token);
+    // A racing post may have just completed setup (spending the generated token): that is "closed", not "bad token".
+    if (!tokenOk && !(await setupOpen(deps))) return c.redirect('/login', 303);
     if (!form.ok || !tokenOk) {
       const errors = { ...(form.ok ? {} : form.errors), ...(tokenOk ? {} : { token: 'This setup token is not valid.' }) };
       return render(c, 'Set up svc', <SetupPage token={token} tokenOk={tokenOk} values={form.ok ? undefined : form.values} errors={errors} />, 400);

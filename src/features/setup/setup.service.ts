@@ -47,7 +47,10 @@ export async function completeSetup(
   input: { token: string; username: string; password: string },
 ): Promise<SetupResult> {
   if (!(await setupOpen(deps))) return { ok: false, reason: 'closed' };
-  if (!(await setupTokenValid(deps, input.token))) return { ok: false, reason: 'bad-token' };
+  if (!(await setupTokenValid(deps, input.token))) {
+    // Completing setup spends generated tokens, so a racing call may see its token vanish: report that as closed.
+    return { ok: false, reason: (await setupOpen(deps)) ? 'bad-token' : 'closed' };
+  }
   const passwordHash = await hashPassword(input.password);
   const id = newId(deps.random);
   const now = deps.clock.now();

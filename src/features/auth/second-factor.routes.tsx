@@ -1,0 +1,118 @@
+// GET/POST /login/totp (the two-factor step) and GET/POST /login/enrol (enrolment offered after the first factor).
+// Both are reachable only by a half-signed-in session (http/gate.ts); completing them promotes it to full.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { Deps } from '../../deps.ts';
+import { clearSessionCookie } from '../../http/cookies.ts';
+import type { AppEnv, Ctx } from '../../http/env.ts';
+import { parseForm } from '../../http/forms.ts';
+import { render } from '../../http/render.tsx';
+import { clientAddress } from '../../http/request.ts';
+import { landingFor } from './landing.ts';
+import { qrSvg } from './qr.ts';
+import { confirmEnrolment, pendingEnrolment, skipEnrolment, startEnrolment, verifySecondFactor } from './second-factor.service.ts';
+import { EnrolOfferPage, EnrolSecretPage, lockedMessage, RecoveryCodesPage, TotpStepPage } from './second-factor.views.tsx';
+import { endSession, promoteSession, type SessionContext, type Stage } from './sessions.service.ts';
+
+const codeSchema = z.object({ code: z.string().max(64).default('') });
+const enrolSchema = z.object({
+  action: z.enum(['start', 'confirm', 'skip']).catch('start'),
+  password: z.string().max(1024).default(''),
+  code: z.string().max(64).default(''),
+});
+
+export function secondFactorRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>();
+
+  /** The session when it is in `stage`; otherwise the redirect to where it belongs. */
+  function sessionIn(c: Ctx, stage: Stage): SessionContext | Response {
+    const session = c.get('session')!;
+    return session.stage === stage ? session : c.redirect(landingFor(session.stage), 303);
+  }
+
+  /** The account's second factor changed under a pending session (admin re-enrolment, enrolment elsewhere): start over. */
+  async function startOver(c: Ctx, session: SessionContext) {
+    await endSession(deps, session.idHash);
+    clearSessionCookie(c, deps.config);
+    return c.redirect('/login?notice=session-ended', 303);
+  }
+
+  app.get('/login/totp', (c) => {
+    const session = sessionIn(c, 'totp');
+    if (session instanceof Response) return session;
+    return render(c, 'Two-factor authentication', <TotpStepPage />);
+  });
+
+  app.post('/login/totp', async (c) => {
+    const session = sessionIn(c, 'totp');
+    if (session instanceof Response) return session;
+    const form = parseForm(c, codeSchema);
+    const code = form.ok ? form.data.code : '';
+    const result = await verifySecondFactor(deps, { accountId: session.account.id, code, address: clientAddress(c) });
+    if (result.ok) {
+      await promoteSession(deps, session.idHash);
+      return c.redirect(result.via === 'recovery-code' ? '/profile?notice=recovery-code-used' : '/', 303);
+    }
+    if (result.reason === 'not-enrolled') return startOver(c, session);
+    const [error, status] =
+      result.reason === 'locked'
+        ? ([lockedMessage(result.retryAfterMs), 429] as const)
+        : (['That code is not valid. Each code works once: wait for the next one, or use a recovery code.', 401] as const);
+    return render(c, 'Two-factor authentication', <TotpStepPage error={error} />, status);
+  });
+
+  app.get('/login/enrol', (c) => {
+    const session = sessionIn(c, 'enrol');
+    if (session instanceof Response) return session;
+    return render(c, 'Set up two-factor authentication', <EnrolOfferPage />);
+  });
+
+  app.post('/login/enrol', async (c) => {
+    const session = sessionIn(c, 'enrol');
+    if (session instanceof Response) return session;
+    const form = parseForm(c, enrolSchema);
+    const input = form.ok ? form.data : { action: 'start' as const, password: '', code: '' };
+    const accountId = session.account.id;
+    const title = 'Set up two-factor authentication';
+
+    if (input.action === 'skip') {
+      if (!(await skipEnrolment(deps, accountId))) return startOver(c, session);
+      await promoteSession(deps, session.idHash);
+      return c.redirect('/', 303);
+    }
+
+    if (input.action === 'start') {
+      const started = await startEnrolment(deps, { accountId, password: input.password, address: clientAddress(c) });
+      if (started.ok) return secretPage(c, started.pending);
+      if (started.reason === 'already-enabled') return startOver(c, session);
+      const locked = started.reason === 'locked';
+      const error = locked ? lockedMessage(started.retryAfterMs) : 'Incorrect password.';
+      return render(c, title, <EnrolOfferPage error={error} />, locked ? 429 : 401);
+    }
+
+    const confirmed = await confirmEnrolment(deps, { accountId, code: input.code });
+    if (confirmed.ok) {
+      await promoteSession(deps, session.idHash);
+      return render(
+        c,
+        title,
+        <RecoveryCodesPage codes={confirmed.recoveryCodes} continueHref="/" intro="Two-factor authentication is on." />,
+      );
+    }
+    const pending = confirmed.reason === 'invalid-code' ? await pendingEnrolment(deps, accountId) : undefined;
+    if (!pending) return render(c, title, <EnrolOfferPage error="The set-up expired. Start again." />, 409);
+    return secretPage(c, pending, 'That code is not valid. Enter the current code from your app.', 400);
+  });
+
+  async function secretPage(c: Ctx, pending: { secret: string; uri: string }, error?: string, status: 200 | 400 = 200) {
+    const svg = await qrSvg(pending.uri);
+    return render(
+      c,
+      'Set up two-factor authentication',
+      <EnrolSecretPage action="/login/enrol" hidden={{ action: 'confirm' }} svg={svg} {...pending} error={error} />,
+      status,
+    );
+  }
+
+  return app;
+}

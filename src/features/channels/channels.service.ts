@@ -1,0 +1,131 @@
+// Notification channel administration (SPEC 2.5, 4.3): create, update, delete, list. The secret is write-only:
+// it goes in through create/update and comes out only as "set" or "none".
+import type { Deps } from '../../deps.ts';
+import { newId } from '../../deps.ts';
+import { CLASSES, isMessageClass, type MessageClass } from '../messages/classes.ts';
+import { validateChannelUrl } from './channel-url.ts';
+import {
+  cancelPendingDeliveries,
+  countChannels,
+  deleteChannelRow,
+  findChannel,
+  insertChannel,
+  listChannelSummaries,
+  updateChannelRow,
+  type ChannelSummary,
+} from './channels.repo.ts';
+
+/** Longest secret accepted. */
+export const CHANNEL_SECRET_MAX = 512;
+/** Channels per page of the admin list (there is no cap on how many exist). */
+export const CHANNELS_PAGE_SIZE = 100;
+
+/** What the create form carries. */
+export interface NewChannel {
+  url: string;
+  classes: string[];
+  /** Blank means no secret. */
+  secret: string;
+}
+
+/** What the update form carries. */
+export interface ChannelChanges {
+  id: string;
+  url: string;
+  classes: string[];
+  enabled: boolean;
+  /** Blank keeps the stored secret; a typed value replaces it. */
+  secret: string;
+  /** Removes the secret; wins over a typed value. */
+  clearSecret: boolean;
+}
+
+export type ChannelErrors = Partial<Record<'url' | 'classes' | 'secret', string>>;
+
+export type CreateChannelResult = { ok: true; id: string } | { ok: false; reason: 'invalid'; errors: ChannelErrors };
+export type UpdateChannelResult = { ok: true } | { ok: false; reason: 'invalid'; errors: ChannelErrors } | { ok: false; reason: 'not-found' };
+
+/** Classes as stored: de-duplicated, sorted, comma-separated. */
+export function storedClasses(classes: MessageClass[]): string {
+  return [...new Set(classes)].sort().join(',');
+}
+
+/** The classes of a stored channel. */
+export function parseStoredClasses(stored: string): MessageClass[] {
+  return stored.split(',').filter(isMessageClass);
+}
+
+function validate(input: { url: string; classes: string[]; secret: string }): { errors: ChannelErrors; url: string; classes: string; secret: string | undefined } {
+  const errors: ChannelErrors = {};
+  const url = validateChannelUrl(input.url);
+  if (!url.ok) errors.url = url.reason;
+  const unknown = input.classes.filter((c) => !isMessageClass(c));
+  if (unknown.length > 0) errors.classes = `Unknown class. Choose from ${CLASSES.join(', ')}.`;
+  else if (input.classes.length === 0) errors.classes = 'Choose at least one class.';
+  const blank = input.secret.trim() === '';
+  if (!blank && input.secret.length > CHANNEL_SECRET_MAX) errors.secret = `The secret may be at most ${CHANNEL_SECRET_MAX} characters.`;
+  else if (!blank && /[\u0000-\u001f\u007f]/.test(input.secret)) errors.secret = 'The secret may not contain control characters.';
+  return {
+    errors,
+    url: url.ok ? url.url : '',
+    classes: storedClasses(input.classes.filter(isMessageClass)),
+    secret: blank ? undefined : input.secret,
+  };
+}
+
+/** Creates an enabled channel authored by `actorId`. */
+export async function createChannel(deps: Deps, actorId: string, input: NewChannel): Promise<CreateChannelResult> {
+  const v = validate(input);
+  if (Object.keys(v.errors).length > 0) return { ok: false, reason: 'invalid', errors: v.errors };
+  const id = newId(deps.random);
+  const now = deps.clock.now();
+  await insertChannel(deps.db, {
+    id,
+    url: v.url,
+    secret: v.secret ?? null,
+    classes: v.classes,
+    enabled: 1,
+    consecutive_failures: 0,
+    last_error: null,
+    last_error_at: null,
+    last_success_at: null,
+    created_at: now,
+    updated_at: now,
+    created_by: actorId,
+  });
+  return { ok: true, id };
+}
+
+/** Updates a channel's URL, classes, enabled flag and (per the blank/typed/clear rule) its secret. */
+export async function updateChannel(deps: Deps, input: ChannelChanges): Promise<UpdateChannelResult> {
+  const v = validate({ ...input, secret: input.clearSecret ? '' : input.secret });
+  if (Object.keys(v.errors).length > 0) return { ok: false, reason: 'invalid', errors: v.errors };
+  const secretChange = input.clearSecret ? { secret: null } : v.secret !== undefined ? { secret: v.secret } : {};
+  const found = await updateChannelRow(deps.db, input.id, {
+    url: v.url,
+    classes: v.classes,
+    enabled: input.enabled ? 1 : 0,
+    ...secretChange,
+    updated_at: deps.clock.now(),
+  });
+  return found ? { ok: true } : { ok: false, reason: 'not-found' };
+}
+
+/** Deletes a channel; idempotent. Its pending deliveries are cancelled; finished ones stay on their messages. */
+export async function deleteChannel(deps: Deps, id: string): Promise<{ existed: boolean }> {
+  return deps.db.transaction().execute(async (trx) => {
+    if (!(await findChannel(trx, id))) return { existed: false };
+    await cancelPendingDeliveries(trx, id, deps.clock.now());
+    await deleteChannelRow(trx, id);
+    return { existed: true };
+  });
+}
+
+/** A page of channels for the admin surface (secrets reduced to a flag), with the total. */
+export async function channelsPage(deps: Deps, page: number): Promise<{ channels: ChannelSummary[]; total: number; page: number; pages: number }> {
+  const total = await countChannels(deps.db);
+  const pages = Math.max(1, Math.ceil(total / CHANNELS_PAGE_SIZE));
+  const current = Math.min(Math.max(1, page), pages);
+  const channels = await listChannelSummaries(deps.db, { offset: (current - 1) * CHANNELS_PAGE_SIZE, limit: CHANNELS_PAGE_SIZE });
+  return { channels, total, page: current, pages };
+}

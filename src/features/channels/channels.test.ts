@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { beforeEach, test } from 'node:test';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { forEachDialect } from '../../../test/helpers/db.ts';
+import { signedInAs } from '../../../test/helpers/factories.ts';
+import { buildChannel, buildMessage, clearOutbox } from '../../../test/helpers/outbox.ts';
+
+const SECRET = 'whsec-Sup3r-S3cret-Value';
+
+forEachDialect((getDb) => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = buildTestApp(getDb());
+    await clearOutbox(t);
+  });
+
+  const channels = () => t.deps.db.selectFrom('channels').selectAll().orderBy('created_at').orderBy('id').execute();
+
+  test('a viewer gets 403 on every channel route and changes nothing', async () => {
+    const admin = await signedInAs(t, 'admin');
+    const { client } = await signedInAs(t, 'viewer');
+    const ch = await buildChannel(t, { createdBy: admin.account.id });
+    const before = await channels();
+    const attempts = [
+      client.get('/settings?tab=channels'),
+      client.get(`/settings?tab=channels&edit=${ch.id}`),
+      client.post('/settings/channels', { url: 'https://hooks.example.com/new', classes: 'drift' }),
+      client.post('/settings/channels/update', { id: ch.id, url: 'https://evil.example.com/', classes: 'drift', enabled: 'on' }),
+      client.post('/settings/channels/delete', { id: ch.id }),
+      client.post('/settings/channels/retention', { days: '1' }),
+    ];
+    for (const res of await Promise.all(attempts)) assert.equal(res.status, 403);
+    assert.deepEqual(await channels(), before);
+  });
+
+  test('create: enabled, classes sorted, authored, secret stored but never shown or logged', async () => {
+    const { account, client } = await signedInAs(t, 'admin');
+    const res = await client.post('/settings/channels', { url: ' https://Hooks.Example.com/svc/T1 ', classes: ['drift', 'clock', 'drift'], secret: SECRET });
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/settings?tab=channels&notice=created');
+    const [row] = await channels();
+    assert.deepEqual(
+      { url: row!.url, classes: row!.classes, enabled: row!.enabled, secret: row!.secret, created_by: row!.created_by, failures: row!.consecutive_failures },
+      { url: 'https://hooks.example.com/svc/T1', classes: 'clock,drift', enabled: 1, secret: SECRET, created_by: account.id, failures: 0 },
+    );
+    const page = await client.get(res.location!);
+    assert.match(page.text, /Channel created/);
+    assert.match(page.text, /https:\/\/hooks\.example\.com\/svc\/T1/);
+    assert.match(page.text, /clock, drift/);
+    assert.match(page.text, /<td>enabled<\/td>/);
+    assert.match(page.text, /class="badge secret-set">set</);
+    const edit = await client.get(`/settings?tab=channels&edit=${row!.id}`);
+    assert.match(edit.text, /Edit channel/);
+    for (const text of [page.text, edit.text, t.logs.join('')]) assert.ok(!text.includes(SECRET));
+  });
+
+  test('create refusals say why and store nothing', async () => {
+    const { client } = await signedInAs(t, 'admin');
+    const cases: [Record<string, string | string[]>, RegExp][] = [
+      [{ url: 'https://hooks.example.com/', classes: [] }, /Choose at least one class/],
+      [{ url: 'https://hooks.example.com/', classes: ['drift', 'weather'] }, /Unknown class/],
+      [{ url: 'http://hooks.example.com/', classes: 'drift' }, /Plain http:\/\/ is refused/],
+      [{ url: 'http://localhost:9000/', classes: 'drift' }, /host name, not an IP address/],
+      [{ url: 'https://169.254.169.254/', classes: 'drift' }, /internal address/],
+      [{ url: 'https://[::ffff:10.0.0.1]/', classes: 'drift' }, /internal address/],
+      [{ url: 'https://u:p@hooks.example.com/', classes: 'drift' }, /user name or password/],
+      [{ url: 'not a url', classes: 'drift' }, /not an absolute URL/],
+      [{ classes: 'drift' }, /Enter the channel&#39;s URL|Enter the channel's URL/],
+      [{ url: 'https://hooks.example.com/', classes: 'drift', secret: 'x'.repeat(513) }, /at most 512 characters/],
+    ];
+    for (const [fields, message] of cases) {
+      const res = await client.post('/settings/channels', fields);
+      assert.equal(res.status, 400, JSON.stringify(fields));
+      assert.match(res.text, message, JSON.stringify(fields));
+      assert.ok(!res.text.includes('x'.repeat(513)), 'a refused secret is not echoed');
+    }
+    assert.equal((await channels()).length, 0);
+    const loopback = await client.post('/settings/channels', { url: 'http://127.0.0.1:8080/hook', classes: 'coverage' });
+    assert.equal(loopback.status, 303, 'http:// to a loopback IP literal is accepted');
+  });
+
+  test('update: blank secret keeps, typed replaces, clear removes and wins; enabled and classes change', async () => {
+    const { client } = await signedInAs(t, 'admin');
+    await client.post('/settings/channels', { url: 'https://hooks.example.com/a', classes: 'drift', secret: SECRET });
+    const id = (await channels())[0]!.id;
+    const update = (fields: Record<string, string | string[]>) =>
+      client.post('/settings/channels/update', { id, url: 'https://hooks.example.com/a', classes: 'drift', enabled: 'on', secret: '', ...fields });
+
+    assert.equal((await update({ classes: ['coverage', 'clock'] })).status, 303);
+    let row = (await channels())[0]!;
+    assert.deepEqual([row.secret, row.classes, row.enabled], [SECRET, 'clock,coverage', 1], 'blank keeps the secret');
+
+    assert.equal((await update({ secret: 'second-secret' })).status, 303);
+    assert.equal((await channels())[0]!.secret, 'second-secret', 'typed replaces');
+
+    assert.equal((await update({ secret: 'third-secret', clear_secret: 'on' })).status, 303);
+    assert.equal((await channels())[0]!.secret, null, 'clear wins over a typed value');
+    assert.match((await client.get('/settings?tab=channels')).text, /class="badge secret-none">none</);
+
+    const { enabled: _omit, ...withoutEnabled } = { id, url: 'https://hooks.example.com/b', classes: 'drift', enabled: 'on', secret: '' };
+    assert.equal((await client.post('/settings/channels/update', withoutEnabled)).status, 303);
+    row = (await channels())[0]!;
+    assert.deepEqual([row.url, row.enabled], ['https://hooks.example.com/b', 0], 'unticked enabled disables');
+    assert.match((await client.get('/settings?tab=channels')).text, /<td>disabled<\/td>/);
+    const skipped = await buildMessage(t);
+    assert.equal((await t.deps.db.selectFrom('deliveries').select('id').where('message_id', '=', skipped).execute()).length, 0, 'a disabled channel is skipped');
+
+    const refused = await update({ url: 'https://10.0.0.8/', secret: 'fourth-secret' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /internal address/);
+    assert.ok(!refused.text.includes('fourth-secret'));
+    row = (await channels())[0]!;
+    assert.deepEqual([row.url, row.secret], ['https://hooks.example.com/b', null], 'a refused update changes nothing');
+
+    const none = await update({ classes: [] });
+    assert.equal(none.status, 400);
+    assert.match(none.text, /Choose at least one class/);
+  });
+
+  test('update or delete of a channel that no longer exists is a no-op with a notice', async () => {
+    const { client } = await signedInAs(t, 'admin');
+    const up = await client.post('/settings/channels/update', { id: 'gone', url: 'https://hooks.example.com/', classes: 'drift', enabled: 'on' });
+    assert.equal(up.location, '/settings?tab=channels&notice=gone');
+    const del = await client.post('/settings/channels/delete', { id: 'gone' });
+    assert.equal(del.status, 303);
+    assert.equal(del.location, '/settings?tab=channels&notice=gone');
+    assert.match((await client.get(del.location!)).text, /That channel no longer exists/);
+    assert.match((await client.get('/settings?tab=channels&edit=gone')).text, /That channel no longer exists/);
+  });
+
+  test('delete is idempotent; pending deliveries are cancelled, finished ones stay on the message', async () => {
+    const admin = await signedInAs(t, 'admin');
+    const ch = await buildChannel(t, { createdBy: admin.account.id });
+    const delivered = await buildMessage(t);
+    await t.deps.db.updateTable('deliveries').set({ state: 'delivered' }).where('message_id', '=', delivered).execute();
+    const pending = await buildMessage(t);
+    const first = await admin.client.post('/settings/channels/delete', { id: ch.id });
+    assert.equal(first.location, '/settings?tab=channels&notice=deleted');
+    assert.equal((await channels()).length, 0);
+    const rows = await t.deps.db.selectFrom('deliveries').select(['message_id', 'state', 'channel_id']).execute();
+    assert.deepEqual(
+      rows.map((r) => [r.message_id === delivered ? 'delivered-msg' : 'pending-msg', r.state, r.channel_id]).sort(),
+      [['delivered-msg', 'delivered', null], ['pending-msg', 'cancelled', null]],
+    );
+    assert.equal(pending.length > 0, true);
+    const again = await admin.client.post('/settings/channels/delete', { id: ch.id });
+    assert.equal(again.status, 303);
+  });
+
+  test('each row shows URL, classes, state, consecutive failures and the last error; the list pages', async () => {
+    const admin = await signedInAs(t, 'admin');
+    const ch = await buildChannel(t, { createdBy: admin.account.id, url: 'https://broken.example.com/x', classes: 'clock' });
+    await t.deps.db.updateTable('channels').set({ consecutive_failures: 3, last_error: 'HTTP 503 from receiver', last_error_at: t.clock.now() }).where('id', '=', ch.id).execute();
+    const page = await admin.client.get('/settings?tab=channels');
+    assert.match(page.text, /https:\/\/broken\.example\.com\/x/);
+    assert.match(page.text, /<td>clock<\/td><td>enabled<\/td>/);
+    assert.match(page.text, /<td>3<\/td>/);
+    assert.match(page.text, /HTTP 503 from receiver/);
+    assert.match(page.text, new RegExp(`<td>${admin.account.username}</td>`));
+
+    for (let i = 0; i < 120; i++) await buildChannel(t, { createdBy: admin.account.id });
+    const first = await admin.client.get('/settings?tab=channels');
+    assert.match(first.text, /Page 1 of 2 \(121 channels\)/);
+    const second = await admin.client.get('/settings?tab=channels&page=2');
+    assert.equal((second.text.match(/<tr class="channel /g) ?? []).length, 21);
+  });
+});

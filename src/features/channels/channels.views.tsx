@@ -1,0 +1,190 @@
+// The channels tab: the channel list, the create form, one channel's edit form, and the retention dial.
+// A channel's secret is never rendered: only a "set" / "none" badge.
+import type { Child } from 'hono/jsx';
+import { Checkbox, Field, Form, Notice, Time } from '../../http/views/components.tsx';
+import { CLASSES } from '../messages/classes.ts';
+import { RETENTION_MAX_DAYS, RETENTION_MIN_DAYS } from '../messages/retention.service.ts';
+import type { ChannelSummary } from './channels.repo.ts';
+import type { ChannelErrors } from './channels.service.ts';
+
+/** Banners for ?notice= after a redirect. */
+export const CHANNEL_NOTICES: Record<string, { kind: 'success' | 'info' | 'error'; text: string }> = {
+  created: { kind: 'success', text: 'Channel created. It is enabled.' },
+  updated: { kind: 'success', text: 'Channel saved.' },
+  deleted: { kind: 'success', text: 'Channel deleted.' },
+  gone: { kind: 'info', text: 'That channel no longer exists.' },
+  'retention-saved': { kind: 'success', text: 'Retention saved.' },
+};
+
+function SecretBadge(props: { set: boolean }) {
+  return <span class={props.set ? 'badge secret-set' : 'badge secret-none'}>{props.set ? 'set' : 'none'}</span>;
+}
+
+function ClassBoxes(props: { checked: string[]; error?: string }) {
+  return (
+    <fieldset class={props.error ? 'classes has-error' : 'classes'}>
+      <legend>Classes</legend>
+      {CLASSES.map((cls) => (
+        <Checkbox label={cls} name="classes" value={cls} checked={props.checked.includes(cls)} />
+      ))}
+      {props.error ? <p class="error">{props.error}</p> : null}
+    </fieldset>
+  );
+}
+
+/** The form that creates a channel. */
+export function CreateChannelForm(props: { values?: { url?: string; classes?: string[] }; errors?: ChannelErrors }) {
+  const e = props.errors ?? {};
+  return (
+    <Form action="/settings/channels" class="channel-create">
+      <h3>Add a channel</h3>
+      <Field label="Channel URL" name="url" type="url" value={props.values?.url} error={e.url} required maxlength={2048}
+        hint="https:// only; http:// is allowed to a loopback IP address such as http://127.0.0.1:8080/." />
+      <ClassBoxes checked={props.values?.classes ?? []} error={e.classes} />
+      <Field label="Secret (optional)" name="secret" type="password" autocomplete="off" error={e.secret}
+        hint="Signs each body with HMAC-SHA256. It cannot be read back once saved." />
+      <button type="submit">Add channel</button>
+    </Form>
+  );
+}
+
+/** The form that edits one channel. */
+export function EditChannelForm(props: { channel: ChannelSummary; values?: { url?: string; classes?: string[]; enabled?: boolean }; errors?: ChannelErrors }) {
+  const ch = props.channel;
+  const e = props.errors ?? {};
+  const classes = props.values?.classes ?? ch.classes.split(',');
+  return (
+    <Form action="/settings/channels/update" class="channel-edit">
+      <h3>Edit channel</h3>
+      <input type="hidden" name="id" value={ch.id} />
+      <Field label="Channel URL" name="url" type="url" value={props.values?.url ?? ch.url} error={e.url} required maxlength={2048} />
+      <ClassBoxes checked={classes} error={e.classes} />
+      <Checkbox label="Enabled" name="enabled" value="on" checked={props.values?.enabled ?? ch.enabled === 1} />
+      <p>
+        Secret: <SecretBadge set={ch.hasSecret} />
+      </p>
+      <Field label="New secret" name="secret" type="password" autocomplete="off" error={e.secret}
+        hint="Leave blank to keep the current secret; type a value to replace it." />
+      <Checkbox label="Remove the secret" name="clear_secret" value="on" />
+      <button type="submit">Save channel</button> <a href="/settings?tab=channels">Cancel</a>
+    </Form>
+  );
+}
+
+function ChannelRow(props: { ch: ChannelSummary }) {
+  const ch = props.ch;
+  return (
+    <tr class={ch.enabled ? 'channel enabled' : 'channel disabled'}>
+      <td>
+        <code>{ch.url}</code>
+      </td>
+      <td>{ch.classes.split(',').join(', ')}</td>
+      <td>{ch.enabled ? 'enabled' : 'disabled'}</td>
+      <td>
+        <SecretBadge set={ch.hasSecret} />
+      </td>
+      <td>{ch.consecutive_failures}</td>
+      <td>
+        {ch.last_error ? (
+          <>
+            {ch.last_error} <Time at={ch.last_error_at} />
+          </>
+        ) : (
+          '—'
+        )}
+      </td>
+      <td>
+        <Time at={ch.last_success_at} />
+      </td>
+      <td>{ch.createdByUsername ?? '—'}</td>
+      <td>
+        <a href={`/settings?tab=channels&edit=${ch.id}`} aria-label={`Edit channel ${ch.url}`}>
+          Edit
+        </a>{' '}
+        <Form action="/settings/channels/delete" class="inline">
+          <input type="hidden" name="id" value={ch.id} />
+          <button type="submit" class="danger" aria-label={`Delete channel ${ch.url}`}>
+            Delete
+          </button>
+        </Form>
+      </td>
+    </tr>
+  );
+}
+
+/** The list of channels, one page at a time. */
+export function ChannelList(props: { channels: ChannelSummary[]; total: number; page: number; pages: number }) {
+  if (props.total === 0) return <p class="empty">No channels. Messages are kept in the in-app store only.</p>;
+  return (
+    <>
+      <table class="channels">
+        <thead>
+          <tr>
+            <th scope="col">URL</th>
+            <th scope="col">Classes</th>
+            <th scope="col">State</th>
+            <th scope="col">Secret</th>
+            <th scope="col">Consecutive failures</th>
+            <th scope="col">Last error</th>
+            <th scope="col">Last success</th>
+            <th scope="col">Created by</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.channels.map((ch) => (
+            <ChannelRow ch={ch} />
+          ))}
+        </tbody>
+      </table>
+      {props.pages > 1 ? (
+        <nav class="pager" aria-label="Channel pages">
+          {props.page > 1 ? <a href={`/settings?tab=channels&page=${props.page - 1}`}>Previous channels</a> : null}{' '}
+          <span>
+            Page {props.page} of {props.pages} ({props.total} channels)
+          </span>{' '}
+          {props.page < props.pages ? <a href={`/settings?tab=channels&page=${props.page + 1}`}>Next channels</a> : null}
+        </nav>
+      ) : null}
+    </>
+  );
+}
+
+/** The retention dial: how long messages and their delivery records are kept. */
+export function RetentionForm(props: { days: number; value?: string; error?: string }) {
+  return (
+    <Form action="/settings/channels/retention" class="retention">
+      <h3>Retention</h3>
+      <p>
+        Messages and their delivery records are kept for <strong>{props.days}</strong> days. A message that still has a pending
+        delivery is kept until it is delivered or dead-lettered.
+      </p>
+      <Field label="Keep messages for (days)" name="days" type="number" value={props.value ?? String(props.days)} error={props.error}
+        required hint={`${RETENTION_MIN_DAYS} to ${RETENTION_MAX_DAYS} days.`} />
+      <button type="submit">Save retention</button>
+    </Form>
+  );
+}
+
+/** The whole tab body. */
+export function ChannelsTabView(props: { notice?: Child; list: Child; form: Child; retention: Child }) {
+  return (
+    <section>
+      <h2>Notification channels</h2>
+      <p class="hint">
+        Every message is kept in the in-app store. Each enabled channel also receives a signed JSON copy of every message of the classes
+        it subscribes to.
+      </p>
+      {props.notice}
+      {props.list}
+      {props.form}
+      {props.retention}
+    </section>
+  );
+}
+
+/** The notice banner for a ?notice= code. */
+export function channelNotice(code: string | undefined): Child {
+  const n = code && Object.hasOwn(CHANNEL_NOTICES, code) ? CHANNEL_NOTICES[code] : undefined;
+  return n ? <Notice kind={n.kind}>{n.text}</Notice> : null;
+}

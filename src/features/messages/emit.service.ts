@@ -1,0 +1,176 @@
+// emit(): the one way a message enters the store. Validates a fully computed message, maps its cause to a
+// class, builds its link, serializes the channel body once, and stores it with its pending deliveries in one
+// transaction (the transactional outbox of DESIGN.md).
+import { isForeignKeyViolation } from '../../db/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { newId } from '../../deps.ts';
+import { CAUSES, CLASS_OF_CAUSE, isCause, type Cause, type MessageClass } from './classes.ts';
+import { insertDeliveriesForClass, insertMessage } from './messages.repo.ts';
+
+/** A fully computed message, as the code that noticed the cause hands it over. */
+export interface EmitInput {
+  cause: string;
+  /** The bare kind and key of the thing the message fired at (the key, not a rendered label). */
+  subject: { kind: string; key: string };
+  /** Time of the cause (epoch milliseconds), not of emission or delivery. */
+  instant: number;
+  /** The rendered sentence, stored and sent byte for byte. */
+  headline: string;
+  /** A count where the firing has one; never the rows behind it. */
+  census?: number | null;
+  /** The Source a `declared-input` message links to (required for that cause only). */
+  sourceId?: string;
+  /** The Seed an `aperture` message links to (required for that cause only). */
+  seedId?: string;
+}
+
+/** Which input field a refusal is about. */
+export type EmitField = 'cause' | 'subjectKind' | 'subjectKey' | 'instant' | 'headline' | 'census' | 'sourceId' | 'seedId';
+
+export type EmitResult =
+  | { ok: true; id: string; class: MessageClass; deliveries: number }
+  | { ok: false; reason: 'invalid'; errors: Partial<Record<EmitField, string>> };
+
+/** Longest accepted values: generous for real content, small enough to keep the store and bodies bounded. */
+export const EMIT_LIMITS = { kind: 64, key: 512, headline: 1000, id: 256 } as const;
+
+/** Latest instant whose ISO-8601 form is still the plain four-digit-year form. */
+const MAX_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+// Control characters (C0, DEL, C1) and lone UTF-16 surrogates have no place in a one-line label or key.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function checkText(value: unknown, what: string, max: number): string | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return `${what} is required and may not be blank.`;
+  if ([...value].length > max) return `${what} may be at most ${max} characters.`;
+  if (CONTROL.test(value)) return `${what} may not contain control characters such as line breaks or tabs.`;
+  if (LONE_SURROGATE.test(value)) return `${what} is not valid Unicode text.`;
+  return undefined;
+}
+
+// A link path segment of "." or ".." (in any spelling) would be resolved away by every URL parser.
+function checkSegment(value: unknown, what: string, max: number): string | undefined {
+  const problem = checkText(value, what, max);
+  if (problem) return problem;
+  if (value === '.' || value === '..') return `${what} may not be "." or "..".`;
+  return undefined;
+}
+
+/** Validates every field at once, so the caller can report all problems together. */
+export function validateEmitInput(input: EmitInput): Partial<Record<EmitField, string>> {
+  const errors: Partial<Record<EmitField, string>> = {};
+  const set = (field: EmitField, problem: string | undefined) => {
+    if (problem) errors[field] = problem;
+  };
+  if (!isCause(input.cause)) errors.cause = `The cause must be one of ${CAUSES.join(', ')}.`;
+  set('subjectKind', checkSegment(input.subject?.kind, 'The subject kind', EMIT_LIMITS.kind));
+  set('subjectKey', checkSegment(input.subject?.key, 'The subject key', EMIT_LIMITS.key));
+  if (typeof input.instant !== 'number' || !Number.isInteger(input.instant) || input.instant < 0 || input.instant > MAX_INSTANT) {
+    errors.instant = 'The instant must be a valid time between 1970 and 9999.';
+  }
+  set('headline', checkText(input.headline, 'The headline', EMIT_LIMITS.headline));
+  if (input.census !== undefined && input.census !== null && !(Number.isSafeInteger(input.census) && input.census >= 0)) {
+    errors.census = 'The census must be a whole number of zero or more.';
+  }
+  const needsSource = input.cause === 'declared-input';
+  const needsSeed = input.cause === 'aperture';
+  if (needsSource) set('sourceId', checkSegment(input.sourceId, 'The Source id (what a declared-input message links to)', EMIT_LIMITS.id));
+  else if (input.sourceId !== undefined) errors.sourceId = 'A Source id is only given for the declared-input cause.';
+  if (needsSeed) set('seedId', checkSegment(input.seedId, 'The Seed id (what an aperture message links to)', EMIT_LIMITS.id));
+  else if (input.seedId !== undefined) errors.seedId = 'A Seed id is only given for the aperture cause.';
+  return errors;
+}
+
+/** Where a message points inside this instance (SPEC 6.3), relative to SVC_PUBLIC_URL. */
+export type LinkTarget =
+  | { cause: 'drift' | 'threshold'; subject: { kind: string; key: string } }
+  | { cause: 'declared-input'; sourceId: string }
+  | { cause: 'aperture'; seedId: string };
+
+/** The absolute link of a message, or undefined when no public URL is configured. Path segments are URL-encoded. */
+export function messageLink(publicUrl: string | undefined, target: LinkTarget): string | undefined {
+  if (!publicUrl) return undefined;
+  const base = publicUrl.replace(/\/+$/, '');
+  const seg = encodeURIComponent;
+  switch (target.cause) {
+    case 'drift':
+    case 'threshold':
+      return `${base}/subjects/${seg(target.subject.kind)}/${seg(target.subject.key)}`;
+    case 'declared-input':
+      return `${base}/sources/${seg(target.sourceId)}`;
+    case 'aperture':
+      return `${base}/seeds/${seg(target.seedId)}`;
+  }
+}
+
+/** The channel body of SPEC 2.6, serialized once; census and link are left out when absent. */
+export function serializeBody(m: {
+  id: string;
+  class: MessageClass;
+  cause: Cause;
+  subject: { kind: string; key: string };
+  instant: number;
+  headline: string;
+  census: number | null;
+  link: string | undefined;
+}): string {
+  return JSON.stringify({
+    message: m.id,
+    class: m.class,
+    cause: m.cause,
+    subject: { kind: m.subject.kind, key: m.subject.key },
+    instant: new Date(m.instant).toISOString(),
+    headline: m.headline,
+    ...(m.census === null ? {} : { census: m.census }),
+    ...(m.link === undefined ? {} : { link: m.link }),
+  });
+}
+
+function linkTarget(cause: Cause, input: EmitInput): LinkTarget {
+  if (cause === 'declared-input') return { cause, sourceId: input.sourceId! };
+  if (cause === 'aperture') return { cause, seedId: input.seedId! };
+  return { cause, subject: input.subject };
+}
+
+/**
+ * Stores one message and one pending delivery per enabled channel subscribed to its class, in one
+ * transaction. Invalid input is refused with every problem named, and stores nothing.
+ */
+export async function emit(deps: Deps, input: EmitInput): Promise<EmitResult> {
+  const errors = validateEmitInput(input);
+  if (Object.keys(errors).length > 0) return { ok: false, reason: 'invalid', errors };
+  const cause = input.cause as Cause;
+  const cls = CLASS_OF_CAUSE[cause];
+  const id = newId(deps.random);
+  const census = input.census ?? null;
+  const link = messageLink(deps.config.publicUrl, linkTarget(cause, input));
+  const subject = { kind: input.subject.kind, key: input.subject.key };
+  const body = serializeBody({ id, class: cls, cause, subject, instant: input.instant, headline: input.headline, census, link });
+  const now = deps.clock.now();
+  const store = () => deps.db.transaction().execute(async (trx) => {
+    await insertMessage(trx, {
+      id,
+      class: cls,
+      cause,
+      subject_kind: subject.kind,
+      subject_key: subject.key,
+      instant: input.instant,
+      headline: input.headline,
+      census,
+      link: link ?? null,
+      body,
+      created_at: now,
+    });
+    return insertDeliveriesForClass(trx, { messageId: id, class: cls, now });
+  });
+  // On PostgreSQL a channel deleted while the transaction runs fails the deliveries' foreign key; the whole
+  // transaction rolled back, so storing again (the channel now gone) is safe.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { ok: true, id, class: cls, deliveries: await store() };
+    } catch (err) {
+      if (!isForeignKeyViolation(err) || attempt >= 3) throw err;
+    }
+  }
+}

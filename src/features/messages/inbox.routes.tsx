@@ -1,0 +1,71 @@
+// GET /inbox and /messages (the same store, every signed-in account), a message's page, and the read marks.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { Deps } from '../../deps.ts';
+import type { AppEnv, Ctx } from '../../http/env.ts';
+import { parseForm } from '../../http/forms.ts';
+import { errorPage, render } from '../../http/render.tsx';
+import { decodeCursor, encodeCursor, inboxPage, messageDetail } from './inbox.service.ts';
+import { InboxPage, MessagePage, readNotice } from './inbox.views.tsx';
+import { MARK_READ_MAX, markAllRead, markRead } from './read-state.service.ts';
+
+const readSchema = z.object({
+  id: z.array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Not a message id.')).min(1, 'Choose at least one message.').max(MARK_READ_MAX),
+  back: z.string().optional(),
+});
+
+const readAllSchema = z.object({ back: z.string().optional() });
+
+// Only our own reading pages are valid return addresses, so the field cannot become an open redirect.
+const BACK = /^\/(inbox|messages)(\/[A-Za-z0-9_-]{1,64})?(\?[A-Za-z0-9=&._%-]{0,200})?$/;
+
+function backTo(raw: string | undefined, fallback: string): string {
+  return raw !== undefined && BACK.test(raw) ? raw : fallback;
+}
+
+function selfUrl(c: Ctx): string {
+  const url = new URL(c.req.url);
+  return url.pathname + url.search;
+}
+
+/** The inbox, message pages and read marks: every signed-in account (the gate's default). */
+export function inboxRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>();
+
+  const list = (base: '/inbox' | '/messages', title: string) => async (c: Ctx) => {
+    const account = c.get('session')!.account;
+    const rawBefore = c.req.query('before');
+    const before = rawBefore === undefined ? undefined : decodeCursor(rawBefore);
+    if (rawBefore !== undefined && !before) return errorPage(c, 400, 'Page not found', 'That page link is not valid.');
+    const page = await inboxPage(deps, account.id, before);
+    const olderHref = page.next ? `${base}?before=${encodeURIComponent(encodeCursor(page.next))}` : undefined;
+    const notice = readNotice(c.req.query('notice'));
+    return render(c, title, <InboxPage base={base} items={page.items} olderHref={olderHref} first={!before} back={selfUrl(c)} notice={notice} />);
+  };
+
+  app.get('/inbox', list('/inbox', 'Inbox'));
+  app.get('/messages', list('/messages', 'Messages'));
+
+  app.get('/messages/:id{[A-Za-z0-9_-]{1,64}}', async (c) => {
+    const account = c.get('session')!.account;
+    const detail = await messageDetail(deps, account.id, c.req.param('id'));
+    if (!detail) return errorPage(c, 404, 'No such message', 'That message does not exist, or it was removed by the retention setting.');
+    return render(c, 'Message', <MessagePage detail={detail} isAdmin={account.role === 'admin'} back={selfUrl(c)} />);
+  });
+
+  app.post('/messages/read', async (c) => {
+    const form = parseForm(c, readSchema, ['id']);
+    if (!form.ok) return errorPage(c, 400, 'Nothing marked', form.errors.id ?? 'Choose at least one message to mark read.');
+    await markRead(deps, c.get('session')!.account.id, form.data.id);
+    return c.redirect(backTo(form.data.back, '/inbox'), 303);
+  });
+
+  app.post('/messages/read-all', async (c) => {
+    const form = parseForm(c, readAllSchema);
+    await markAllRead(deps, c.get('session')!.account.id);
+    const back = backTo(form.ok ? form.data.back : undefined, '/inbox');
+    return c.redirect(`${back.split('?')[0]}?notice=all-read`, 303);
+  });
+
+  return app;
+}

@@ -1,0 +1,81 @@
+// Per-account read state. Cost never grows with the store: "read all" moves one watermark row, individual
+// reads above it are rows that get folded into the watermark as soon as they form an unbroken run, and the
+// unread count stops scanning at its cap. The watermark always stays below the newest message's millisecond
+// (reads in that millisecond are kept as rows), so a message stored later in the same millisecond is unread.
+import type { Deps } from '../../deps.ts';
+import { findMessagesCreatedAt } from './messages.repo.ts';
+import {
+  countUnread,
+  deleteReadsThrough,
+  findReadIds,
+  findWatermark,
+  insertReads,
+  insertReadsAbove,
+  newestCreatedAt,
+  oldestUnreadCreatedAt,
+  raiseWatermark,
+} from './read-state.repo.ts';
+
+/** The bell counts this many at most; the layout shows more as "99+". */
+export const UNREAD_CAP = 100;
+
+/**
+ * The watermark never rises past now minus this margin: a message's created_at is taken just before its
+ * transaction commits (and `svc emit` may run on a host with a slightly different clock), so a message can
+ * appear with a created_at a little in the past. Reads inside the margin are kept as rows instead.
+ */
+export const WATERMARK_MARGIN_MS = 5 * 60_000;
+
+/** Most ids accepted by one mark-read request. */
+export const MARK_READ_MAX = 200;
+
+/** The account's unread messages, counted up to UNREAD_CAP. */
+export async function unreadCount(deps: Deps, accountId: string): Promise<number> {
+  const watermark = await findWatermark(deps.db, accountId);
+  return countUnread(deps.db, accountId, watermark, UNREAD_CAP);
+}
+
+/** Which of the given messages the account has read. */
+export async function readMessageIds(deps: Deps, accountId: string, messages: { id: string; created_at: number }[]): Promise<Set<string>> {
+  const watermark = await findWatermark(deps.db, accountId);
+  const above = messages.filter((m) => watermark === undefined || m.created_at > watermark);
+  const read = await findReadIds(deps.db, accountId, above.map((m) => m.id));
+  for (const m of messages) if (watermark !== undefined && m.created_at <= watermark) read.add(m.id);
+  return read;
+}
+
+/** Marks the given messages read for this account only; unknown ids are ignored. */
+export async function markRead(deps: Deps, accountId: string, ids: string[]): Promise<void> {
+  const unique = [...new Set(ids)].slice(0, MARK_READ_MAX);
+  if (unique.length === 0) return;
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const watermark = await findWatermark(trx, accountId);
+    const found = await findMessagesCreatedAt(trx, unique);
+    const above = found.filter((m) => watermark === undefined || m.created_at > watermark);
+    await insertReads(trx, accountId, above, now);
+    // Fold the unbroken run of read messages at the bottom into the watermark, so read rows stay few.
+    const oldestUnread = await oldestUnreadCreatedAt(trx, accountId, watermark);
+    const newest = oldestUnread === undefined ? await newestCreatedAt(trx) : undefined;
+    const run = oldestUnread !== undefined ? oldestUnread - 1 : newest !== undefined ? newest - 1 : undefined;
+    const through = run === undefined ? undefined : Math.min(run, now - WATERMARK_MARGIN_MS);
+    if (through !== undefined && (watermark === undefined || through > watermark)) {
+      await raiseWatermark(trx, accountId, through, now);
+      await deleteReadsThrough(trx, accountId, through);
+    }
+  });
+}
+
+/** Marks every message now in the store read for this account only. */
+export async function markAllRead(deps: Deps, accountId: string): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const newest = await newestCreatedAt(trx);
+    if (newest === undefined) return;
+    const through = Math.min(newest - 1, now - WATERMARK_MARGIN_MS);
+    await raiseWatermark(trx, accountId, through, now);
+    // The newest millisecond's messages are marked one by one: a later message in that millisecond stays unread.
+    await insertReadsAbove(trx, accountId, through, now);
+    await deleteReadsThrough(trx, accountId, through);
+  });
+}

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { beforeEach, test } from 'node:test';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { forEachDialect } from '../../../test/helpers/db.ts';
+import { buildAccount, signedInAs } from '../../../test/helpers/factories.ts';
+import { buildChannel, buildMessage, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { markRead } from './read-state.service.ts';
+import { DEFAULT_RETENTION_DAYS, pruneMessages, retentionDays, setRetentionDays } from './retention.service.ts';
+
+const DAY = 24 * 60 * 60 * 1000;
+
+forEachDialect((getDb) => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = buildTestApp(getDb());
+    await clearOutbox(t);
+  });
+
+  const ids = async () => (await t.deps.db.selectFrom('messages').select('id').execute()).map((r) => r.id).sort();
+
+  test('messages and their delivery records are kept for the retention, 90 days by default', async () => {
+    assert.equal(await retentionDays(t.deps), DEFAULT_RETENTION_DAYS);
+    assert.equal(DEFAULT_RETENTION_DAYS, 90);
+    const author = await buildAccount(t, { role: 'admin' });
+    await buildChannel(t, { createdBy: author.id });
+    const old = await buildMessage(t);
+    await t.deps.db.updateTable('deliveries').set({ state: 'delivered' }).where('message_id', '=', old).execute();
+    const delivery = await t.deps.db.selectFrom('deliveries').select('id').where('message_id', '=', old).executeTakeFirstOrThrow();
+    await t.deps.db
+      .insertInto('delivery_attempts')
+      .values({ id: 'att-1', delivery_id: delivery.id, attempt_no: 1, started_at: 0, finished_at: 0, verdict: 'delivered', status_code: 204, error: null })
+      .execute();
+    await markRead(t.deps, author.id, [old]);
+    t.clock.advance(60 * DAY);
+    const recent = await buildMessage(t);
+    t.clock.advance(30 * DAY);
+    assert.equal(await pruneMessages(t.deps), 0, 'exactly 90 days old is still kept');
+    t.clock.advance(1);
+    assert.equal(await pruneMessages(t.deps), 1);
+    assert.deepEqual(await ids(), [recent].sort());
+    assert.equal((await t.deps.db.selectFrom('deliveries').select('id').where('message_id', '=', old).execute()).length, 0);
+    assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, 0);
+    assert.equal((await t.deps.db.selectFrom('message_reads').select('message_id').where('message_id', '=', old).execute()).length, 0);
+  });
+
+  test('pruning never removes a message that still has a pending delivery', async () => {
+    const author = await buildAccount(t, { role: 'admin' });
+    await buildChannel(t, { createdBy: author.id });
+    await buildChannel(t, { createdBy: author.id });
+    const waiting = await buildMessage(t);
+    const rows = await t.deps.db.selectFrom('deliveries').select('id').where('message_id', '=', waiting).execute();
+    await t.deps.db.updateTable('deliveries').set({ state: 'dead' }).where('id', '=', rows[0]!.id).execute();
+    t.clock.advance(400 * DAY);
+    assert.equal(await pruneMessages(t.deps), 0);
+    assert.deepEqual(await ids(), [waiting]);
+    await t.deps.db.updateTable('deliveries').set({ state: 'delivered' }).where('id', '=', rows[1]!.id).execute();
+    assert.equal(await pruneMessages(t.deps), 1);
+    assert.deepEqual(await ids(), []);
+  });
+
+  test('the dial changes what is kept; out-of-range values are refused', async () => {
+    assert.deepEqual(await setRetentionDays(t.deps, 0), { ok: false, reason: 'out-of-range' });
+    assert.deepEqual(await setRetentionDays(t.deps, 3651), { ok: false, reason: 'out-of-range' });
+    assert.deepEqual(await setRetentionDays(t.deps, 7), { ok: true });
+    const gone = await buildMessage(t);
+    t.clock.advance(5 * DAY);
+    const kept = await buildMessage(t);
+    t.clock.advance(3 * DAY);
+    assert.equal(await pruneMessages(t.deps), 1);
+    assert.deepEqual(await ids(), [kept]);
+    assert.notEqual(gone, kept);
+  });
+
+  test('a large backlog is pruned in batches', async () => {
+    const rows = Array.from({ length: 1234 }, (_, i) => ({
+      id: `old-${i}`,
+      class: 'drift' as const,
+      cause: 'drift' as const,
+      subject_kind: 'service',
+      subject_key: `s${i}`,
+      instant: 0,
+      headline: 'Old.',
+      census: null,
+      link: null,
+      body: '{}',
+      created_at: t.clock.now() - 100 * DAY - i,
+    }));
+    for (let i = 0; i < rows.length; i += 300) await t.deps.db.insertInto('messages').values(rows.slice(i, i + 300)).execute();
+    assert.equal(await pruneMessages(t.deps), 1234);
+    assert.deepEqual(await ids(), []);
+  });
+
+  test('the retention dial is on the channels tab, admin only', async () => {
+    const admin = await signedInAs(t, 'admin');
+    const viewer = await signedInAs(t, 'viewer');
+    const tab = await admin.client.get('/settings?tab=channels');
+    assert.match(tab.text, /kept for <strong>90<\/strong> days/);
+    assert.equal((await viewer.client.post('/settings/channels/retention', { days: '1' })).status, 403);
+    assert.equal(await retentionDays(t.deps), 90);
+    for (const days of ['0', '-4', 'ten', '3651', '1.5', '']) {
+      const res = await admin.client.post('/settings/channels/retention', { days });
+      assert.equal(res.status, 400, days);
+      assert.match(res.text, /whole number of days from 1 to 3650/);
+    }
+    const ok = await admin.client.post('/settings/channels/retention', { days: '30' });
+    assert.equal(ok.status, 303);
+    assert.equal(ok.location, '/settings?tab=channels&notice=retention-saved');
+    assert.equal(await retentionDays(t.deps), 30);
+    assert.match((await admin.client.get(ok.location!)).text, /kept for <strong>30<\/strong> days/);
+  });
+});

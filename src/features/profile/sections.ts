@@ -1,0 +1,18 @@
+// The profile page's sections. Each feature registers its section here; the page renders them in this order.
+import type { Child } from 'hono/jsx';
+import type { Deps } from '../../deps.ts';
+import type { Ctx } from '../../http/env.ts';
+import { passwordSection } from './password.section.tsx';
+import { secondFactorSection } from './second-factor.section.tsx';
+import { sessionsSection } from './sessions.section.tsx';
+import { tokensSection } from './tokens.section.tsx';
+import { ssoProfileSection } from '../sso/sso.profile.tsx';
+
+/** One section of /profile: its key (the anchor id and where feedback for it is shown) and what it renders. */
+export interface ProfileSection {
+  key: string;
+  render(deps: Deps, c: Ctx): Promise<Child>;
+}
+
+/** All sections, in display order. Every signed-in account sees all of them (viewers included). */
+export const profileSections: ProfileSection[] = [passwordSection, secondFactorSection, ssoProfileSection, tokensSection, sessionsSection];

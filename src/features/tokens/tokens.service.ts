@@ -1,0 +1,88 @@
+// Personal API tokens: minted from a session, shown once, stored as SHA-256, presented as a bearer token on /api/.
+import type { Deps } from '../../deps.ts';
+import { newId, randomToken, sha256 } from '../../deps.ts';
+import { deleteTokenOf, findTokenWithAccount, insertToken, listTokensOf, touchToken } from './tokens.repo.ts';
+
+/** Recognisable prefix, so secret scanners can spot a leaked token. */
+export const TOKEN_PREFIX = 'svc_pat_';
+/** Prefix plus 256 random bits in base64url. */
+const TOKEN_SHAPE = /^svc_pat_[A-Za-z0-9_-]{43}$/;
+/** last_used_at is written at most this often. */
+export const LAST_USED_EVERY_MS = 60_000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Lifetimes offered when minting, by form value; null is "no expiry". */
+export const EXPIRY_CHOICES: Record<string, { label: string; days: number | null }> = {
+  '7': { label: '7 days', days: 7 },
+  '30': { label: '30 days', days: 30 },
+  '90': { label: '90 days', days: 90 },
+  '365': { label: '1 year', days: 365 },
+  never: { label: 'No expiry', days: null },
+};
+/** The lifetime preselected in the form. */
+export const DEFAULT_EXPIRY = '90';
+
+/** A token as its owner sees it in the list: never the token or its hash. */
+export interface TokenSummary {
+  id: string;
+  name: string;
+  createdAt: number;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+  expired: boolean;
+}
+
+/** The account a bearer token acts as, with the role read from the account row on this request. */
+export interface ApiAccount {
+  id: string;
+  username: string;
+  role: 'admin' | 'viewer';
+}
+
+/** Mints a token for the account; the plaintext is returned once and never stored. */
+export async function mintToken(deps: Deps, accountId: string, input: { name: string; expiry: string }): Promise<{ id: string; token: string }> {
+  const choice = EXPIRY_CHOICES[Object.hasOwn(EXPIRY_CHOICES, input.expiry) ? input.expiry : DEFAULT_EXPIRY]!;
+  const token = TOKEN_PREFIX + randomToken(deps.random, 32);
+  const id = newId(deps.random);
+  const now = deps.clock.now();
+  await insertToken(deps.db, {
+    id,
+    account_id: accountId,
+    name: input.name,
+    token_hash: sha256(token),
+    created_at: now,
+    expires_at: choice.days === null ? null : now + choice.days * DAY_MS,
+  });
+  return { id, token };
+}
+
+/** The account's own tokens. */
+export async function listTokens(deps: Deps, accountId: string): Promise<TokenSummary[]> {
+  const now = deps.clock.now();
+  return (await listTokensOf(deps.db, accountId)).map((r) => ({
+    id: r.id,
+    name: r.name,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    lastUsedAt: r.last_used_at,
+    expired: r.expires_at !== null && r.expires_at <= now,
+  }));
+}
+
+/** Revokes one of the account's own tokens; a foreign or stale id is a no-op. */
+export async function revokeToken(deps: Deps, accountId: string, id: string): Promise<void> {
+  await deleteTokenOf(deps.db, accountId, id);
+}
+
+/** The account a presented token acts as; undefined when unknown, malformed, expired, revoked or its account removed. */
+export async function authenticateToken(deps: Deps, presented: string): Promise<ApiAccount | undefined> {
+  if (!TOKEN_SHAPE.test(presented)) return undefined;
+  const row = await findTokenWithAccount(deps.db, sha256(presented));
+  if (!row) return undefined;
+  const now = deps.clock.now();
+  if (row.expires_at !== null && row.expires_at <= now) return undefined;
+  if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_EVERY_MS) {
+    await touchToken(deps.db, row.tokenId, now, LAST_USED_EVERY_MS);
+  }
+  return { id: row.id, username: row.username, role: row.role };
+}

@@ -1,0 +1,85 @@
+// The second-factor story in a real browser: enrol from the profile by reading the secret off the page, sign out,
+// sign in with password and a generated code, then with a recovery code, and see the used code refused.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { totpCode } from '../../src/features/auth/totp.ts';
+import { buildTestApp } from '../helpers/app.ts';
+import { browserSkip, launchBrowser, serveTestApp } from '../helpers/browser.ts';
+import { forEachDialect } from '../helpers/db.ts';
+import { buildAccount } from '../helpers/factories.ts';
+
+forEachDialect((getDb) => {
+  test('enrol TOTP from the profile, then sign in with a code and with a recovery code, once', { skip: browserSkip }, async () => {
+    const t = buildTestApp(getDb());
+    const account = await buildAccount(t, { username: 'tess' });
+    const server = await serveTestApp(t);
+    const browser = await launchBrowser();
+    const signInWithPassword = async (page: Page) => {
+      await page.goto(`${server.url}/login`);
+      await page.getByLabel('Username').fill(account.username);
+      await page.getByLabel('Password').fill(account.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    };
+    const signOut = async (page: Page) => {
+      await page.locator('header').getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL(/\/login\?notice=signed-out$/);
+    };
+    try {
+      const page = await (await browser.newContext()).newPage();
+      const consoleErrors: string[] = [];
+      page.on('console', (msg) => {
+        if (/Content Security Policy|Refused to/i.test(msg.text())) consoleErrors.push(msg.text());
+      });
+      await signInWithPassword(page);
+      await page.waitForURL(`${server.url}/`);
+
+      await page.goto(`${server.url}/profile`);
+      await page.getByLabel('Confirm password to set up').fill(account.password);
+      await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
+      assert.ok(await page.locator('figure.qr svg').isVisible(), 'the QR code renders');
+      const secret = ((await page.locator('#totp-secret').textContent()) ?? '').trim();
+      assert.match(secret, /^[A-Z2-7]{32}$/);
+      await page.getByLabel('Code from your app').fill(totpCode(secret, t.clock.now()));
+      await page.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
+      const codes = (await page.locator('ol.codes code').allTextContents()).map((c) => c.trim());
+      assert.equal(codes.length, 10);
+      assert.deepEqual(consoleErrors, [], 'no content-security-policy violations on the enrolment pages');
+      await page.getByRole('link', { name: 'Continue' }).click();
+      await page.waitForURL(`${server.url}/profile`);
+      assert.match((await page.textContent('main')) ?? '', /10 of 10/);
+      await signOut(page);
+      t.clock.advance(30_000);
+
+      // Password, then a code generated from the secret read off the page.
+      await signInWithPassword(page);
+      await page.waitForURL(`${server.url}/login/totp`);
+      await page.getByLabel('Authentication code').fill(totpCode(secret, t.clock.now()));
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.waitForURL(`${server.url}/`);
+      await signOut(page);
+      t.clock.advance(30_000);
+
+      // Password, then a recovery code.
+      await signInWithPassword(page);
+      await page.waitForURL(`${server.url}/login/totp`);
+      await page.getByLabel('Authentication code').fill(codes[0]!);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.waitForURL(/\/profile\?notice=recovery-code-used$/);
+      assert.match((await page.textContent('main')) ?? '', /9 of 10/);
+      await signOut(page);
+
+      // The used recovery code no longer works.
+      await signInWithPassword(page);
+      await page.waitForURL(`${server.url}/login/totp`);
+      await page.getByLabel('Authentication code').fill(codes[0]!);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      assert.match((await page.textContent('main')) ?? '', /That code is not valid/);
+      assert.equal(new URL(page.url()).pathname, '/login/totp');
+      assert.equal((await page.goto(`${server.url}/profile`))?.url(), `${server.url}/login/totp`, 'still owes its code');
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  });
+});
