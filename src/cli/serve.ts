@@ -9,6 +9,8 @@ import { startHousekeeping } from './housekeeping.ts';
 
 /** Starts listening; resolves when the process is asked to stop and has closed cleanly. */
 export async function runServe(deps: Deps, options: { worker: boolean }): Promise<void> {
+  // Listen for the stop signal first, so a SIGTERM during start-up still shuts down cleanly.
+  const stopped = untilSignal();
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, port: deps.config.port, hostname: deps.config.host });
   await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -25,7 +27,7 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   const worker = options.worker ? createDeliveryWorker(deps) : undefined;
   worker?.start();
 
-  await untilSignal();
+  await stopped;
   deps.log.info('shutting down');
   stopHousekeeping();
   await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), worker?.stop()]);

@@ -17,10 +17,11 @@ export function untilSignal(): Promise<NodeJS.Signals> {
 
 /** Runs the delivery loop until asked to stop; in-flight attempts get their time budget to finish, the rest are freed for another worker. */
 export async function runWorker(deps: Deps): Promise<void> {
+  const stopped = untilSignal();
   const worker = createDeliveryWorker(deps);
   worker.start();
   deps.log.info({ worker: worker.id, database: deps.dialect }, 'delivery worker started');
-  await untilSignal();
+  await stopped;
   deps.log.info({ worker: worker.id }, 'delivery worker stopping');
   await worker.stop();
   await deps.db.destroy();

@@ -166,6 +166,7 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
 
   return {
     async post(url, body, headers, stop) {
+      if (stop?.aborted) return { kind: 'aborted' };
       const target = checkTarget(url, policy);
       if (target instanceof PlainFailure) return { kind: 'failed', status: null, error: target.plain };
       const deadline = new AbortController();

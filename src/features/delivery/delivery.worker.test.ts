@@ -6,6 +6,8 @@ import { forEachDialect } from '../../../test/helpers/db.ts';
 import { allowTestLoopback, clearOutbox, fixtureResolver } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import { closedPort, HOOK_TEST_CERT, startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
+import { claimJobs } from './delivery.repo.ts';
+import { recordAttempts } from './delivery.service.ts';
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from './delivery.worker.ts';
 
 /** Verifies a signature the way a receiver would, independently of the service's code. */
@@ -256,6 +258,25 @@ forEachDialect((getDb) => {
     assert.equal(after.consecutive_failures, 0);
     assert.equal(after.last_success_at, t.clock.now());
     assert.equal(after.last_error, 'HTTP 500', 'the last error stays visible with its time');
+  });
+
+  test('verdicts recorded together keep the channel counters in order: a success resets, failures after it count', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/batch` });
+    for (let i = 0; i < 4; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
+    const now = t.clock.now();
+    const jobs = await claimJobs(t.deps.db, t.deps.dialect, { owner: 'w1', now, leaseUntil: now + 60_000, limit: 4, perChannel: 4, exclude: [], quotas: new Map(), window: 16 });
+    assert.equal(jobs.length, 4);
+    const failed = { kind: 'failed', status: 500, error: 'HTTP 500' } as const;
+    const ok = { kind: 'delivered', status: 200 } as const;
+    assert.equal(await recordAttempts(t.deps, 'w1', [failed, ok, failed].map((verdict, i) => ({ job: jobs[i]!, verdict, startedAt: now }))), 3);
+    let c = await channel(ch.id);
+    assert.deepEqual([c.consecutive_failures, c.last_error, c.last_success_at], [1, 'HTTP 500', now]);
+    t.clock.advance(5000);
+    assert.equal(await recordAttempts(t.deps, 'w1', [{ job: jobs[3]!, verdict: ok, startedAt: now }]), 1);
+    c = await channel(ch.id);
+    assert.deepEqual([c.consecutive_failures, c.last_success_at], [0, t.clock.now()]);
+    assert.equal(await recordAttempts(t.deps, 'someone-else', [{ job: jobs[0]!, verdict: ok, startedAt: now }]), 0, 'no lease, no record');
+    assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, 4);
   });
 
   test('pending deliveries of a disabled or deleted channel are not sent: the store shows them cancelled', async () => {
