@@ -34,9 +34,15 @@ forEachDialect((getDb) => {
   /** A fresh session owing the account's code (as after its password), named by its id hash. */
   const pendingSession = async (accountId: string) => sha256(await createSession(t.deps, accountId, 'totp', 'attacker'));
 
-  /** One wrong code from a session; the result of the check. */
+  /** One wrong code from a session, from any of 200 addresses (a distributed attacker); the result of the check. */
+  let guesses = 0;
   const guess = (account: { id: string }, sessionIdHash: string, secret: string) =>
-    verifySecondFactor(t.deps, { accountId: account.id, sessionIdHash, code: wrongCode(secret, t.clock.now()), address: '203.0.113.9' });
+    verifySecondFactor(t.deps, {
+      accountId: account.id,
+      sessionIdHash,
+      code: wrongCode(secret, t.clock.now()),
+      address: `203.0.113.${guesses++ % 200}`,
+    });
 
   /**
    * An attacker who knows the password guessing codes for `ms`: a new session whenever one is ended, waiting out every
