@@ -89,6 +89,7 @@ async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie
     publicUrl: 'https://svc.example.test',
     logLevel: 'silent',
     trustedProxies: [],
+    oidcCaFile: undefined,
   };
   const deps: Deps = { db, dialect, config, clock: systemClock, random: systemRandom, log: pino({ level: 'silent' }) };
   await db.insertInto('accounts').values({

@@ -18,6 +18,8 @@ import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
 import { inviteRoutes } from './features/team/invite.routes.tsx';
 import { teamRoutes } from './features/team/team.routes.tsx';
+import { ssoAdminRoutes } from './features/sso/sso.admin.routes.tsx';
+import { ssoRoutes } from './features/sso/sso.routes.tsx';
 
 /** Largest request body accepted anywhere; forms are far smaller. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -62,6 +64,8 @@ export function createApp(deps: Deps) {
   app.route('/', profileRoutes(deps));
   app.route('/', tokensRoutes(deps));
   app.route('/', apiRoutes());
+  app.route('/', ssoRoutes(deps));
+  app.route('/', ssoAdminRoutes(deps));
 
   app.notFound((c) => (c.req.path.startsWith('/api/') ? c.json({ error: 'not found' }, 404) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
   app.onError((err, c) => {

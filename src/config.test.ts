@@ -28,9 +28,18 @@ test('a postgres URL selects PostgreSQL; flags and URLs are parsed', () => {
 });
 
 test('every error is reported together', () => {
-  const r = loadConfig({ PORT: 'eighty', SVC_SECURE_COOKIES: 'maybe', SVC_EXTERNAL_URL: 'not a url', SVC_SETUP_TOKEN: 'short' });
+  const r = loadConfig({
+    PORT: 'eighty',
+    SVC_SECURE_COOKIES: 'maybe',
+    SVC_EXTERNAL_URL: 'not a url',
+    SVC_SETUP_TOKEN: 'short',
+    SVC_PUBLIC_URL: 'https://user:pw@svc.example.com/?x=1',
+    SVC_TRUSTED_PROXIES: 'proxy.internal',
+  });
   assert.equal(r.ok, false);
   if (r.ok) return;
   const text = r.errors.join('\n');
-  for (const name of ['PORT', 'SVC_SECURE_COOKIES', 'SVC_EXTERNAL_URL', 'SVC_SETUP_TOKEN']) assert.match(text, new RegExp(name));
+  for (const name of ['PORT', 'SVC_SECURE_COOKIES', 'SVC_EXTERNAL_URL', 'SVC_SETUP_TOKEN', 'SVC_PUBLIC_URL', 'SVC_TRUSTED_PROXIES']) {
+    assert.match(text, new RegExp(name));
+  }
 });

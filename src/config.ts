@@ -1,4 +1,5 @@
 // The one place that reads process.env: parsed once at start-up, every error reported together.
+import fs from 'node:fs';
 import { z } from 'zod';
 import { parseTrustedProxies, type TrustedProxies } from './net/client-address.ts';
 
@@ -13,6 +14,10 @@ const optionalUrl = (what: string) =>
     const url = URL.canParse(v) ? new URL(v) : undefined;
     if (!url || !['http:', 'https:'].includes(url.protocol)) {
       ctx.addIssue({ code: 'custom', message: `${what} must be an absolute http(s) URL such as https://svc.example.com` });
+      return z.NEVER;
+    }
+    if (url.username || url.password || url.search || url.hash) {
+      ctx.addIssue({ code: 'custom', message: `${what} may not contain a user name, password, query or fragment` });
       return z.NEVER;
     }
     return url.href.replace(/\/$/, '');
@@ -30,6 +35,11 @@ const envSchema = z.object({
   SVC_SECURE_COOKIES: booleanFlag.default(false),
   SVC_EXTERNAL_URL: optionalUrl('SVC_EXTERNAL_URL').optional(),
   SVC_PUBLIC_URL: optionalUrl('SVC_PUBLIC_URL').optional(),
+  SVC_OIDC_CA_FILE: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
+    .refine((v) => v === undefined || readablePem(v), 'SVC_OIDC_CA_FILE must name a readable file of PEM certificates'),
   SVC_TRUSTED_PROXIES: z.string().default('').transform((raw, ctx) => {
     const parsed = parseTrustedProxies(raw);
     if (!parsed) {
@@ -57,10 +67,20 @@ export interface Config {
   externalUrl: string | undefined;
   /** Base of the absolute links inside messages; links are omitted when unset. */
   publicUrl: string | undefined;
+  /** Extra PEM CA certificates trusted (besides the public roots) when talking to SSO providers; for a private CA. */
+  oidcCaFile: string | undefined;
   /** pino log level. */
   logLevel: string;
   /** Reverse proxies whose X-Forwarded-For is believed for the client address (throttling only); none by default. */
   trustedProxies: TrustedProxies;
+}
+
+function readablePem(file: string): boolean {
+  try {
+    return fs.readFileSync(file, 'utf8').includes('-----BEGIN CERTIFICATE-----');
+  } catch {
+    return false;
+  }
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -86,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
       secureCookies: e.SVC_SECURE_COOKIES,
       externalUrl: e.SVC_EXTERNAL_URL,
       publicUrl: e.SVC_PUBLIC_URL,
+      oidcCaFile: e.SVC_OIDC_CA_FILE,
       logLevel: e.SVC_LOG_LEVEL,
       trustedProxies: e.SVC_TRUSTED_PROXIES,
     },

@@ -3,6 +3,7 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import * as m0001 from './migrations/0001-foundation.ts';
 import * as m0002 from './migrations/0002-outbox.ts';
 import * as m0004 from './migrations/0004-profile.ts';
+import * as m0005 from './migrations/0005-sso.ts';
 import * as m0006 from './migrations/0006-messages.ts';
 import * as m0008 from './migrations/0008-second-factor-hardening.ts';
 
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-outbox': m0002,
   '0004-profile': m0004,
+  '0005-sso': m0005,
   '0006-messages': m0006,
   '0008-second-factor-hardening': m0008,
 };

@@ -180,6 +180,34 @@ export interface MessageReadsTable {
   read_at: number;
 }
 
+/** An administrator-declared OpenID Connect provider. */
+export interface SsoProvidersTable {
+  id: string;
+  display_name: string;
+  /** URL-safe id in the flow routes; unique. */
+  slug: string;
+  /** https issuer; discovery reads <issuer>/.well-known/openid-configuration. */
+  issuer: string;
+  client_id: string;
+  /** Write-only; null for a public (PKCE-only) client. */
+  client_secret: string | null;
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+  created_by: string;
+}
+
+/** A verified (provider, sub) bound to a local account by its holder. */
+export interface SsoIdentitiesTable {
+  id: string;
+  provider_id: string;
+  sub: string;
+  account_id: string;
+  /** Display label from the id_token (e-mail, username or name claim; sub otherwise); never used to match. */
+  label: string;
+  linked_at: number;
+}
+
 /** The whole database as Kysely sees it. */
 export interface DB {
   accounts: AccountsTable;
@@ -197,4 +225,6 @@ export interface DB {
   delivery_attempts: DeliveryAttemptsTable;
   message_read_marks: MessageReadMarksTable;
   message_reads: MessageReadsTable;
+  sso_providers: SsoProvidersTable;
+  sso_identities: SsoIdentitiesTable;
 }

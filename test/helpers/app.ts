@@ -27,6 +27,7 @@ export function testConfig(tdb: TestDatabase, overrides: Partial<Config> = {}): 
     secureCookies: false,
     externalUrl: undefined,
     publicUrl: 'https://svc.example.test',
+    oidcCaFile: undefined,
     logLevel: 'debug',
     trustedProxies: [],
     ...overrides,

@@ -11,6 +11,8 @@ import { landingFor } from './landing.ts';
 import { LOGIN_NOTICES, LoginPage } from './login.views.tsx';
 import { createSession, endSession, stageAfterFirstFactor } from './sessions.service.ts';
 import { signInWithPassword } from './signin.service.ts';
+import { enabledProviders } from '../sso/sso.providers.service.ts';
+import { SsoButtons } from '../sso/sso.views.tsx';
 
 const loginSchema = z.object({
   username: z.string().max(256).default(''),
@@ -28,7 +30,8 @@ export function loginRoutes(deps: Deps) {
     if (session) return c.redirect(landingFor(session.stage), 303);
     const key = c.req.query('notice') ?? '';
     const notice = Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
-    return render(c, 'Sign in', <LoginPage notice={notice} />);
+    const sso = <SsoButtons providers={await enabledProviders(deps)} />;
+    return render(c, 'Sign in', <LoginPage notice={notice} extra={sso} />);
   });
 
   app.post('/login', async (c) => {
@@ -40,7 +43,8 @@ export function loginRoutes(deps: Deps) {
         result.reason === 'locked'
           ? `Too many failed attempts. Try again in ${Math.ceil(result.retryAfterMs / 60_000)} minutes.`
           : 'Incorrect username or password.';
-      return render(c, 'Sign in', <LoginPage username={input.username.slice(0, 64)} error={error} />, result.reason === 'locked' ? 429 : 401);
+      const sso = <SsoButtons providers={await enabledProviders(deps)} />;
+      return render(c, 'Sign in', <LoginPage username={input.username.slice(0, 64)} error={error} extra={sso} />, result.reason === 'locked' ? 429 : 401);
     }
     const previous = c.get('session');
     if (previous) await endSession(deps, previous.idHash);

@@ -38,6 +38,7 @@ const refused: [string, RegExp][] = [
   ['http://8.8.8.8/', /Plain http:\/\/ is refused/],
   ['http://10.0.0.1/', /Plain http:\/\/ is refused/],
   ['http://localhost:8080/', /host name, not an IP address/],
+  ['https://hooks.example.com:0/', /Port 0/],
   ['http://LOCALHOST./', /host name, not an IP address/],
   ['http://api.localhost/', /host name, not an IP address/],
   ['https://localhost/', /names this machine/],

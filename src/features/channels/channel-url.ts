@@ -33,6 +33,7 @@ export function validateChannelUrl(input: string): ChannelUrlResult {
     return { ok: false, reason: 'The URL may not contain a user name or password (user:password@host). Use the channel secret instead.' };
   }
   if (url.hostname === '') return { ok: false, reason: 'The URL has no host.' };
+  if (url.port === '0') return { ok: false, reason: 'Port 0 cannot be connected to; give the port the receiver listens on.' };
   const ip = ipLiteralOfHostname(url.hostname);
   if (url.protocol === 'http:') {
     if (ip !== undefined && isLoopbackAddress(ip)) return { ok: true, url: url.href };

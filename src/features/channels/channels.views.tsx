@@ -185,6 +185,6 @@ export function ChannelsTabView(props: { notice?: Child; list: Child; form: Chil
 
 /** The notice banner for a ?notice= code. */
 export function channelNotice(code: string | undefined): Child {
-  const n = code ? CHANNEL_NOTICES[code] : undefined;
+  const n = code && Object.hasOwn(CHANNEL_NOTICES, code) ? CHANNEL_NOTICES[code] : undefined;
   return n ? <Notice kind={n.kind}>{n.text}</Notice> : null;
 }

@@ -36,7 +36,7 @@ export function DeliveryStatus(props: { rows: DeliveryStatusRow[]; counts: Deliv
         <tbody>
           {props.rows.map((d) => (
             <tr class={`delivery state-${d.state}`}>
-              <td>{channelLabel(d.channelUrl, props.isAdmin)}</td>
+              <td>{channelLabel({ id: d.channelId, url: d.channelUrl }, props.isAdmin)}</td>
               <td>{STATE_TEXT[d.state]}</td>
               <td>{d.attempts}</td>
               <td>

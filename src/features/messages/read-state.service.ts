@@ -19,6 +19,13 @@ import {
 /** The bell counts this many at most; the layout shows more as "99+". */
 export const UNREAD_CAP = 100;
 
+/**
+ * The watermark never rises past now minus this margin: a message's created_at is taken just before its
+ * transaction commits (and `svc emit` may run on a host with a slightly different clock), so a message can
+ * appear with a created_at a little in the past. Reads inside the margin are kept as rows instead.
+ */
+export const WATERMARK_MARGIN_MS = 5 * 60_000;
+
 /** Most ids accepted by one mark-read request. */
 export const MARK_READ_MAX = 200;
 
@@ -50,7 +57,8 @@ export async function markRead(deps: Deps, accountId: string, ids: string[]): Pr
     // Fold the unbroken run of read messages at the bottom into the watermark, so read rows stay few.
     const oldestUnread = await oldestUnreadCreatedAt(trx, accountId, watermark);
     const newest = oldestUnread === undefined ? await newestCreatedAt(trx) : undefined;
-    const through = oldestUnread !== undefined ? oldestUnread - 1 : newest !== undefined ? newest - 1 : undefined;
+    const run = oldestUnread !== undefined ? oldestUnread - 1 : newest !== undefined ? newest - 1 : undefined;
+    const through = run === undefined ? undefined : Math.min(run, now - WATERMARK_MARGIN_MS);
     if (through !== undefined && (watermark === undefined || through > watermark)) {
       await raiseWatermark(trx, accountId, through, now);
       await deleteReadsThrough(trx, accountId, through);
@@ -64,7 +72,7 @@ export async function markAllRead(deps: Deps, accountId: string): Promise<void> 
   await deps.db.transaction().execute(async (trx) => {
     const newest = await newestCreatedAt(trx);
     if (newest === undefined) return;
-    const through = newest - 1;
+    const through = Math.min(newest - 1, now - WATERMARK_MARGIN_MS);
     await raiseWatermark(trx, accountId, through, now);
     // The newest millisecond's messages are marked one by one: a later message in that millisecond stays unread.
     await insertReadsAbove(trx, accountId, through, now);

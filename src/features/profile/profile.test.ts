@@ -20,9 +20,9 @@ forEachDialect((getDb) => {
     const { account, client } = await signedInAs(t, 'viewer');
     const page = await client.get('/profile');
     assert.equal(page.status, 200);
-    assert.deepEqual(profileSections.map((s) => s.key), ['password', 'second-factor', 'tokens', 'sessions']);
+    assert.deepEqual(profileSections.map((s) => s.key), ['password', 'second-factor', 'sso', 'tokens', 'sessions']);
     for (const s of profileSections) assert.ok(page.text.includes(`id="profile-${s.key}"`), s.key);
-    for (const heading of ['Password', 'Two-factor authentication', 'API tokens', 'Sessions']) assert.match(page.text, new RegExp(`<h2>${heading}</h2>`));
+    for (const heading of ['Password', 'Two-factor authentication', 'Single sign-on', 'API tokens', 'Sessions']) assert.match(page.text, new RegExp(`<h2>${heading}</h2>`));
     const rows = await t.deps.db.selectFrom('sessions').select(['id_hash', 'public_id']).where('account_id', '=', account.id).execute();
     assert.equal(rows.length, 1);
     assert.ok(!page.text.includes(rows[0]!.id_hash));

@@ -6,6 +6,7 @@ import { passwordSection } from './password.section.tsx';
 import { secondFactorSection } from './second-factor.section.tsx';
 import { sessionsSection } from './sessions.section.tsx';
 import { tokensSection } from './tokens.section.tsx';
+import { ssoProfileSection } from '../sso/sso.profile.tsx';
 
 /** One section of /profile: its key (the anchor id and where feedback for it is shown) and what it renders. */
 export interface ProfileSection {
@@ -14,4 +15,4 @@ export interface ProfileSection {
 }
 
 /** All sections, in display order. Every signed-in account sees all of them (viewers included). */
-export const profileSections: ProfileSection[] = [passwordSection, secondFactorSection, tokensSection, sessionsSection];
+export const profileSections: ProfileSection[] = [passwordSection, secondFactorSection, ssoProfileSection, tokensSection, sessionsSection];

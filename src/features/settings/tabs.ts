@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { channelsTab } from '../channels/channels.tab.tsx';
 import { teamTab } from '../team/team.tab.tsx';
+import { ssoTab } from '../sso/sso.tab.tsx';
 import { auditTab } from './audit.tab.tsx';
 
 /** One tab of /settings: its key in ?tab=, its label, and what it renders. */
@@ -14,4 +15,4 @@ export interface SettingsTab {
 }
 
 /** All tabs, in display order; the first is the default. */
-export const settingsTabs: SettingsTab[] = [teamTab, channelsTab, auditTab];
+export const settingsTabs: SettingsTab[] = [teamTab, ssoTab, channelsTab, auditTab];

@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import { beforeEach, test } from 'node:test';
+import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
+import { forEachDialect } from '../../../test/helpers/db.ts';
+import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
+import { createSession } from '../auth/sessions.service.ts';
+
+const SECRET = 'super-secret-client-value-1234';
+
+forEachDialect((getDb) => {
+  let t: TestApp;
+  let admin: { id: string; username: string; password: string };
+  let c: TestClient;
+
+  beforeEach(async () => {
+    const db = getDb().db;
+    await db.deleteFrom('sso_identities').execute();
+    await db.deleteFrom('sso_providers').execute();
+    await db.deleteFrom('sessions').execute();
+    await db.deleteFrom('accounts').execute();
+    t = buildTestApp(getDb());
+    admin = await buildAccount(t, { role: 'admin' });
+    c = await signIn(t, admin);
+    await c.get('/settings?tab=sso');
+  });
+
+  const declare = (fields: Record<string, string> = {}) =>
+    c.post('/settings/sso', { display_name: 'Corp IdP', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc', ...fields });
+  const provider = (slug = 'corp') => t.deps.db.selectFrom('sso_providers').selectAll().where('slug', '=', slug).executeTakeFirstOrThrow();
+
+  test('declaring a provider: enabled, secret stored but shown only as a badge, both callback URLs listed', async () => {
+    const res = await declare({ client_secret: SECRET });
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/settings?tab=sso&notice=created');
+    const row = await provider();
+    assert.equal(row.enabled, 1);
+    assert.equal(row.client_secret, SECRET);
+    assert.equal(row.created_by, admin.id);
+    const page = await c.get(res.location!);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /Provider declared/);
+    for (const key of ['constructor', '__proto__', 'toString', 'nonsense']) {
+      const odd = await c.get(`/settings?tab=sso&notice=${key}`);
+      assert.equal(odd.status, 200, key);
+      assert.doesNotMatch(odd.text, /class="notice success"/, key);
+    }
+    assert.match(page.text, /secret: set/);
+    assert.ok(!page.text.includes(SECRET), 'the secret never appears in a page');
+    assert.ok(page.text.includes('http://localhost/login/sso/corp/callback'));
+    assert.ok(page.text.includes('http://localhost/profile/sso/corp/link/callback'));
+    assert.ok(!t.logs.some((l) => l.includes(SECRET)), 'the secret never appears in a log line');
+  });
+
+  test('callback URLs use SVC_EXTERNAL_URL and ignore X-Forwarded-Host', async () => {
+    await declare();
+    const external = buildTestApp(getDb(), { externalUrl: 'https://svc.example.org' });
+    // Forms from http://localhost would fail the Origin check against the external URL: seat a session directly.
+    const ec = external.client();
+    ec.cookies.set('svc_session', await createSession(external.deps, admin.id, 'full', 'test'));
+    const page = await ec.get('/settings?tab=sso', { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' });
+    assert.ok(page.text.includes('https://svc.example.org/login/sso/corp/callback'));
+    assert.ok(!page.text.includes('evil.example'));
+    const local = await c.get('/settings?tab=sso', { 'x-forwarded-host': 'evil.example' });
+    assert.ok(local.text.includes('http://localhost/profile/sso/corp/link/callback'));
+    assert.ok(!local.text.includes('evil.example'));
+  });
+
+  test('a public client has no secret: badge none', async () => {
+    await declare();
+    assert.equal((await provider()).client_secret, null);
+    assert.match((await c.get('/settings?tab=sso')).text, /secret: none/);
+  });
+
+  test('validation: non-https issuer, bad slugs and blanks are refused beside the field, nothing stored', async () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ issuer: 'http://idp.example.com' }, /issuer URL must use https/],
+      [{ issuer: 'ftp://idp.example.com' }, /issuer URL must use https/],
+      [{ issuer: 'idp.example.com' }, /absolute URL/],
+      [{ issuer: 'https://user:pw@idp.example.com' }, /cannot carry a user name/],
+      [{ slug: 'Corp' }, /lowercase letters, digits and hyphens/],
+      [{ slug: '-corp' }, /lowercase letters, digits and hyphens/],
+      [{ slug: 'corp-' }, /lowercase letters, digits and hyphens/],
+      [{ slug: 'co--rp' }, /lowercase letters, digits and hyphens/],
+      [{ slug: 'co rp' }, /lowercase letters, digits and hyphens/],
+      [{ slug: '' }, /Enter the slug/],
+      [{ display_name: '  ' }, /Enter the display name/],
+      [{ client_id: '' }, /Enter the client ID/],
+    ];
+    for (const [fields, message] of cases) {
+      const res = await declare({ ...fields, client_secret: SECRET });
+      assert.equal(res.status, 400, JSON.stringify(fields));
+      assert.match(res.text, message, JSON.stringify(fields));
+      assert.ok(!res.text.includes(SECRET), 'a refused form does not echo the secret');
+    }
+    assert.equal((await t.deps.db.selectFrom('sso_providers').select('id').execute()).length, 0);
+    assert.equal((await declare({ slug: 'a1-b2-c3' })).status, 303);
+  });
+
+  test('a duplicate slug is a plain message on create and on update', async () => {
+    await declare();
+    const dup = await declare({ display_name: 'Other' });
+    assert.equal(dup.status, 409);
+    assert.match(dup.text, /Another provider already uses this slug/);
+    assert.doesNotMatch(dup.text, /constraint|UNIQUE|duplicate key/i);
+    await declare({ slug: 'other' });
+    const other = await provider('other');
+    const upd = await c.post('/settings/sso/update', { id: other.id, display_name: 'Other', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc', enabled: 'on' });
+    assert.equal(upd.status, 409);
+    assert.match(upd.text, /Another provider already uses this slug/);
+    assert.equal((await provider('other')).display_name, other.display_name);
+  });
+
+  test('update changes fields and the enabled flag; the login page shows only enabled providers', async () => {
+    await declare();
+    const row = await provider();
+    const anon = t.client();
+    assert.match((await anon.get('/login')).text, /Sign in with Corp IdP/);
+    const res = await c.post('/settings/sso/update', { id: row.id, display_name: 'Corporate', slug: 'corporate', issuer: 'https://login.example.com/realm', client_id: 'svc-2' });
+    assert.equal(res.status, 303);
+    const after = await provider('corporate');
+    assert.deepEqual([after.display_name, after.issuer, after.client_id, after.enabled], ['Corporate', 'https://login.example.com/realm', 'svc-2', 0]);
+    assert.doesNotMatch((await anon.get('/login')).text, /Sign in with/);
+    await c.post('/settings/sso/update', { id: row.id, display_name: 'Corporate', slug: 'corporate', issuer: 'https://login.example.com/realm', client_id: 'svc-2', enabled: 'on' });
+    const login = await anon.get('/login');
+    assert.match(login.text, /href="\/login\/sso\/corporate"/);
+    const invalid = await c.post('/settings/sso/update', { id: row.id, display_name: 'Corporate', slug: 'corporate', issuer: 'http://login.example.com', client_id: 'svc-2' });
+    assert.equal(invalid.status, 400);
+    assert.match(invalid.text, /must use https/);
+    assert.equal((await c.post('/settings/sso/update', { id: 'gone', display_name: 'x', slug: 'x', issuer: 'https://x.example', client_id: 'x' })).status, 404);
+  });
+
+  test('secret: a typed value sets it, blank keeps it, clear removes it and wins over a typed value', async () => {
+    await declare();
+    const { id } = await provider();
+    const set = await c.post('/settings/sso/secret', { id, client_secret: SECRET });
+    assert.equal(set.location, '/settings?tab=sso&notice=secret-set');
+    assert.equal((await provider()).client_secret, SECRET);
+    const keep = await c.post('/settings/sso/secret', { id, client_secret: '' });
+    assert.equal(keep.location, '/settings?tab=sso&notice=secret-kept');
+    assert.equal((await provider()).client_secret, SECRET);
+    const clear = await c.post('/settings/sso/secret', { id, client_secret: 'typed-but-cleared', clear_secret: 'on' });
+    assert.equal(clear.location, '/settings?tab=sso&notice=secret-cleared');
+    assert.equal((await provider()).client_secret, null);
+    const page = await c.get('/settings?tab=sso');
+    assert.match(page.text, /secret: none/);
+    assert.ok(!page.text.includes('typed-but-cleared'));
+  });
+
+  test('deleting a provider deletes its bindings and keeps the accounts; deleting twice is a no-op', async () => {
+    await declare();
+    const { id } = await provider();
+    const user = await buildAccount(t);
+    await t.deps.db.insertInto('sso_identities').values({ id: 'b1', provider_id: id, sub: 's1', account_id: user.id, label: 'u@example.com', linked_at: 1 }).execute();
+    assert.equal((await c.post('/settings/sso/delete', { id })).location, '/settings?tab=sso&notice=deleted');
+    assert.equal((await t.deps.db.selectFrom('sso_identities').select('id').execute()).length, 0);
+    assert.ok(await t.deps.db.selectFrom('accounts').select('id').where('id', '=', user.id).executeTakeFirst());
+    assert.equal((await c.post('/settings/sso/delete', { id })).status, 303);
+  });
+
+  test('linked identities are listed and removable by an admin; idempotent; the account stays', async () => {
+    await declare();
+    const { id } = await provider();
+    const user = await buildAccount(t, { username: 'carol' });
+    await t.deps.db.insertInto('sso_identities').values({ id: 'b2', provider_id: id, sub: 's2', account_id: user.id, label: 'carol@corp.example', linked_at: t.clock.now() }).execute();
+    const page = await c.get('/settings?tab=sso');
+    assert.match(page.text, /carol@corp\.example/);
+    assert.match(page.text, /<td>carol<\/td>/);
+    assert.match(page.text, /2026-01-15 12:00 UTC/);
+    assert.equal((await c.post('/settings/sso/identity/remove', { id: 'b2' })).location, '/settings?tab=sso&notice=identity-removed');
+    assert.equal((await t.deps.db.selectFrom('sso_identities').select('id').execute()).length, 0);
+    assert.equal((await c.post('/settings/sso/identity/remove', { id: 'b2' })).status, 303);
+    assert.equal((await c.post('/settings/sso/identity/remove', {})).status, 303);
+    assert.ok(await t.deps.db.selectFrom('accounts').select('id').where('id', '=', user.id).executeTakeFirst());
+  });
+
+  test('a viewer gets 403 on every SSO admin route and changes nothing', async () => {
+    await declare();
+    const { id } = await provider();
+    const viewer = await buildAccount(t, { role: 'viewer' });
+    const v = await signIn(t, viewer);
+    assert.equal((await v.get('/settings?tab=sso')).status, 403);
+    const posts: [string, Record<string, string>][] = [
+      ['/settings/sso', { display_name: 'X', slug: 'x', issuer: 'https://x.example', client_id: 'x' }],
+      ['/settings/sso/update', { id, display_name: 'X', slug: 'x', issuer: 'https://x.example', client_id: 'x' }],
+      ['/settings/sso/secret', { id, clear_secret: 'on' }],
+      ['/settings/sso/delete', { id }],
+      ['/settings/sso/identity/remove', { id: 'any' }],
+    ];
+    for (const [path, fields] of posts) assert.equal((await v.post(path, fields)).status, 403, path);
+    const rows = await t.deps.db.selectFrom('sso_providers').select(['slug', 'enabled']).execute();
+    assert.deepEqual(rows, [{ slug: 'corp', enabled: 1 }]);
+  });
+
+  test('the author of a provider cannot be removed from the database (created_by has no cascade)', async () => {
+    const other = await buildAccount(t, { role: 'admin' });
+    const o = await signIn(t, other);
+    await o.get('/settings?tab=sso');
+    await o.post('/settings/sso', { display_name: 'Corp', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc' });
+    await assert.rejects(t.deps.db.deleteFrom('accounts').where('id', '=', other.id).execute());
+  });
+});

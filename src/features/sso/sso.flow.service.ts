@@ -1,0 +1,140 @@
+// The SSO round-trips: start (state, nonce, PKCE verifier), finish (verify and exchange), then sign in or link.
+// Bindings are looked up on the verified (provider, sub) pair only; nothing is created or roled from claims.
+import type { Deps } from '../../deps.ts';
+import { randomToken, safeEqual, newId } from '../../deps.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import { findAccountById, type Account } from '../auth/accounts.repo.ts';
+import { authorizationUrl, exchangeCode, type OidcFailure, type VerifiedIdentity } from './sso.oidc.ts';
+import {
+  deleteIdentity,
+  findAccountIdentity,
+  findIdentity,
+  findProviderBySlug,
+  insertIdentity,
+  metaInsertIfAbsent,
+  type ProviderRow,
+} from './sso.repo.ts';
+
+/** How long a started sign-in or link may take at the provider. */
+export const FLOW_TTL_MS = 10 * 60 * 1000;
+/** Where the flow-cookie signing key lives: shared by every instance through the database. */
+const COOKIE_KEY_META = 'sso_flow_cookie_key';
+
+export type FlowKind = 'login' | 'link';
+
+/** What the short-lived signed cookie carries between the start and the callback. */
+export interface FlowState {
+  state: string;
+  nonce: string;
+  verifier: string;
+  providerId: string;
+  kind: FlowKind;
+  /** For a link: the account that started it, which must be the one finishing it. */
+  accountId?: string;
+  expiresAt: number;
+}
+
+/** Why a flow stopped; each maps to one safe message. */
+export type FlowFailure = OidcFailure | 'not-found' | 'disabled' | 'expired' | 'state-mismatch';
+
+export type StartResult = { ok: true; url: string; flow: FlowState } | { ok: false; reason: FlowFailure };
+export type FinishResult =
+  | { ok: true; provider: ProviderRow; identity: VerifiedIdentity }
+  | { ok: false; reason: FlowFailure; provider?: ProviderRow };
+
+const keys = new WeakMap<Deps['db'], string>();
+
+/** The flow cookie's HMAC key: generated once, kept in the database so every instance shares it. */
+export async function flowCookieKey(deps: Deps): Promise<string> {
+  let key = keys.get(deps.db);
+  if (!key) {
+    key = await metaInsertIfAbsent(deps.db, COOKIE_KEY_META, randomToken(deps.random, 32));
+    keys.set(deps.db, key);
+  }
+  return key;
+}
+
+/** Starts a login or link at an enabled provider: fresh state, nonce and verifier, and the URL to send the browser to. */
+export async function startFlow(deps: Deps, slug: string, kind: FlowKind, redirectUri: string, accountId?: string): Promise<StartResult> {
+  const provider = await findProviderBySlug(deps.db, slug);
+  if (!provider) return { ok: false, reason: 'not-found' };
+  if (provider.enabled !== 1) return { ok: false, reason: 'disabled' };
+  const secrets = { state: randomToken(deps.random, 32), nonce: randomToken(deps.random, 32), verifier: randomToken(deps.random, 48) };
+  const started = await authorizationUrl(deps, provider, redirectUri, secrets);
+  if (!started.ok) return started;
+  return {
+    ok: true,
+    url: started.url,
+    flow: { ...secrets, providerId: provider.id, kind, accountId, expiresAt: deps.clock.now() + FLOW_TTL_MS },
+  };
+}
+
+/** Finishes a flow from its callback URL (registered redirect_uri plus the provider's query) and the cookie's state. */
+export async function finishFlow(
+  deps: Deps,
+  slug: string,
+  kind: FlowKind,
+  flow: FlowState | undefined,
+  callbackUrl: URL,
+  accountId?: string,
+): Promise<FinishResult> {
+  const provider = await findProviderBySlug(deps.db, slug);
+  if (!provider) return { ok: false, reason: 'not-found' };
+  if (provider.enabled !== 1) return { ok: false, reason: 'disabled', provider };
+  if (!flow || flow.expiresAt <= deps.clock.now()) return { ok: false, reason: 'expired', provider };
+  const returned = callbackUrl.searchParams.get('state') ?? '';
+  if (flow.kind !== kind || flow.providerId !== provider.id || flow.accountId !== accountId || !safeEqual(returned, flow.state)) {
+    deps.log.warn({ provider: provider.slug, kind }, 'sso: callback does not match the flow this browser started');
+    return { ok: false, reason: 'state-mismatch', provider };
+  }
+  const done = await exchangeCode(deps, provider, callbackUrl, flow);
+  if (!done.ok) return { ok: false, reason: done.reason, provider };
+  return { ok: true, provider, identity: done.identity };
+}
+
+/** The account bound to a verified (provider, sub), if any. */
+export async function accountForIdentity(
+  deps: Deps,
+  providerId: string,
+  sub: string,
+): Promise<{ ok: true; account: Account } | { ok: false; reason: 'unbound' }> {
+  const binding = await findIdentity(deps.db, providerId, sub);
+  const account = binding ? await findAccountById(deps.db, binding.account_id) : undefined;
+  return account ? { ok: true, account } : { ok: false, reason: 'unbound' };
+}
+
+export type LinkResult =
+  | { ok: true; already: boolean }
+  | { ok: false; reason: 'bound-elsewhere' | 'account-has-other' };
+
+/** Binds a verified identity to the caller's account; relinking one's own identity is a no-op. */
+export async function linkIdentity(deps: Deps, accountId: string, provider: ProviderRow, identity: VerifiedIdentity): Promise<LinkResult> {
+  const check = async (): Promise<LinkResult | undefined> => {
+    const bound = await findIdentity(deps.db, provider.id, identity.sub);
+    if (bound) return bound.account_id === accountId ? { ok: true, already: true } : { ok: false, reason: 'bound-elsewhere' };
+    if (await findAccountIdentity(deps.db, accountId, provider.id)) return { ok: false, reason: 'account-has-other' };
+    return undefined;
+  };
+  const refused = await check();
+  if (refused) return refused;
+  try {
+    await insertIdentity(deps.db, {
+      id: newId(deps.random),
+      provider_id: provider.id,
+      sub: identity.sub,
+      account_id: accountId,
+      label: identity.label,
+      linked_at: deps.clock.now(),
+    });
+    return { ok: true, already: false };
+  } catch (err) {
+    // A concurrent link won the race: the unique indexes decided, report what they decided.
+    if (isUniqueViolation(err)) return (await check()) ?? { ok: false, reason: 'bound-elsewhere' };
+    throw err;
+  }
+}
+
+/** Removes one of the caller's own bindings; a stale or foreign id changes nothing. */
+export async function unlinkOwnIdentity(deps: Deps, accountId: string, identityId: string): Promise<void> {
+  await deleteIdentity(deps.db, identityId, accountId);
+}

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, test } from 'node:test';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { forEachDialect } from '../../../test/helpers/db.ts';
+import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
+import { buildProvider, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
+import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+
+let idp: TestIdp;
+before(async () => {
+  idp = await startTestIdp({ redirectUris: redirectUrisFor(['pub', 'conf']) });
+});
+after(async () => {
+  await idp.close();
+});
+
+forEachDialect((getDb) => {
+  let t: TestApp;
+  let provider: { id: string; slug: string };
+
+  beforeEach(async () => {
+    const db = getDb().db;
+    await db.deleteFrom('sso_identities').execute();
+    await db.deleteFrom('sso_providers').execute();
+    await db.deleteFrom('sessions').execute();
+    await db.deleteFrom('accounts').execute();
+    t = buildTestApp(getDb(), { oidcCaFile: idp.caFile });
+    const admin = await buildAccount(t, { role: 'admin' });
+    provider = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id, displayName: 'Corp IdP' });
+  });
+
+  const bindings = () => t.deps.db.selectFrom('sso_identities').select(['id', 'provider_id', 'sub', 'account_id', 'label', 'linked_at']).orderBy('sub').execute();
+
+  test('linking from the profile records (provider, sub) on the caller; the identity then signs in', async () => {
+    const alice = await buildAccount(t);
+    const c = await signIn(t, alice);
+    const sub = newSub();
+    idp.claims.set(sub, { email: 'alice@corp.example' });
+    const start = await c.get('/profile/sso/pub/link');
+    assert.equal(new URL(start.location!).searchParams.get('redirect_uri'), 'http://localhost/profile/sso/pub/link/callback');
+    const res = await c.get(pathOf(await idp.authorize(start.location!, sub)));
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/profile?sso=linked#profile-sso');
+    assert.deepEqual(
+      (await bindings()).map((b) => [b.provider_id, b.sub, b.account_id, b.label, b.linked_at]),
+      [[provider.id, sub, alice.id, 'alice@corp.example', t.clock.now()]],
+    );
+    const fresh = t.client();
+    assert.equal((await roundTrip(fresh, idp, '/login/sso/pub', sub)).location, '/');
+    assert.match((await fresh.get('/')).text, new RegExp(alice.username));
+  });
+
+  test('re-linking one’s own identity is a no-op', async () => {
+    const alice = await buildAccount(t);
+    const c = await signIn(t, alice);
+    const sub = newSub();
+    await roundTrip(c, idp, '/profile/sso/pub/link', sub);
+    const first = await bindings();
+    t.clock.advance(60_000);
+    const again = await roundTrip(c, idp, '/profile/sso/pub/link', sub);
+    assert.equal(again.location, '/profile?sso=already#profile-sso');
+    assert.deepEqual(await bindings(), first);
+  });
+
+  test('an identity bound to another account is refused; one identity per provider per account', async () => {
+    const alice = await buildAccount(t);
+    const bob = await buildAccount(t);
+    const a = await signIn(t, alice);
+    const b = await signIn(t, bob);
+    const aliceSub = newSub();
+    await roundTrip(a, idp, '/profile/sso/pub/link', aliceSub);
+    const foreign = await roundTrip(b, idp, '/profile/sso/pub/link', aliceSub);
+    assert.equal(foreign.status, 409);
+    assert.match(foreign.text, /already linked to another account/);
+    const second = await roundTrip(a, idp, '/profile/sso/pub/link', newSub());
+    assert.equal(second.status, 409);
+    assert.match(second.text, /already linked to a different identity at this provider/);
+    assert.deepEqual((await bindings()).map((x) => [x.sub, x.account_id]), [[aliceSub, alice.id]]);
+  });
+
+  test('an account may link one identity at each of two providers', async () => {
+    const admin = await buildAccount(t, { role: 'admin' });
+    await buildProvider(t, idp, { slug: 'conf', createdBy: admin.id, confidential: true });
+    const alice = await buildAccount(t);
+    const c = await signIn(t, alice);
+    assert.equal((await roundTrip(c, idp, '/profile/sso/pub/link', newSub())).location, '/profile?sso=linked#profile-sso');
+    assert.equal((await roundTrip(c, idp, '/profile/sso/conf/link', newSub())).location, '/profile?sso=linked#profile-sso');
+    assert.equal((await bindings()).length, 2);
+  });
+
+  test('unlink removes only the caller’s own binding; a foreign or stale id is a no-op', async () => {
+    const alice = await buildAccount(t);
+    const bob = await buildAccount(t);
+    const a = await signIn(t, alice);
+    const b = await signIn(t, bob);
+    await roundTrip(a, idp, '/profile/sso/pub/link', newSub());
+    await roundTrip(b, idp, '/profile/sso/pub/link', newSub());
+    const mine = (await bindings()).find((x) => x.account_id === alice.id)!;
+    const theirs = (await bindings()).find((x) => x.account_id === bob.id)!;
+    await a.get('/login');
+    assert.equal((await a.post('/profile/sso/unlink', { id: theirs.id })).location, '/profile?sso=unlinked#profile-sso');
+    assert.equal((await a.post('/profile/sso/unlink', { id: 'stale-id' })).status, 303);
+    assert.equal((await a.post('/profile/sso/unlink', {})).status, 303);
+    assert.equal((await bindings()).length, 2);
+    await a.post('/profile/sso/unlink', { id: mine.id });
+    assert.deepEqual((await bindings()).map((x) => x.id), [theirs.id]);
+    assert.equal((await a.post('/profile/sso/unlink', { id: mine.id })).status, 303);
+  });
+
+  test('the link routes need a signed-in session; a link started by one account cannot finish as another', async () => {
+    const anon = t.client();
+    assert.equal((await anon.get('/profile/sso/pub/link')).location, '/login');
+    assert.equal((await anon.get('/profile/sso/pub/link/callback?code=x&state=y')).location, '/login');
+    assert.equal((await anon.post('/profile/sso/unlink', { id: 'x' })).location, '/login');
+
+    const alice = await buildAccount(t);
+    const bob = await buildAccount(t);
+    const a = await signIn(t, alice);
+    const callback = await startAndAuthorize(a, idp, '/profile/sso/pub/link', newSub());
+    const b = await signIn(t, bob);
+    b.cookies.set('svc_sso_flow', a.cookies.get('svc_sso_flow')!);
+    const res = await b.get(pathOf(callback));
+    assert.equal(res.status, 400);
+    assert.match(res.text, /does not belong to the sign-in this browser started/);
+    assert.equal((await bindings()).length, 0);
+  });
+
+  test('a sign-in flow cookie does not complete a link, nor a link cookie a sign-in', async () => {
+    const alice = await buildAccount(t);
+    const a = await signIn(t, alice);
+    const anon = t.client();
+    const loginCallback = await startAndAuthorize(anon, idp, '/login/sso/pub', newSub());
+    a.cookies.set('svc_sso_flow', anon.cookies.get('svc_sso_flow')!);
+    const linkPath = pathOf(loginCallback).replace('/login/sso/pub/callback', '/profile/sso/pub/link/callback');
+    assert.equal((await a.get(linkPath)).status, 400);
+    const linkCallback = await startAndAuthorize(a, idp, '/profile/sso/pub/link', newSub());
+    const other = t.client();
+    other.cookies.set('svc_sso_flow', a.cookies.get('svc_sso_flow')!);
+    assert.equal((await other.get(pathOf(linkCallback).replace('/profile/sso/pub/link/callback', '/login/sso/pub/callback'))).status, 400);
+    assert.equal((await bindings()).length, 0);
+  });
+
+  test('a disabled provider refuses the link at start and at an in-flight callback', async () => {
+    const alice = await buildAccount(t);
+    const a = await signIn(t, alice);
+    const callback = await startAndAuthorize(a, idp, '/profile/sso/pub/link', newSub());
+    await t.deps.db.updateTable('sso_providers').set({ enabled: 0 }).execute();
+    assert.equal((await a.get(pathOf(callback))).status, 403);
+    assert.equal((await a.get('/profile/sso/pub/link')).status, 403);
+    assert.equal((await bindings()).length, 0);
+  });
+
+  test('the Profile page’s single sign-on section lists the caller’s identities with Unlink and offers Link for the other enabled providers', async () => {
+    const alice = await buildAccount(t);
+    const a = await signIn(t, alice);
+    const sub = newSub();
+    idp.claims.set(sub, { email: 'alice@corp.example' });
+    const before = await a.get('/profile');
+    assert.match(before.text, /href="\/profile\/sso\/pub\/link"/);
+    assert.match(before.text, /Link Corp IdP/);
+    await roundTrip(a, idp, '/profile/sso/pub/link', sub);
+    const after = await a.get('/profile?sso=linked');
+    assert.match(after.text, /Identity linked/);
+    assert.match(after.text, /alice@corp\.example/);
+    assert.match(after.text, /Unlink Corp IdP/);
+    assert.doesNotMatch(after.text, /href="\/profile\/sso\/pub\/link"/);
+  });
+});

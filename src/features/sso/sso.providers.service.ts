@@ -1,0 +1,123 @@
+// Administration of providers and bindings. Uniqueness of slugs is the database's job; a refusal comes back typed.
+import type { Deps } from '../../deps.ts';
+import { newId } from '../../deps.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { CreateProviderInput, ProviderSecretInput, UpdateProviderInput } from './sso.schema.ts';
+import {
+  deleteIdentity,
+  deleteProvider,
+  findProviderById,
+  insertProvider,
+  listEnabledProviders,
+  listIdentities,
+  listProviders,
+  updateProvider,
+  type IdentityListing,
+  type ProviderRow,
+} from './sso.repo.ts';
+
+/** A provider as pages may show it: the secret reduced to whether one is set. */
+export interface ProviderView {
+  id: string;
+  display_name: string;
+  slug: string;
+  issuer: string;
+  client_id: string;
+  enabled: boolean;
+  secretSet: boolean;
+}
+
+/** Drops the secret; the only shape in which providers leave the domain for a page. */
+export function toProviderView(p: ProviderRow): ProviderView {
+  return {
+    id: p.id,
+    display_name: p.display_name,
+    slug: p.slug,
+    issuer: p.issuer,
+    client_id: p.client_id,
+    enabled: p.enabled === 1,
+    secretSet: p.client_secret !== null,
+  };
+}
+
+/** The enabled providers: sign-in buttons and profile Link buttons. */
+export async function enabledProviders(deps: Deps): Promise<ProviderView[]> {
+  return (await listEnabledProviders(deps.db)).map(toProviderView);
+}
+
+/** Everything the Settings tab lists. */
+export async function ssoOverview(deps: Deps): Promise<{ providers: ProviderView[]; identities: IdentityListing[] }> {
+  const [providers, identities] = await Promise.all([listProviders(deps.db), listIdentities(deps.db)]);
+  return { providers: providers.map(toProviderView), identities };
+}
+
+/** One account's bindings (its Profile section). */
+export function identitiesOf(deps: Deps, accountId: string): Promise<IdentityListing[]> {
+  return listIdentities(deps.db, accountId);
+}
+
+export type ProviderWriteResult = { ok: true; id: string } | { ok: false; reason: 'duplicate-slug' | 'not-found' };
+
+/** Declares a provider, enabled, authored by `actorId`. */
+export async function createProvider(deps: Deps, actorId: string, input: CreateProviderInput): Promise<ProviderWriteResult> {
+  const now = deps.clock.now();
+  const id = newId(deps.random);
+  try {
+    await insertProvider(deps.db, {
+      id,
+      display_name: input.display_name,
+      slug: input.slug,
+      issuer: input.issuer,
+      client_id: input.client_id,
+      client_secret: input.client_secret ?? null,
+      enabled: 1,
+      created_at: now,
+      updated_at: now,
+      created_by: actorId,
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) return { ok: false, reason: 'duplicate-slug' };
+    throw err;
+  }
+  return { ok: true, id };
+}
+
+/** Changes a provider's name, slug, issuer, client id and enabled flag (the secret has its own form). */
+export async function changeProvider(deps: Deps, input: UpdateProviderInput): Promise<ProviderWriteResult> {
+  try {
+    const matched = await updateProvider(deps.db, input.id, {
+      display_name: input.display_name,
+      slug: input.slug,
+      issuer: input.issuer,
+      client_id: input.client_id,
+      enabled: input.enabled ? 1 : 0,
+      updated_at: deps.clock.now(),
+    });
+    if (matched === 0) return { ok: false, reason: 'not-found' };
+  } catch (err) {
+    if (isUniqueViolation(err)) return { ok: false, reason: 'duplicate-slug' };
+    throw err;
+  }
+  return { ok: true, id: input.id };
+}
+
+export type SecretResult = { ok: true; outcome: 'set' | 'cleared' | 'kept' } | { ok: false; reason: 'not-found' };
+
+/** Sets, clears (wins over a typed value) or keeps (blank) a provider's client secret. */
+export async function changeProviderSecret(deps: Deps, input: ProviderSecretInput): Promise<SecretResult> {
+  if (!(await findProviderById(deps.db, input.id))) return { ok: false, reason: 'not-found' };
+  if (!input.clear_secret && input.client_secret === undefined) return { ok: true, outcome: 'kept' };
+  const secret = input.clear_secret ? null : input.client_secret!;
+  await updateProvider(deps.db, input.id, { client_secret: secret, updated_at: deps.clock.now() });
+  return { ok: true, outcome: secret === null ? 'cleared' : 'set' };
+}
+
+/** Deletes a provider and its bindings; deleting one already gone is a no-op. */
+export async function removeProvider(deps: Deps, id: string): Promise<void> {
+  await deleteProvider(deps.db, id);
+}
+
+/** Revokes any binding (admin); idempotent; the local account stays. */
+export async function removeIdentity(deps: Deps, id: string): Promise<void> {
+  await deleteIdentity(deps.db, id);
+}

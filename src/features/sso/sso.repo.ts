@@ -1,0 +1,96 @@
+// Plain data access for SSO providers, identity bindings and the flow-cookie key; no business rules here.
+import type { Kysely, Transaction } from 'kysely';
+import type { DB, SsoIdentitiesTable, SsoProvidersTable } from '../../db/schema.ts';
+
+type Q = Kysely<DB> | Transaction<DB>;
+
+export type ProviderRow = SsoProvidersTable;
+export type IdentityRow = SsoIdentitiesTable;
+
+/** A binding joined with what the admin list shows beside it. */
+export interface IdentityListing extends IdentityRow {
+  provider_name: string;
+  provider_slug: string;
+  username: string;
+}
+
+/** Every provider, in display order. */
+export function listProviders(db: Q): Promise<ProviderRow[]> {
+  return db.selectFrom('sso_providers').selectAll().orderBy('display_name').orderBy('slug').execute();
+}
+
+/** The enabled providers, in display order (the sign-in buttons). */
+export function listEnabledProviders(db: Q): Promise<ProviderRow[]> {
+  return db.selectFrom('sso_providers').selectAll().where('enabled', '=', 1).orderBy('display_name').orderBy('slug').execute();
+}
+
+export function findProviderBySlug(db: Q, slug: string): Promise<ProviderRow | undefined> {
+  return db.selectFrom('sso_providers').selectAll().where('slug', '=', slug).executeTakeFirst();
+}
+
+export function findProviderById(db: Q, id: string): Promise<ProviderRow | undefined> {
+  return db.selectFrom('sso_providers').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Inserts a provider; a duplicate slug surfaces as a unique violation. */
+export async function insertProvider(db: Q, row: ProviderRow): Promise<void> {
+  await db.insertInto('sso_providers').values(row).execute();
+}
+
+/** Updates a provider's fields; returns how many rows matched (0 when it no longer exists). */
+export async function updateProvider(
+  db: Q,
+  id: string,
+  fields: Partial<Pick<ProviderRow, 'display_name' | 'slug' | 'issuer' | 'client_id' | 'client_secret' | 'enabled' | 'updated_at'>>,
+): Promise<number> {
+  const result = await db.updateTable('sso_providers').set(fields).where('id', '=', id).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Deletes a provider (its bindings go with it through the foreign key). */
+export async function deleteProvider(db: Q, id: string): Promise<void> {
+  await db.deleteFrom('sso_providers').where('id', '=', id).execute();
+}
+
+/** The binding of a verified (provider, sub) pair, if any. */
+export function findIdentity(db: Q, providerId: string, sub: string): Promise<IdentityRow | undefined> {
+  return db.selectFrom('sso_identities').selectAll().where('provider_id', '=', providerId).where('sub', '=', sub).executeTakeFirst();
+}
+
+/** An account's binding at one provider, if any. */
+export function findAccountIdentity(db: Q, accountId: string, providerId: string): Promise<IdentityRow | undefined> {
+  return db.selectFrom('sso_identities').selectAll().where('account_id', '=', accountId).where('provider_id', '=', providerId).executeTakeFirst();
+}
+
+/** Inserts a binding; either unique index refusing it surfaces as a unique violation. */
+export async function insertIdentity(db: Q, row: IdentityRow): Promise<void> {
+  await db.insertInto('sso_identities').values(row).execute();
+}
+
+/** Deletes a binding by id, only when it belongs to `accountId` (when given). */
+export async function deleteIdentity(db: Q, id: string, accountId?: string): Promise<void> {
+  let q = db.deleteFrom('sso_identities').where('id', '=', id);
+  if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+  await q.execute();
+}
+
+/** Bindings with provider and account names, optionally for one account. */
+export function listIdentities(db: Q, accountId?: string): Promise<IdentityListing[]> {
+  let q = db
+    .selectFrom('sso_identities')
+    .innerJoin('sso_providers', 'sso_providers.id', 'sso_identities.provider_id')
+    .innerJoin('accounts', 'accounts.id', 'sso_identities.account_id')
+    .selectAll('sso_identities')
+    .select(['sso_providers.display_name as provider_name', 'sso_providers.slug as provider_slug', 'accounts.username'])
+    .orderBy('sso_providers.display_name')
+    .orderBy('accounts.username_lower');
+  if (accountId !== undefined) q = q.where('sso_identities.account_id', '=', accountId);
+  return q.execute();
+}
+
+/** Stores a meta value unless one is already there, then returns the stored one (first writer wins). */
+export async function metaInsertIfAbsent(db: Q, key: string, value: string): Promise<string> {
+  await db.insertInto('meta').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  const row = await db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirstOrThrow();
+  return row.value;
+}

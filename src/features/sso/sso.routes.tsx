@@ -1,0 +1,118 @@
+// The SSO round-trips: GET /login/sso/:slug(/callback), GET /profile/sso/:slug/link(/callback), POST /profile/sso/unlink.
+import { Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Deps } from '../../deps.ts';
+import { writeSessionCookie } from '../../http/cookies.ts';
+import type { AppEnv, Ctx } from '../../http/env.ts';
+import { parseForm } from '../../http/forms.ts';
+import { render } from '../../http/render.tsx';
+import { externalOrigin, userAgent } from '../../http/request.ts';
+import { landingFor } from '../auth/landing.ts';
+import { createSession, endSession, stageAfterFirstFactor } from '../auth/sessions.service.ts';
+import { takeFlowCookie, writeFlowCookie } from './sso.cookie.ts';
+import { accountForIdentity, finishFlow, linkIdentity, startFlow, unlinkOwnIdentity, type FlowKind } from './sso.flow.service.ts';
+import { idSchema, SLUG_PATTERN } from './sso.schema.ts';
+
+type Refusal = Exclude<Awaited<ReturnType<typeof finishFlow>>, { ok: true }>['reason'] | 'unbound' | 'bound-elsewhere' | 'account-has-other';
+
+/** Every refusal of a flow: status, title and a safe message (details are in the log). */
+const REFUSALS: Record<Refusal, { status: ContentfulStatusCode; title: string; text: string }> = {
+  'not-found': { status: 404, title: 'Unknown sign-in option', text: 'There is no single sign-on provider at this address.' },
+  disabled: { status: 403, title: 'Sign-in option turned off', text: 'An administrator has turned this single sign-on provider off. Sign in with your password instead.' },
+  expired: { status: 400, title: 'Sign-in expired', text: 'This sign-in attempt has expired or was already used. Start again.' },
+  'state-mismatch': { status: 400, title: 'Sign-in not recognised', text: 'This answer from the provider does not belong to the sign-in this browser started. Start again.' },
+  unreachable: { status: 502, title: 'Provider unreachable', text: 'The single sign-on provider could not be reached. Try again later, or sign in with your password.' },
+  'discovery-invalid': { status: 502, title: 'Provider misconfigured', text: 'The single sign-on provider’s configuration could not be used. An administrator can find the details in the service log.' },
+  cancelled: { status: 400, title: 'Sign-in cancelled', text: 'Sign-in was cancelled at the provider. Nothing was changed.' },
+  'provider-error': { status: 502, title: 'Provider refused', text: 'The single sign-on provider refused this sign-in. An administrator can find the details in the service log.' },
+  'token-refused': { status: 502, title: 'Sign-in not completed', text: 'The provider did not accept this sign-in’s code (it may have been used already). Start again.' },
+  'token-invalid': { status: 502, title: 'Identity not verified', text: 'The provider’s answer could not be verified, so nothing was signed in or linked. An administrator can find the details in the service log.' },
+  'keys-changed': { status: 503, title: 'Try again', text: 'The provider has just changed its signing keys. Please try again.' },
+  unbound: { status: 403, title: 'Identity not linked', text: 'This identity is not linked to any account here. Sign in with your password, then link it on your Profile.' },
+  'bound-elsewhere': { status: 409, title: 'Identity already linked', text: 'This identity is already linked to another account, so it was not linked to yours.' },
+  'account-has-other': { status: 409, title: 'Another identity is linked', text: 'Your account is already linked to a different identity at this provider. Unlink it first.' },
+};
+
+function refuse(c: Ctx, kind: FlowKind, reason: Refusal) {
+  const r = REFUSALS[reason];
+  const back = kind === 'login' ? { href: '/login', text: 'Back to sign-in' } : { href: '/profile', text: 'Back to your profile' };
+  return render(
+    c,
+    r.title,
+    <p class="lead">
+      {r.text} <a href={back.href}>{back.text}</a>.
+    </p>,
+    r.status,
+  );
+}
+
+/** The registered redirect_uri (external origin, never forwarded headers) with the provider's query appended. */
+function callbackUrl(c: Ctx, deps: Deps, path: string): URL {
+  const url = new URL(path, externalOrigin(c, deps.config));
+  url.search = new URL(c.req.url).search;
+  return url;
+}
+
+function paths(slug: string, kind: FlowKind): string {
+  return kind === 'login' ? `/login/sso/${slug}/callback` : `/profile/sso/${slug}/link/callback`;
+}
+
+export function ssoRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>();
+
+  const start = async (c: Ctx, kind: FlowKind) => {
+    const slug = c.req.param('slug') ?? '';
+    if (!SLUG_PATTERN.test(slug)) return refuse(c, kind, 'not-found');
+    const redirectUri = `${externalOrigin(c, deps.config)}${paths(slug, kind)}`;
+    const accountId = kind === 'link' ? c.get('session')!.account.id : undefined;
+    const started = await startFlow(deps, slug, kind, redirectUri, accountId);
+    if (!started.ok) return refuse(c, kind, started.reason);
+    await writeFlowCookie(c, deps, started.flow);
+    return c.redirect(started.url, 303);
+  };
+
+  const finish = async (c: Ctx, kind: FlowKind) => {
+    const slug = c.req.param('slug') ?? '';
+    const flow = await takeFlowCookie(c, deps);
+    if (!SLUG_PATTERN.test(slug)) return refuse(c, kind, 'not-found');
+    const accountId = kind === 'link' ? c.get('session')!.account.id : undefined;
+    return finishFlow(deps, slug, kind, flow, callbackUrl(c, deps, paths(slug, kind)), accountId);
+  };
+
+  app.get('/login/sso/:slug', (c) => start(c, 'login'));
+
+  app.get('/login/sso/:slug/callback', async (c) => {
+    const done = await finish(c, 'login');
+    if (done instanceof Response) return done;
+    if (!done.ok) return refuse(c, 'login', done.reason);
+    const found = await accountForIdentity(deps, done.provider.id, done.identity.sub);
+    if (!found.ok) {
+      deps.log.info({ provider: done.provider.slug }, 'sso: sign-in refused, identity not linked to any account');
+      return refuse(c, 'login', 'unbound');
+    }
+    const previous = c.get('session');
+    if (previous) await endSession(deps, previous.idHash);
+    const stage = stageAfterFirstFactor(found.account);
+    writeSessionCookie(c, deps.config, await createSession(deps, found.account.id, stage, userAgent(c)));
+    return c.redirect(landingFor(stage), 303);
+  });
+
+  app.get('/profile/sso/:slug/link', (c) => start(c, 'link'));
+
+  app.get('/profile/sso/:slug/link/callback', async (c) => {
+    const done = await finish(c, 'link');
+    if (done instanceof Response) return done;
+    if (!done.ok) return refuse(c, 'link', done.reason);
+    const linked = await linkIdentity(deps, c.get('session')!.account.id, done.provider, done.identity);
+    if (!linked.ok) return refuse(c, 'link', linked.reason);
+    return c.redirect(`/profile?sso=${linked.already ? 'already' : 'linked'}#profile-sso`, 303);
+  });
+
+  app.post('/profile/sso/unlink', async (c) => {
+    const form = parseForm(c, idSchema);
+    if (form.ok) await unlinkOwnIdentity(deps, c.get('session')!.account.id, form.data.id);
+    return c.redirect('/profile?sso=unlinked#profile-sso', 303);
+  });
+
+  return app;
+}

@@ -1,0 +1,72 @@
+// The admin forms for providers and bindings, one zod schema each; messages are what the page shows.
+import { z } from 'zod';
+
+const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+const text = (what: string, max: number) =>
+  z
+    .string({ error: `Enter the ${what}.` })
+    .transform((v) => v.trim())
+    .refine((v) => v.length > 0, `Enter the ${what}.`)
+    .refine((v) => v.length <= max, `The ${what} is at most ${max} characters.`)
+    .refine((v) => !CONTROL.test(v), `The ${what} cannot contain control or invisible characters.`);
+
+/** Lowercase letters, digits and internal hyphens (SPEC 2.3). */
+export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+const slug = text('slug', 64).refine(
+  (v) => v.length === 0 || SLUG_PATTERN.test(v),
+  'Use lowercase letters, digits and hyphens between them, such as "corp-sso".',
+);
+
+/** The issuer: an absolute https URL without credentials, query or fragment (SPEC 5.6). */
+const issuer = text('issuer URL', 2048)
+  .refine((v) => v.length === 0 || URL.canParse(v), 'Enter the issuer as an absolute URL, such as https://idp.example.com.')
+  .refine((v) => !URL.canParse(v) || new URL(v).protocol === 'https:', 'The issuer URL must use https.')
+  .refine((v) => {
+    if (!URL.canParse(v)) return true;
+    const u = new URL(v);
+    return u.username === '' && u.password === '' && u.search === '' && u.hash === '';
+  }, 'The issuer URL cannot carry a user name, password, query or fragment.');
+
+const id = z.string({ error: 'That item no longer exists.' }).min(1, 'That item no longer exists.').max(64);
+/** An unticked checkbox is absent from the form. */
+const checkbox = z
+  .string()
+  .optional()
+  .transform((v) => v !== undefined);
+const optionalSecret = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v === '' ? undefined : v))
+  .refine((v) => v === undefined || v.length <= 1024, 'The client secret is at most 1024 characters.')
+  .refine((v) => v === undefined || !CONTROL.test(v), 'The client secret cannot contain control characters.');
+
+/** POST /settings/sso: a new (enabled) provider. */
+export const createProviderSchema = z.object({
+  display_name: text('display name', 100),
+  slug,
+  issuer,
+  client_id: text('client ID', 255),
+  client_secret: optionalSecret,
+});
+
+/** POST /settings/sso/update. */
+export const updateProviderSchema = z.object({
+  id,
+  display_name: text('display name', 100),
+  slug,
+  issuer,
+  client_id: text('client ID', 255),
+  enabled: checkbox,
+});
+
+/** POST /settings/sso/secret: blank keeps the secret; the clear checkbox removes it and wins. */
+export const providerSecretSchema = z.object({ id, client_secret: optionalSecret, clear_secret: checkbox });
+
+/** Forms that only name one row (provider delete, binding removal, unlink). */
+export const idSchema = z.object({ id });
+
+export type CreateProviderInput = z.output<typeof createProviderSchema>;
+export type UpdateProviderInput = z.output<typeof updateProviderSchema>;
+export type ProviderSecretInput = z.output<typeof providerSecretSchema>;

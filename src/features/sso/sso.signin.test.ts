@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, beforeEach, test } from 'node:test';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { forEachDialect } from '../../../test/helpers/db.ts';
+import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
+import { buildProvider, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
+import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+
+let idp: TestIdp;
+before(async () => {
+  idp = await startTestIdp({ redirectUris: redirectUrisFor(['pub', 'conf']) });
+});
+after(async () => {
+  await idp.close();
+});
+
+forEachDialect((getDb) => {
+  let t: TestApp;
+  let admin: { id: string; username: string; password: string };
+
+  beforeEach(async () => {
+    const db = getDb().db;
+    await db.deleteFrom('sso_identities').execute();
+    await db.deleteFrom('sso_providers').execute();
+    await db.deleteFrom('sessions').execute();
+    await db.deleteFrom('accounts').execute();
+    t = buildTestApp(getDb(), { oidcCaFile: idp.caFile });
+    admin = await buildAccount(t, { role: 'admin' });
+  });
+
+  /** Binds `sub` at provider `providerId` to the account directly (the link flow has its own tests). */
+  const bind = (providerId: string, accountId: string, sub: string, label = sub) =>
+    t.deps.db.insertInto('sso_identities').values({ id: `b-${sub}`, provider_id: providerId, sub, account_id: accountId, label, linked_at: 1 }).execute();
+  const sessionsOf = (accountId: string) => t.deps.db.selectFrom('sessions').select('stage').where('account_id', '=', accountId).execute();
+
+  test('public client: PKCE S256, state and nonce on the request; no secret at the token endpoint; bound account signed in', async () => {
+    const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
+    const user = await buildAccount(t);
+    const sub = newSub();
+    await bind(p.id, user.id, sub);
+    const c = t.client();
+    const start = await c.get('/login/sso/pub');
+    assert.equal(start.status, 303);
+    const auth = new URL(start.location!);
+    assert.equal(auth.origin, idp.issuer);
+    const q = auth.searchParams;
+    assert.equal(q.get('response_type'), 'code');
+    assert.equal(q.get('client_id'), PUBLIC_CLIENT_ID);
+    assert.equal(q.get('code_challenge_method'), 'S256');
+    assert.match(q.get('code_challenge') ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.match(q.get('state') ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.match(q.get('nonce') ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(q.get('redirect_uri'), 'http://localhost/login/sso/pub/callback');
+    assert.deepEqual(q.get('scope')?.split(' ').sort(), ['email', 'openid', 'profile']);
+    const flowCookie = start.headers.getSetCookie().find((l) => l.startsWith('svc_sso_flow='))!;
+    assert.match(flowCookie, /HttpOnly/);
+    assert.match(flowCookie, /SameSite=Lax/);
+    assert.match(flowCookie, /Max-Age=600/);
+    assert.match(flowCookie, /Path=\//);
+
+    const second = await t.client().get('/login/sso/pub');
+    const q2 = new URL(second.location!).searchParams;
+    assert.notEqual(q2.get('state'), q.get('state'), 'a fresh state per login');
+    assert.notEqual(q2.get('nonce'), q.get('nonce'), 'a fresh nonce per login');
+
+    const callback = await idp.authorize(start.location!, sub);
+    assert.equal(callback.searchParams.get('iss'), idp.issuer, 'the IdP sends RFC 9207 iss');
+    const res = await c.get(pathOf(callback));
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/');
+    assert.ok(res.headers.getSetCookie().some((l) => /^svc_sso_flow=;/.test(l) && /Max-Age=0/i.test(l)), 'flow cookie cleared on use');
+    const exchange = idp.tokenRequests.at(-1)!;
+    assert.deepEqual(exchange, { clientId: PUBLIC_CLIENT_ID, authMethod: 'none', basicHeader: false, hadCodeVerifier: true });
+    const home = await c.get('/');
+    assert.equal(home.status, 200);
+    assert.ok(home.text.includes(user.username));
+    assert.deepEqual(await sessionsOf(user.id), [{ stage: 'full' }]);
+  });
+
+  test('confidential client: the secret is sent (client_secret_basic) along with the PKCE verifier', async () => {
+    const p = await buildProvider(t, idp, { slug: 'conf', createdBy: admin.id, confidential: true });
+    const user = await buildAccount(t);
+    const sub = newSub();
+    await bind(p.id, user.id, sub);
+    const c = t.client();
+    const res = await roundTrip(c, idp, '/login/sso/conf', sub);
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/');
+    assert.deepEqual(idp.tokenRequests.at(-1), { clientId: CONFIDENTIAL_CLIENT_ID, authMethod: 'client_secret_basic', basicHeader: true, hadCodeVerifier: true });
+    assert.equal((await c.get('/')).status, 200);
+  });
+
+  test('an account with TOTP lands on the two-factor step and owes its code; no page is reachable before it', async () => {
+    const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
+    const user = await buildAccount(t);
+    await t.deps.db.updateTable('accounts').set({ totp_enabled: 1, totp_secret: 'JBSWY3DPEHPK3PXP' }).where('id', '=', user.id).execute();
+    const sub = newSub();
+    await bind(p.id, user.id, sub);
+    const c = t.client();
+    const res = await roundTrip(c, idp, '/login/sso/pub', sub);
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/login/totp');
+    assert.deepEqual(await sessionsOf(user.id), [{ stage: 'totp' }]);
+    for (const path of ['/', '/settings', '/profile/sso/pub/link']) {
+      const page = await c.get(path);
+      assert.equal(page.status, 303, path);
+      assert.equal(page.location, '/login/totp', path);
+    }
+  });
+
+  test('an identity bound to no account is refused with the link-on-Profile message; nothing is created', async () => {
+    await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
+    const before = await t.deps.db.selectFrom('accounts').select('id').execute();
+    const c = t.client();
+    const res = await roundTrip(c, idp, '/login/sso/pub', newSub());
+    assert.equal(res.status, 403);
+    assert.match(res.text, /not linked to any account/);
+    assert.match(res.text, /Sign in with your password, then link it on your Profile/);
+    assert.equal((await t.deps.db.selectFrom('sessions').select('id_hash').execute()).length, 0);
+    assert.equal((await t.deps.db.selectFrom('accounts').select('id').execute()).length, before.length);
+    assert.equal((await c.get('/')).location, '/login');
+  });
+
+  test('a matching e-mail claim never signs into another account', async () => {
+    const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
+    const dave = await buildAccount(t, { username: 'dave@corp.example' });
+    const erin = await buildAccount(t, { username: 'erin' });
+    const erinSub = newSub();
+    idp.claims.set(erinSub, { email: 'erin@corp.example' });
+    await bind(p.id, erin.id, erinSub, 'erin@corp.example');
+    for (const email of ['dave@corp.example', 'erin@corp.example', 'erin']) {
+      const sub = newSub();
+      idp.claims.set(sub, { email, email_verified: true, preferred_username: email });
+      const res = await roundTrip(t.client(), idp, '/login/sso/pub', sub);
+      assert.equal(res.status, 403, email);
+    }
+    assert.deepEqual(await sessionsOf(dave.id), []);
+    assert.deepEqual(await sessionsOf(erin.id), []);
+    // Erin's own identity still works: the binding is the (provider, sub) pair.
+    assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', erinSub)).location, '/');
+  });
+
+  test('a disabled provider: no button, start refused, in-flight callback refused; password sign-in still works', async () => {
+    const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
+    const user = await buildAccount(t);
+    const sub = newSub();
+    await bind(p.id, user.id, sub);
+    const c = t.client();
+    const callback = await startAndAuthorize(c, idp, '/login/sso/pub', sub);
+    await t.deps.db.updateTable('sso_providers').set({ enabled: 0 }).where('id', '=', p.id).execute();
+    const inFlight = await c.get(pathOf(callback));
+    assert.equal(inFlight.status, 403);
+    assert.match(inFlight.text, /turned this single sign-on provider off/);
+    const start = await t.client().get('/login/sso/pub');
+    assert.equal(start.status, 403);
+    assert.equal(start.location, undefined);
+    assert.doesNotMatch((await t.client().get('/login')).text, /Sign in with/);
+    assert.deepEqual(await sessionsOf(user.id), []);
+    const pw = await signIn(t, user);
+    assert.equal((await pw.get('/')).status, 200);
+  });
+
+  test('an unknown slug is a 404 page at start and callback', async () => {
+    assert.equal((await t.client().get('/login/sso/nope')).status, 404);
+    assert.equal((await t.client().get('/login/sso/nope/callback?code=x&state=y')).status, 404);
+    assert.equal((await t.client().get('/login/sso/NOT%20A%20SLUG')).status, 404);
+  });
+
+  test('redirect_uri comes from SVC_EXTERNAL_URL or the request itself; X-Forwarded-* has no effect', async () => {
+    await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
+    const forwarded = { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', forwarded: 'host=evil.example;proto=https' };
+    const redirectUri = async (app: TestApp) => new URL((await app.client().get('/login/sso/pub', forwarded)).location!).searchParams.get('redirect_uri');
+    assert.equal(await redirectUri(t), 'http://localhost/login/sso/pub/callback');
+    assert.equal(await redirectUri(buildTestApp(getDb(), { oidcCaFile: idp.caFile, secureCookies: true })), 'https://localhost/login/sso/pub/callback');
+    assert.equal(await redirectUri(buildTestApp(getDb(), { oidcCaFile: idp.caFile, externalUrl: 'https://svc.example.org' })), 'https://svc.example.org/login/sso/pub/callback');
+  });
+
+  test('cancelling at the provider is a specific message', async () => {
+    await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
+    const c = t.client();
+    const callback = await startAndAuthorize(c, idp, '/login/sso/pub', newSub(), { cancel: true });
+    assert.equal(callback.searchParams.get('error'), 'access_denied');
+    const res = await c.get(pathOf(callback));
+    assert.equal(res.status, 400);
+    assert.match(res.text, /Sign-in was cancelled at the provider/);
+  });
+
+  test('provider unreachable, untrusted certificate and invalid discovery are safe messages with details in the log', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const port = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(port));
+      });
+    });
+    await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id, issuer: `https://127.0.0.1:${closed}` });
+    const down = await t.client().get('/login/sso/pub');
+    assert.equal(down.status, 502);
+    assert.match(down.text, /could not be reached/);
+    assert.doesNotMatch(down.text, /ECONNREFUSED|127\.0\.0\.1/);
+    assert.ok(t.logs.some((l) => l.includes('"reason":"unreachable"') && l.includes('ECONNREFUSED')));
+
+    await t.deps.db.updateTable('sso_providers').set({ issuer: idp.issuer }).execute();
+    const untrusting = buildTestApp(getDb());
+    const tls = await untrusting.client().get('/login/sso/pub');
+    assert.equal(tls.status, 502, 'without SVC_OIDC_CA_FILE the private CA is not trusted');
+    assert.ok(untrusting.logs.some((l) => l.includes('"reason":"unreachable"')));
+
+    await t.deps.db.updateTable('sso_providers').set({ issuer: `${idp.issuer}/not-an-issuer` }).execute();
+    const bad = await t.client().get('/login/sso/pub');
+    assert.equal(bad.status, 502);
+    assert.match(bad.text, /configuration could not be used/);
+    assert.ok(t.logs.some((l) => l.includes('"reason":"discovery-invalid"')));
+  });
+});

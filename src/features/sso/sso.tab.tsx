@@ -1,0 +1,39 @@
+// The Settings tab "Single sign-on": providers (secret as a set/none badge), callback URLs, linked identities.
+import type { Deps } from '../../deps.ts';
+import type { Ctx } from '../../http/env.ts';
+import { externalOrigin } from '../../http/request.ts';
+import type { SettingsTab } from '../settings/tabs.ts';
+import { ssoOverview } from './sso.providers.service.ts';
+import { pick, SsoTabView, type TabFormState } from './sso.views.tsx';
+
+/** Fixed notices selected by ?notice=, so no text is reflected from the URL. */
+const NOTICES: Record<string, string> = {
+  created: 'Provider declared. Register its callback URLs at the provider.',
+  updated: 'Provider saved.',
+  'secret-set': 'Client secret saved.',
+  'secret-cleared': 'Client secret removed: this is now a public client.',
+  'secret-kept': 'Client secret left unchanged.',
+  deleted: 'Provider and its linked identities deleted.',
+  'identity-removed': 'Linked identity removed. The account stays.',
+};
+
+/** Renders the tab body, optionally with a failed form's errors and an error banner. */
+export async function ssoTabBody(deps: Deps, c: Ctx, extra: { state?: TabFormState; error?: string } = {}) {
+  const { providers, identities } = await ssoOverview(deps);
+  return (
+    <SsoTabView
+      origin={externalOrigin(c, deps.config)}
+      providers={providers}
+      identities={identities}
+      notice={extra.state || extra.error ? undefined : pick(NOTICES, c.req.query('notice'))}
+      error={extra.error}
+      state={extra.state}
+    />
+  );
+}
+
+export const ssoTab: SettingsTab = {
+  key: 'sso',
+  label: 'Single sign-on',
+  render: (deps, c) => ssoTabBody(deps, c),
+};

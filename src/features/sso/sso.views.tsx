@@ -1,0 +1,206 @@
+// SSO views: sign-in buttons, the Settings tab (providers, callback URLs, bindings) and the profile section body.
+import type { Child } from 'hono/jsx';
+import { Checkbox, Field, Form, Notice, Time } from '../../http/views/components.tsx';
+import type { ProviderView } from './sso.providers.service.ts';
+import type { IdentityListing } from './sso.repo.ts';
+
+/** A fixed table's entry for a query value; only own keys, so `?notice=constructor` finds nothing. */
+export function pick<T>(table: Record<string, T>, key: string | undefined): T | undefined {
+  return key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
+/** The two callback URLs to register at a provider. */
+export function callbackUrls(origin: string, slug: string): { login: string; link: string } {
+  return { login: `${origin}/login/sso/${slug}/callback`, link: `${origin}/profile/sso/${slug}/link/callback` };
+}
+
+/** One sign-in button per enabled provider, under the password form. */
+export function SsoButtons(props: { providers: ProviderView[] }) {
+  if (props.providers.length === 0) return null;
+  return (
+    <div class="sso-buttons">
+      <p class="hint">Or sign in with a linked identity:</p>
+      {props.providers.map((p) => (
+        <a class="button secondary" href={`/login/sso/${p.slug}`}>
+          Sign in with {p.display_name}
+        </a>
+      ))}
+    </div>
+  );
+}
+
+/** A failed form on the tab: which form, its errors and the values to show again. */
+export interface TabFormState {
+  form: 'create' | 'update' | 'secret';
+  id?: string;
+  errors: Record<string, string>;
+  values: Record<string, string>;
+}
+
+/** The Settings tab body. */
+export function SsoTabView(props: {
+  origin: string;
+  providers: ProviderView[];
+  identities: IdentityListing[];
+  notice?: string;
+  error?: string;
+  state?: TabFormState;
+}) {
+  const { state } = props;
+  const createState = state?.form === 'create' ? state : undefined;
+  return (
+    <section>
+      <h2>Single sign-on</h2>
+      {props.notice ? <Notice kind="success">{props.notice}</Notice> : null}
+      {props.error ? <Notice kind="error">{props.error}</Notice> : null}
+      <p class="hint">
+        Providers only authenticate accounts that already exist: each person links their identity from their Profile. Password
+        sign-in always keeps working.
+      </p>
+      <h3>Providers</h3>
+      {props.providers.length === 0 ? <p class="empty">No provider is declared.</p> : null}
+      {props.providers.map((p) => (
+        <ProviderPanel provider={p} origin={props.origin} state={state?.id === p.id ? state : undefined} />
+      ))}
+      <h3>Declare a provider</h3>
+      <Form action="/settings/sso" class="sso-create">
+        <Field label="Display name" name="display_name" value={createState?.values.display_name} error={createState?.errors.display_name} required maxlength={100} />
+        <Field label="Slug" name="slug" value={createState?.values.slug} error={createState?.errors.slug} required maxlength={64} hint="Lowercase letters, digits and hyphens; part of the callback URLs." />
+        <Field label="Issuer URL" name="issuer" type="url" value={createState?.values.issuer} error={createState?.errors.issuer} required hint="Must be https; discovery reads <issuer>/.well-known/openid-configuration." />
+        <Field label="Client ID" name="client_id" value={createState?.values.client_id} error={createState?.errors.client_id} required maxlength={255} />
+        <Field label="Client secret" name="client_secret" type="password" autocomplete="off" error={createState?.errors.client_secret} hint="Leave blank for a public client (PKCE only)." />
+        <button type="submit">Declare provider</button>
+      </Form>
+      <h3>Linked identities</h3>
+      <IdentitiesTable identities={props.identities} />
+    </section>
+  );
+}
+
+function ProviderPanel(props: { provider: ProviderView; origin: string; state?: TabFormState }) {
+  const p = props.provider;
+  const urls = callbackUrls(props.origin, p.slug);
+  const up = props.state?.form === 'update' ? props.state : undefined;
+  const sec = props.state?.form === 'secret' ? props.state : undefined;
+  return (
+    <article class="sso-provider" id={`provider-${p.slug}`}>
+      <h4>
+        {p.display_name} <span class="badge">{p.enabled ? 'enabled' : 'disabled'}</span>{' '}
+        <span class="badge">secret: {p.secretSet ? 'set' : 'none'}</span>
+      </h4>
+      <dl class="facts">
+        <dt>Issuer</dt>
+        <dd>
+          <code>{p.issuer}</code>
+        </dd>
+        <dt>Client ID</dt>
+        <dd>
+          <code>{p.client_id}</code>
+        </dd>
+        <dt>Sign-in callback URL</dt>
+        <dd>
+          <code>{urls.login}</code>
+        </dd>
+        <dt>Profile link callback URL</dt>
+        <dd>
+          <code>{urls.link}</code>
+        </dd>
+      </dl>
+      <details open={up !== undefined || sec !== undefined}>
+        <summary>Change {p.display_name}</summary>
+        <Form action="/settings/sso/update">
+          <input type="hidden" name="id" value={p.id} />
+          <Field label="Display name" name="display_name" value={up?.values.display_name ?? p.display_name} error={up?.errors.display_name} required maxlength={100} />
+          <Field label="Slug" name="slug" value={up?.values.slug ?? p.slug} error={up?.errors.slug} required maxlength={64} />
+          <Field label="Issuer URL" name="issuer" type="url" value={up?.values.issuer ?? p.issuer} error={up?.errors.issuer} required />
+          <Field label="Client ID" name="client_id" value={up?.values.client_id ?? p.client_id} error={up?.errors.client_id} required maxlength={255} />
+          <Checkbox label="Enabled" name="enabled" checked={up ? up.values.enabled !== undefined : p.enabled} />
+          <button type="submit">Save {p.display_name}</button>
+        </Form>
+        <Form action="/settings/sso/secret">
+          <input type="hidden" name="id" value={p.id} />
+          <Field label="New client secret" name="client_secret" type="password" autocomplete="off" error={sec?.errors.client_secret} hint="Blank keeps the stored secret." />
+          <Checkbox label="Clear the secret (public client)" name="clear_secret" />
+          <button type="submit">Save secret</button>
+        </Form>
+        <Form action="/settings/sso/delete">
+          <input type="hidden" name="id" value={p.id} />
+          <button type="submit" class="danger">
+            Delete {p.display_name} and its linked identities
+          </button>
+        </Form>
+      </details>
+    </article>
+  );
+}
+
+function IdentitiesTable(props: { identities: IdentityListing[] }) {
+  if (props.identities.length === 0) return <p class="empty">No identity is linked.</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Provider</th>
+          <th>Account</th>
+          <th>Identity</th>
+          <th>Linked</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.identities.map((i) => (
+          <tr>
+            <td>{i.provider_name}</td>
+            <td>{i.username}</td>
+            <td>{i.label}</td>
+            <td>
+              <Time at={i.linked_at} />
+            </td>
+            <td>
+              <Form action="/settings/sso/identity/remove" class="inline">
+                <input type="hidden" name="id" value={i.id} />
+                <button type="submit" class="secondary" aria-label={`Remove ${i.provider_name} identity of ${i.username}`}>
+                  Remove
+                </button>
+              </Form>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The profile section: the caller's identities with Unlink, and a Link button per enabled provider not yet linked. */
+export function SsoProfileView(props: { identities: IdentityListing[]; providers: ProviderView[]; notice?: { kind: 'success' | 'error'; text: string } }): Child {
+  const linked = new Set(props.identities.map((i) => i.provider_slug));
+  const linkable = props.providers.filter((p) => !linked.has(p.slug));
+  return (
+    <section>
+      <h2>Single sign-on</h2>
+      {props.notice ? <Notice kind={props.notice.kind}>{props.notice.text}</Notice> : null}
+      {props.identities.length === 0 ? (
+        <p class="empty">No identity is linked to your account.</p>
+      ) : (
+        <ul class="identities">
+          {props.identities.map((i) => (
+            <li>
+              <strong>{i.provider_name}</strong>: {i.label} (linked <Time at={i.linked_at} />){' '}
+              <Form action="/profile/sso/unlink" class="inline">
+                <input type="hidden" name="id" value={i.id} />
+                <button type="submit" class="secondary">
+                  Unlink {i.provider_name}
+                </button>
+              </Form>
+            </li>
+          ))}
+        </ul>
+      )}
+      {linkable.map((p) => (
+        <a class="button secondary" href={`/profile/sso/${p.slug}/link`}>
+          Link {p.display_name}
+        </a>
+      ))}
+    </section>
+  );
+}

@@ -1,0 +1,233 @@
+// A real OpenID Provider (oidc-provider) in the test process, over HTTPS on 127.0.0.1 with a CA and server
+// certificate generated at test time. Tests drive its login step programmatically (authorize()) or with a browser.
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { CompactSign, decodeJwt, importJWK, type JWK } from 'jose';
+import Provider from 'oidc-provider';
+import { Agent, fetch as undiciFetch } from 'undici';
+
+/** The two clients every test IdP registers. */
+export const PUBLIC_CLIENT_ID = 'svc-public';
+export const CONFIDENTIAL_CLIENT_ID = 'svc-confidential';
+export const CONFIDENTIAL_CLIENT_SECRET = 'confidential-client-secret-0123456789';
+
+/** What the token endpoint saw, so tests can tell public from confidential exchanges. */
+export interface TokenRequestRecord {
+  clientId: string;
+  /** The method the IdP authenticated the client with (it enforces the registered one). */
+  authMethod: string;
+  basicHeader: boolean;
+  hadCodeVerifier: boolean;
+}
+
+/** Rewrites the next issued id_token's claims; `signWith: 'foreign'` signs it with a key the IdP never published. */
+export type IdTokenTamper = (claims: Record<string, unknown>) => { claims: Record<string, unknown>; signWith?: 'current' | 'foreign'; kid?: string };
+
+export interface TestIdp {
+  issuer: string;
+  /** PEM file of the CA that signed the IdP's certificate (what SVC_OIDC_CA_FILE points at). */
+  caFile: string;
+  /** Claims per subject beyond sub (e-mail, name). */
+  claims: Map<string, Record<string, unknown>>;
+  tokenRequests: TokenRequestRecord[];
+  /** Applies to the next token response only. */
+  tamperNextIdToken(fn: IdTokenTamper): void;
+  /** Replaces the signing key with a fresh one under a new kid (the old one is no longer published). */
+  rotateKeys(): Promise<void>;
+  currentKid(): string;
+  /** Plays the browser at the IdP: follows the authorization URL, signs in as `sub` (or cancels), returns the callback URL. */
+  authorize(authorizationUrl: string, sub: string, opts?: { cancel?: boolean }): Promise<URL>;
+  close(): Promise<void>;
+}
+
+interface SigningKey {
+  kid: string;
+  jwk: JWK;
+}
+
+function newSigningKey(): SigningKey {
+  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const kid = crypto.randomBytes(8).toString('hex');
+  return { kid, jwk: { ...(privateKey.export({ format: 'jwk' }) as JWK), kid, alg: 'RS256', use: 'sig' } };
+}
+
+/** A throwaway CA and a server certificate for 127.0.0.1 and localhost, made with the openssl CLI. */
+export function makeCertificates(dir: string): { caFile: string; keyFile: string; certFile: string } {
+  const f = (name: string) => path.join(dir, name);
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=svc test CA',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  ssl('req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
+  fs.writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n');
+  ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial',
+    '-out', f('server.pem'), '-days', '2', '-extfile', f('server.ext'));
+  return { caFile: f('ca.pem'), keyFile: f('server.key'), certFile: f('server.pem') };
+}
+
+/**
+ * Starts the IdP; `redirectUris` are registered for both clients. Pass `certs` (from makeCertificates) when the
+ * service's config must name the CA file before the IdP can start (e.g. a served app whose port decides the URIs).
+ */
+export async function startTestIdp(opts: { redirectUris: string[]; certs?: ReturnType<typeof makeCertificates> }): Promise<TestIdp> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-idp-'));
+  const certs = opts.certs ?? makeCertificates(dir);
+  const agent = new Agent({ connect: { ca: fs.readFileSync(certs.caFile, 'utf8') } });
+  let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
+  const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (req, res) => handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const claims = new Map<string, Record<string, unknown>>();
+  const tokenRequests: TokenRequestRecord[] = [];
+  let tamper: IdTokenTamper | undefined;
+  let key = newSigningKey();
+  const foreign = newSigningKey();
+  const cookieKeys = [crypto.randomBytes(32).toString('hex')];
+
+  function buildProvider(): Provider {
+    const provider = new Provider(issuer, {
+      clients: [
+        { client_id: PUBLIC_CLIENT_ID, token_endpoint_auth_method: 'none', redirect_uris: opts.redirectUris, response_types: ['code'], grant_types: ['authorization_code'] },
+        { client_id: CONFIDENTIAL_CLIENT_ID, client_secret: CONFIDENTIAL_CLIENT_SECRET, token_endpoint_auth_method: 'client_secret_basic', redirect_uris: opts.redirectUris, response_types: ['code'], grant_types: ['authorization_code'] },
+      ],
+      jwks: { keys: [key.jwk] },
+      cookies: { keys: cookieKeys },
+      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'] },
+      // Put scope claims into the id_token itself, as many real providers do.
+      conformIdTokenClaims: false,
+      features: { devInteractions: { enabled: false } },
+      ttl: { Interaction: 600, Grant: 600, Session: 600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
+      interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+      findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub, ...claims.get(sub) }) }),
+      // Every client is first-party here: grant whatever openid scopes were asked for, no consent screen.
+      loadExistingGrant: async (ctx: any) => {
+        const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
+        grant.addOIDCScope('openid email profile');
+        await grant.save();
+        return grant;
+      },
+      renderError: async (ctx: any, out: Record<string, string>) => {
+        ctx.type = 'text/plain';
+        ctx.body = `IdP error: ${out.error}: ${out.error_description ?? ''}`;
+      },
+    });
+    provider.use(async (ctx, next) => {
+      await next();
+      if (ctx.path !== '/token' || ctx.method !== 'POST') return;
+      const oidcCtx = ctx.oidc ?? {};
+      tokenRequests.push({
+        clientId: oidcCtx.client?.clientId ?? '',
+        authMethod: oidcCtx.client?.clientAuthMethod ?? '',
+        basicHeader: /^Basic /.test((ctx as any).headers?.authorization ?? ''),
+        hadCodeVerifier: typeof oidcCtx.params?.code_verifier === 'string' && oidcCtx.params.code_verifier.length > 0,
+      });
+      if (ctx.status !== 200 || !ctx.body?.id_token || !tamper) return;
+      const change = tamper;
+      tamper = undefined;
+      const out = change({ ...decodeJwt(ctx.body.id_token) });
+      const privateKey = await importJWK(out.signWith === 'foreign' ? foreign.jwk : key.jwk, 'RS256');
+      ctx.body = {
+        ...ctx.body,
+        // The published kid unless told otherwise, so a foreign token differs only in its signature.
+        id_token: await new CompactSign(new TextEncoder().encode(JSON.stringify(out.claims)))
+          .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: out.kid ?? key.kid })
+          .sign(privateKey),
+      };
+    });
+    return provider;
+  }
+
+  let provider = buildProvider();
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', issuer);
+    const match = /^\/interaction\/([^/]+)$/.exec(url.pathname);
+    if (match) {
+      void interaction(provider, req, res).catch((err) => {
+        res.statusCode = 400;
+        res.end(`interaction failed: ${String(err)}`);
+      });
+      return;
+    }
+    provider.callback()(req, res);
+  };
+  handler = serve;
+
+  const jar = new Map<string, string>();
+  async function idpFetch(url: string, init: { method?: string; body?: string } = {}) {
+    const headers: Record<string, string> = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
+    if (init.body) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await undiciFetch(url, { method: init.method ?? 'GET', body: init.body, headers, redirect: 'manual', dispatcher: agent });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      const value = pair!.slice(eq + 1);
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) jar.delete(pair!.slice(0, eq));
+      else jar.set(pair!.slice(0, eq), value);
+    }
+    await res.arrayBuffer();
+    return res;
+  }
+
+  return {
+    issuer,
+    caFile: certs.caFile,
+    claims,
+    tokenRequests,
+    tamperNextIdToken: (fn) => {
+      tamper = fn;
+    },
+    rotateKeys: async () => {
+      key = newSigningKey();
+      provider = buildProvider();
+    },
+    currentKid: () => key.kid,
+    authorize: async (authorizationUrl, sub, o = {}) => {
+      jar.clear();
+      let url = authorizationUrl;
+      for (let hop = 0; hop < 10; hop++) {
+        const isInteraction = /^\/interaction\/[^/]+$/.test(new URL(url).pathname);
+        const res = isInteraction
+          ? await idpFetch(url, { method: 'POST', body: new URLSearchParams(o.cancel ? { cancel: '1' } : { sub }).toString() })
+          : await idpFetch(url);
+        const location = res.headers.get('location');
+        if (!location) throw new Error(`IdP answered ${res.status} at ${url} without a redirect`);
+        const next = new URL(location, url);
+        if (next.origin !== issuer) return next;
+        url = next.href;
+      }
+      throw new Error('too many redirects at the IdP');
+    },
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await agent.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The IdP's own sign-in page: a Subject field (for browsers) and a Cancel button; POST finishes the interaction. */
+async function interaction(provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const details = await provider.interactionDetails(req, res);
+  if (req.method === 'GET') {
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end(`<!doctype html><html><head><title>Test IdP sign-in</title></head><body><h1>Test IdP</h1>
+<form method="post" action="/interaction/${details.uid}"><label for="sub">Subject</label> <input id="sub" name="sub" />
+<button type="submit">Continue</button> <button type="submit" name="cancel" value="1">Cancel</button></form></body></html>`);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  const result = form.get('cancel')
+    ? { error: 'access_denied', error_description: 'End-User aborted interaction' }
+    : { login: { accountId: form.get('sub') ?? '' } };
+  await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+}
