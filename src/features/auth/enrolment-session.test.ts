@@ -12,6 +12,7 @@ import { migrateToLatest } from '../../db/migrate.ts';
 import * as m0001 from '../../db/migrations/0001-foundation.ts';
 import * as m0002 from '../../db/migrations/0002-outbox.ts';
 import * as m0004 from '../../db/migrations/0004-profile.ts';
+import * as m0005 from '../../db/migrations/0005-sso.ts';
 import * as m0006 from '../../db/migrations/0006-messages.ts';
 import { ENROLMENT_PENDING_MS } from './second-factor.service.ts';
 import { totpCode } from './totp.ts';
@@ -176,7 +177,13 @@ for (const dialect of dialects()) {
   test(`${dialect}: upgrading drops pending secrets left on account rows, and keeps enabled ones`, async () => {
     const tdb = await createTestDatabase(dialect, { migrate: false });
     try {
-      const before: Record<string, Migration> = { '0001-foundation': m0001, '0002-outbox': m0002, '0004-profile': m0004, '0006-messages': m0006 };
+      const before: Record<string, Migration> = {
+        '0001-foundation': m0001,
+        '0002-outbox': m0002,
+        '0004-profile': m0004,
+        '0005-sso': m0005,
+        '0006-messages': m0006,
+      };
       const migrator = new Migrator({ db: tdb.db, provider: { getMigrations: async () => before }, allowUnorderedMigrations: true });
       const result = await migrator.migrateToLatest();
       assert.equal(result.error, undefined);
