@@ -5,6 +5,7 @@ import * as m0002 from './migrations/0002-outbox.ts';
 import * as m0004 from './migrations/0004-profile.ts';
 import * as m0005 from './migrations/0005-sso.ts';
 import * as m0006 from './migrations/0006-messages.ts';
+import * as m0008 from './migrations/0008-second-factor-hardening.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0004-profile': m0004,
   '0005-sso': m0005,
   '0006-messages': m0006,
+  '0008-second-factor-hardening': m0008,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

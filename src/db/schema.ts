@@ -1,6 +1,7 @@
 // Table types shared by both dialects. Times are epoch milliseconds; flags are 0/1 integers.
+import type { Generated } from 'kysely';
 
-/** A local account; role is read from here on every request. */
+/** A local account; role is read from here on every request. totp_secret is set only once TOTP is enabled. */
 export interface AccountsTable {
   id: string;
   username: string;
@@ -14,6 +15,8 @@ export interface AccountsTable {
   totp_last_step: number | null;
   /** 1 when the next sign-in should walk the account through second-factor enrolment. */
   totp_enrol_prompt: number;
+  /** Bumped by every password change: sessions created under an older version are refused. */
+  credentials_version: Generated<number>;
   created_at: number;
 }
 
@@ -31,6 +34,16 @@ export interface SessionsTable {
   /** Absolute end of the session, whatever the activity. */
   expires_at: number;
   user_agent: string;
+  /** The account's credentials_version when the session was created (or when it changed the password itself). */
+  credentials_version: Generated<number>;
+}
+
+/** A TOTP secret awaiting its confirming code, bound to the session that passed the password check. */
+export interface TotpEnrolmentsTable {
+  session_id_hash: string;
+  secret: string;
+  created_at: number;
+  expires_at: number;
 }
 
 /** Failure counters for sign-in and second-factor attempts, keyed per account and per client address. */
@@ -39,6 +52,10 @@ export interface AuthThrottleTable {
   failures: number;
   window_started_at: number;
   locked_until: number;
+  /** Consecutive locks of an escalating key; only a success (or a long quiet spell) resets it. */
+  locks: Generated<number>;
+  /** Until when the row can still change a decision (window, lock, escalation memory); housekeeping deletes it after. */
+  keep_until: Generated<number>;
 }
 
 /** Generated setup tokens (hashes) while no account exists. */
@@ -195,6 +212,7 @@ export interface SsoIdentitiesTable {
 export interface DB {
   accounts: AccountsTable;
   sessions: SessionsTable;
+  totp_enrolments: TotpEnrolmentsTable;
   auth_throttle: AuthThrottleTable;
   setup_tokens: SetupTokensTable;
   meta: MetaTable;

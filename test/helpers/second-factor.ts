@@ -1,14 +1,18 @@
 // Test shortcuts for the second factor: enrol an account directly, and sign in through the two-factor step.
+import { sha256 } from '../../src/deps.ts';
 import { confirmEnrolment, startEnrolment } from '../../src/features/auth/second-factor.service.ts';
+import { createSession, endSession } from '../../src/features/auth/sessions.service.ts';
 import { totpCode } from '../../src/features/auth/totp.ts';
 import type { TestApp, TestClient } from './app.ts';
 
-/** Turns TOTP on for the account (as Profile would) and moves the clock past the confirming step. */
+/** Turns TOTP on for the account (as Profile would, from a session of its own that then ends) and moves the clock past the confirming step. */
 export async function enrolTotp(t: TestApp, account: { id: string; password: string }): Promise<{ secret: string; recoveryCodes: string[] }> {
-  const started = await startEnrolment(t.deps, { accountId: account.id, password: account.password, address: '127.0.0.1' });
+  const owner = { accountId: account.id, sessionIdHash: sha256(await createSession(t.deps, account.id, 'full', 'enrolTotp helper')) };
+  const started = await startEnrolment(t.deps, { ...owner, password: account.password, address: '127.0.0.1' });
   if (!started.ok) throw new Error(`enrolment did not start: ${started.reason}`);
-  const confirmed = await confirmEnrolment(t.deps, { accountId: account.id, code: totpCode(started.pending.secret, t.clock.now()) });
+  const confirmed = await confirmEnrolment(t.deps, { ...owner, code: totpCode(started.pending.secret, t.clock.now()) });
   if (!confirmed.ok) throw new Error(`enrolment not confirmed: ${confirmed.reason}`);
+  await endSession(t.deps, owner.sessionIdHash);
   t.clock.advance(30_000);
   return { secret: started.pending.secret, recoveryCodes: confirmed.recoveryCodes };
 }

@@ -1,10 +1,10 @@
 // Plain data access for accounts; no business rules here.
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { AccountsTable, DB } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
-export type Account = AccountsTable;
+export type Account = Selectable<AccountsTable>;
 
 /** The unique key of a username: Unicode NFC, lower-cased, so look-alike spellings of one name collide. */
 export function usernameKey(username: string): string {

@@ -49,7 +49,9 @@ export function loginRoutes(deps: Deps) {
     const previous = c.get('session');
     if (previous) await endSession(deps, previous.idHash);
     const stage = stageAfterFirstFactor(result.account);
-    writeSessionCookie(c, deps.config, await createSession(deps, result.account.id, stage, userAgent(c)));
+    // The credentials version read with the verified hash: a password change racing this sign-in voids the session.
+    const cookie = await createSession(deps, result.account.id, stage, userAgent(c), result.account.credentials_version);
+    writeSessionCookie(c, deps.config, cookie);
     return c.redirect(landingFor(stage), 303);
   });
 

@@ -8,6 +8,7 @@ export const LOGIN_NOTICES: Record<string, string> = {
   'setup-done': 'The first administrator account is ready. Sign in with it.',
   'invited': 'Your account is ready. Sign in with your new username and password.',
   'session-ended': 'Your session has ended. Sign in again.',
+  'code-attempts': 'Too many wrong codes. Sign in again with your password.',
 };
 
 /** Username/password form, with an optional error or notice, and any extra sign-in options below. */

@@ -1,28 +1,62 @@
-// Plain data access for the second factor: the TOTP columns of accounts and the recovery_codes rows.
+// Plain data access for the second factor: the TOTP columns of accounts, pending enrolments and recovery codes.
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
-/** Stores a not-yet-confirmed secret; only while TOTP is off. Returns whether a row changed. */
-export async function storePendingSecret(db: Q, accountId: string, secret: string): Promise<boolean> {
-  const r = await db
-    .updateTable('accounts')
-    .set({ totp_secret: secret, totp_last_step: null })
-    .where('id', '=', accountId)
-    .where('totp_enabled', '=', 0)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+/** Stores (or replaces) the session's not-yet-confirmed secret. A session deleted meanwhile fails its foreign key. */
+export async function savePendingEnrolment(db: Q, row: { sessionIdHash: string; secret: string; now: number; expiresAt: number }): Promise<void> {
+  const values = { secret: row.secret, created_at: row.now, expires_at: row.expiresAt };
+  await db
+    .insertInto('totp_enrolments')
+    .values({ session_id_hash: row.sessionIdHash, ...values })
+    .onConflict((oc) => oc.column('session_id_hash').doUpdateSet(values))
+    .execute();
 }
 
-/** Turns TOTP on for exactly the confirmed pending secret, recording the confirming step. Returns whether it did. */
+/** The session's pending secret, if it has one that has not expired and the session belongs to the account. */
+export async function findPendingEnrolment(db: Q, sessionIdHash: string, accountId: string, now: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('totp_enrolments')
+    .innerJoin('sessions', 'sessions.id_hash', 'totp_enrolments.session_id_hash')
+    .select('totp_enrolments.secret')
+    .where('totp_enrolments.session_id_hash', '=', sessionIdHash)
+    .where('sessions.account_id', '=', accountId)
+    .where('totp_enrolments.expires_at', '>', now)
+    .executeTakeFirst();
+  return row?.secret;
+}
+
+/** Consumes the session's pending secret if it is still `secret`. Returns whether this call took it. */
+export async function takePendingEnrolment(db: Q, sessionIdHash: string, secret: string): Promise<boolean> {
+  const r = await db
+    .deleteFrom('totp_enrolments')
+    .where('session_id_hash', '=', sessionIdHash)
+    .where('secret', '=', secret)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows) === 1;
+}
+
+/** Drops every pending enrolment of the account's sessions (once TOTP is on, they can never complete). */
+export async function deletePendingEnrolments(db: Q, accountId: string): Promise<void> {
+  await db
+    .deleteFrom('totp_enrolments')
+    .where('session_id_hash', 'in', (eb) => eb.selectFrom('sessions').select('id_hash').where('account_id', '=', accountId))
+    .execute();
+}
+
+/** Deletes expired pending enrolments (housekeeping; lookups already ignore them). */
+export async function deleteExpiredEnrolments(db: Q, now: number): Promise<void> {
+  await db.deleteFrom('totp_enrolments').where('expires_at', '<=', now).execute();
+}
+
+/** Turns TOTP on with the confirmed secret, only while it is off, recording the confirming step. Returns whether it did. */
 export async function enableTotp(db: Q, accountId: string, secret: string, step: number): Promise<boolean> {
   const r = await db
     .updateTable('accounts')
-    .set({ totp_enabled: 1, totp_last_step: step, totp_enrol_prompt: 0 })
+    .set({ totp_secret: secret, totp_enabled: 1, totp_last_step: step, totp_enrol_prompt: 0 })
     .where('id', '=', accountId)
     .where('totp_enabled', '=', 0)
-    .where('totp_secret', '=', secret)
     .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }

@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { clearSessionCookie } from '../../http/cookies.ts';
+import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
@@ -37,6 +37,15 @@ export function secondFactorRoutes(deps: Deps) {
     return c.redirect('/login?notice=session-ended', 303);
   }
 
+  /** Signs the pending session in fully under a new id and cookie; false when it ended meanwhile. */
+  async function promote(c: Ctx, session: SessionContext): Promise<boolean> {
+    const promoted = await promoteSession(deps, session);
+    if (!promoted) return false;
+    writeSessionCookie(c, deps.config, promoted.cookie);
+    c.set('session', promoted.session);
+    return true;
+  }
+
   app.get('/login/totp', (c) => {
     const session = sessionIn(c, 'totp');
     if (session instanceof Response) return session;
@@ -48,12 +57,17 @@ export function secondFactorRoutes(deps: Deps) {
     if (session instanceof Response) return session;
     const form = parseForm(c, codeSchema);
     const code = form.ok ? form.data.code : '';
-    const result = await verifySecondFactor(deps, { accountId: session.account.id, code, address: clientAddress(c) });
+    const result = await verifySecondFactor(deps, { accountId: session.account.id, sessionIdHash: session.idHash, code, address: clientAddress(c) });
     if (result.ok) {
-      await promoteSession(deps, session.idHash);
+      if (!(await promote(c, session))) return startOver(c, session);
       return c.redirect(result.via === 'recovery-code' ? '/profile?notice=recovery-code-used' : '/', 303);
     }
     if (result.reason === 'not-enrolled') return startOver(c, session);
+    if (result.reason === 'session-ended') {
+      // Too many wrong codes in this session: the password is owed again.
+      clearSessionCookie(c, deps.config);
+      return c.redirect('/login?notice=code-attempts', 303);
+    }
     const [error, status] =
       result.reason === 'locked'
         ? ([lockedMessage(result.retryAfterMs), 429] as const)
@@ -73,33 +87,35 @@ export function secondFactorRoutes(deps: Deps) {
     const form = parseForm(c, enrolSchema);
     const input = form.ok ? form.data : { action: 'start' as const, password: '', code: '' };
     const accountId = session.account.id;
+    const owner = { accountId, sessionIdHash: session.idHash };
     const title = 'Set up two-factor authentication';
 
     if (input.action === 'skip') {
-      if (!(await skipEnrolment(deps, accountId))) return startOver(c, session);
-      await promoteSession(deps, session.idHash);
+      if (!(await skipEnrolment(deps, accountId)) || !(await promote(c, session))) return startOver(c, session);
       return c.redirect('/', 303);
     }
 
     if (input.action === 'start') {
-      const started = await startEnrolment(deps, { accountId, password: input.password, address: clientAddress(c) });
+      const started = await startEnrolment(deps, { ...owner, password: input.password, address: clientAddress(c) });
       if (started.ok) return secretPage(c, started.pending);
-      if (started.reason === 'already-enabled') return startOver(c, session);
+      if (started.reason === 'already-enabled' || started.reason === 'session-ended') return startOver(c, session);
       const locked = started.reason === 'locked';
       const error = locked ? lockedMessage(started.retryAfterMs) : 'Incorrect password.';
       return render(c, title, <EnrolOfferPage error={error} />, locked ? 429 : 401);
     }
 
-    const confirmed = await confirmEnrolment(deps, { accountId, code: input.code });
+    const confirmed = await confirmEnrolment(deps, { ...owner, code: input.code });
     if (confirmed.ok) {
-      await promoteSession(deps, session.idHash);
+      // TOTP is on whatever happens to this session; only a session still alive is signed in and shown the codes.
+      if (!(await promote(c, session))) return startOver(c, session);
       return render(
         c,
         title,
         <RecoveryCodesPage codes={confirmed.recoveryCodes} continueHref="/" intro="Two-factor authentication is on." />,
       );
     }
-    const pending = confirmed.reason === 'invalid-code' ? await pendingEnrolment(deps, accountId) : undefined;
+    // Only this session's own pending secret is ever shown again.
+    const pending = confirmed.reason === 'invalid-code' ? await pendingEnrolment(deps, owner) : undefined;
     if (!pending) return render(c, title, <EnrolOfferPage error="The set-up expired. Start again." />, 409);
     return secretPage(c, pending, 'That code is not valid. Enter the current code from your app.', 400);
   });

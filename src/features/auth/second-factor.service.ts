@@ -1,7 +1,9 @@
 // The second factor: enrolment (fresh secret, confirmed by a code, recovery codes issued), the two-factor step
 // at sign-in (a current code or one recovery code, each accepted once, throttled), and recovery-code regeneration.
+import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
+import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById } from './accounts.repo.ts';
 import {
   hashRecoveryCode,
@@ -14,14 +16,26 @@ import {
   acceptTotpStep,
   clearEnrolPrompt,
   countUnusedRecoveryCodes,
+  deleteExpiredEnrolments,
+  deletePendingEnrolments,
   enableTotp,
+  findPendingEnrolment,
   replaceRecoveryCodes,
+  savePendingEnrolment,
   spendRecoveryCode,
-  storePendingSecret,
+  takePendingEnrolment,
   unusedRecoveryCodes,
 } from './second-factor.repo.ts';
-import { confirmPassword, throttleKeys } from './signin.service.ts';
-import { reserveAttempt, settleAttempt } from './throttle.service.ts';
+import { endSession } from './sessions.service.ts';
+import { confirmPassword } from './signin.service.ts';
+import {
+  ADDRESS_POLICY,
+  reserveAttempt,
+  SECOND_FACTOR_ACCOUNT_POLICY,
+  SECOND_FACTOR_SESSION_POLICY,
+  settleAttempt,
+  type ThrottleKey,
+} from './throttle.service.ts';
 import { matchTotpStep, newTotpSecret, normaliseTotpInput, totpUri } from './totp.ts';
 
 /** A secret awaiting its confirming code, with what the user needs to add it to an app. */
@@ -39,42 +53,74 @@ export async function secondFactorState(deps: Deps, accountId: string): Promise<
   return { enabled, recoveryCodesLeft: enabled ? await countUnusedRecoveryCodes(deps.db, accountId) : 0 };
 }
 
-/** Starts enrolment after a fresh password check: a new 160-bit secret replaces any earlier pending one. */
+/** How long a started enrolment waits for its confirming code. */
+export const ENROLMENT_PENDING_MS = 10 * 60_000;
+
+/** The session a pending enrolment belongs to: only it can see, replace or confirm its secret. */
+export interface EnrolmentOwner {
+  accountId: string;
+  sessionIdHash: string;
+}
+
+/**
+ * Starts enrolment after a fresh password check: a new 160-bit secret, bound to this session for 10 minutes,
+ * replaces this session's earlier pending one. Other sessions of the account never see it.
+ */
 export async function startEnrolment(
   deps: Deps,
-  input: { accountId: string; password: string; address: string },
-): Promise<{ ok: true; pending: PendingEnrolment } | PasswordRefusal | { ok: false; reason: 'already-enabled' }> {
+  input: EnrolmentOwner & { password: string; address: string },
+): Promise<{ ok: true; pending: PendingEnrolment } | PasswordRefusal | { ok: false; reason: 'already-enabled' } | { ok: false; reason: 'session-ended' }> {
   const check = await confirmPassword(deps, input);
   if (!check.ok) return passwordRefusal(check);
   if (check.account.totp_enabled === 1) return { ok: false, reason: 'already-enabled' };
   const secret = newTotpSecret(deps.random);
-  if (!(await storePendingSecret(deps.db, input.accountId, secret))) return { ok: false, reason: 'already-enabled' };
+  const now = deps.clock.now();
+  try {
+    await savePendingEnrolment(deps.db, { sessionIdHash: input.sessionIdHash, secret, now, expiresAt: now + ENROLMENT_PENDING_MS });
+  } catch (err) {
+    if (isForeignKeyViolation(err)) return { ok: false, reason: 'session-ended' };
+    throw err;
+  }
   return { ok: true, pending: { secret, uri: totpUri(secret, check.account.username) } };
 }
 
-/** The pending enrolment, if one was started and not yet confirmed (to show the secret again after a wrong code). */
-export async function pendingEnrolment(deps: Deps, accountId: string): Promise<PendingEnrolment | undefined> {
-  const account = await findAccountById(deps.db, accountId);
-  if (!account || account.totp_enabled === 1 || !account.totp_secret) return undefined;
-  return { secret: account.totp_secret, uri: totpUri(account.totp_secret, account.username) };
+/** This session's pending enrolment, if it started one that has not expired (to show the secret again after a wrong code). */
+export async function pendingEnrolment(deps: Deps, owner: EnrolmentOwner): Promise<PendingEnrolment | undefined> {
+  const account = await findAccountById(deps.db, owner.accountId);
+  if (!account || account.totp_enabled === 1) return undefined;
+  const secret = await findPendingEnrolment(deps.db, owner.sessionIdHash, owner.accountId, deps.clock.now());
+  return secret ? { secret, uri: totpUri(secret, account.username) } : undefined;
 }
 
-/** Completes enrolment with a valid current code: TOTP on, a fresh set of recovery codes returned (shown once). */
+/**
+ * Completes this session's enrolment with a valid current code: TOTP on (only if it is still off), a fresh set of
+ * recovery codes returned (shown once), every pending enrolment of the account dropped.
+ */
 export async function confirmEnrolment(
   deps: Deps,
-  input: { accountId: string; code: string },
+  input: EnrolmentOwner & { code: string },
 ): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false; reason: 'no-pending' | 'invalid-code' }> {
-  const pending = await pendingEnrolment(deps, input.accountId);
+  const pending = await pendingEnrolment(deps, input);
   if (!pending) return { ok: false, reason: 'no-pending' };
   const step = matchTotpStep(pending.secret, normaliseTotpInput(input.code), deps.clock.now());
   if (step === null) return { ok: false, reason: 'invalid-code' };
   const { codes, rows } = freshRecoveryCodes(deps);
   const enabled = await deps.db.transaction().execute(async (trx) => {
+    // The account row first, so concurrent confirmations of one account queue in one order (no deadlock on PostgreSQL).
+    const lock = trx.selectFrom('accounts').select('id').where('id', '=', input.accountId);
+    await (deps.dialect === 'postgres' ? lock.forUpdate() : lock).execute();
+    if (!(await takePendingEnrolment(trx, input.sessionIdHash, pending.secret))) return false;
     if (!(await enableTotp(trx, input.accountId, pending.secret, step))) return false;
+    await deletePendingEnrolments(trx, input.accountId);
     await replaceRecoveryCodes(trx, input.accountId, rows, deps.clock.now());
     return true;
   });
   return enabled ? { ok: true, recoveryCodes: codes } : { ok: false, reason: 'no-pending' };
+}
+
+/** Deletes expired pending enrolments (housekeeping). */
+export function pruneEnrolments(deps: Deps): Promise<void> {
+  return deleteExpiredEnrolments(deps.db, deps.clock.now());
 }
 
 /** Declines enrolment at sign-in; false when TOTP was turned on meanwhile (the session must then owe a code). */
@@ -84,30 +130,51 @@ export function skipEnrolment(deps: Deps, accountId: string): Promise<boolean> {
 
 export type SecondFactorResult =
   | { ok: true; via: 'totp' | 'recovery-code' }
-  | { ok: false; reason: 'invalid' | 'not-enrolled' }
+  | { ok: false; reason: 'invalid' | 'not-enrolled' | 'session-ended' }
   | { ok: false; reason: 'locked'; retryAfterMs: number };
 
 /**
+ * Throttle keys for second-factor codes, far stricter than for passwords: per pending session (a few failures end
+ * it, so the password is owed again), per account (escalating locks) and per client address.
+ */
+function secondFactorKeys(accountId: string, sessionIdHash: string, address: string): { session: ThrottleKey; account: ThrottleKey; address: ThrottleKey } {
+  return {
+    session: { key: `totp:session:${sessionIdHash}`, policy: SECOND_FACTOR_SESSION_POLICY },
+    account: { key: `totp:account:${accountId}`, policy: SECOND_FACTOR_ACCOUNT_POLICY },
+    address: { key: `totp:addr:${throttleBucket(address)}`, policy: ADDRESS_POLICY },
+  };
+}
+
+/**
  * The two-factor step: a current TOTP code (one step of drift either side, each step accepted once and never an
- * older one after a newer one) or one unused recovery code. Attempts are throttled like passwords (reserved before
- * the check): per (account, address), per account and per address.
+ * older one after a newer one) or one unused recovery code. Attempts are reserved before the check against the
+ * second-factor policies; the session that used up its attempts is ended ('session-ended').
  */
 export async function verifySecondFactor(
   deps: Deps,
-  input: { accountId: string; code: string; address: string },
+  input: { accountId: string; sessionIdHash: string; code: string; address: string },
 ): Promise<SecondFactorResult> {
   const account = await findAccountById(deps.db, input.accountId);
   if (!account || account.totp_enabled !== 1 || !account.totp_secret) return { ok: false, reason: 'not-enrolled' };
-  const keys = throttleKeys('totp', account.username, input.address);
-  const reservation = await reserveAttempt(deps, [keys.pair, keys.account, keys.address]);
-  if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
+  const keys = secondFactorKeys(account.id, input.sessionIdHash, input.address);
+  const reservation = await reserveAttempt(deps, [keys.session, keys.account, keys.address]);
+  if (!reservation.ok) {
+    if (reservation.key !== keys.session.key) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
+    await endSession(deps, input.sessionIdHash);
+    return { ok: false, reason: 'session-ended' };
+  }
 
   const typed = normaliseTotpInput(input.code);
   const via = /^[0-9]{6}$/.test(typed) ? 'totp' : 'recovery-code';
   const accepted =
     via === 'totp' ? await acceptTotpCode(deps, account.id, account.totp_secret, typed) : await acceptRecoveryCode(deps, account.id, input.code);
-  await settleAttempt(deps, reservation, accepted, [keys.pair.key, keys.account.key]);
-  return accepted ? { ok: true, via } : { ok: false, reason: 'invalid' };
+  const settled = await settleAttempt(deps, reservation, accepted, [keys.session.key, keys.account.key]);
+  if (accepted) return { ok: true, via };
+  if (settled.locked.includes(keys.session.key)) {
+    await endSession(deps, input.sessionIdHash);
+    return { ok: false, reason: 'session-ended' };
+  }
+  return { ok: false, reason: 'invalid' };
 }
 
 /** Issues a new set of recovery codes after a fresh password check; the old set stops working. */

@@ -33,15 +33,21 @@ export function stageAfterFirstFactor(account: Pick<Account, 'totp_enabled' | 't
   return account.totp_enrol_prompt === 1 ? 'enrol' : 'full';
 }
 
-/** Starts a fresh session (a new id at every sign-in) and returns the cookie value. */
+/**
+ * Starts a fresh session (a new id at every sign-in) and returns the cookie value. `credentialsVersion` is the
+ * account's credentials_version read together with the password hash that was just verified, so a sign-in racing a
+ * password change cannot outlive it; without it (SSO) the current version is used.
+ */
 export async function createSession(
   deps: Deps,
   accountId: string,
   stage: Stage,
   userAgent: string,
+  credentialsVersion?: number,
 ): Promise<string> {
   const id = randomToken(deps.random, 32);
   const now = deps.clock.now();
+  const version = credentialsVersion ?? (await currentCredentialsVersion(deps.db, accountId));
   await deps.db
     .insertInto('sessions')
     .values({
@@ -54,12 +60,16 @@ export async function createSession(
       last_seen_at: now,
       expires_at: now + (stage === 'full' ? SESSION_ABSOLUTE_MS : SESSION_PENDING_MS),
       user_agent: userAgent.slice(0, 300),
+      credentials_version: version,
     })
     .execute();
   return id;
 }
 
-/** Resolves a cookie value to a live session, reading the role from the account row; expired sessions are deleted. */
+/**
+ * Resolves a cookie value to a live session, reading the role from the account row. Sessions past their end, or
+ * created before the account's last password change (except the one that made it), are deleted.
+ */
 export async function resolveSession(deps: Deps, cookieValue: string): Promise<SessionContext | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(cookieValue)) return undefined;
   const idHash = sha256(cookieValue);
@@ -72,6 +82,8 @@ export async function resolveSession(deps: Deps, cookieValue: string): Promise<S
       'sessions.csrf_token',
       'sessions.last_seen_at',
       'sessions.expires_at',
+      'sessions.credentials_version as session_version',
+      'accounts.credentials_version as account_version',
       'accounts.id',
       'accounts.username',
       'accounts.role',
@@ -81,7 +93,7 @@ export async function resolveSession(deps: Deps, cookieValue: string): Promise<S
     .executeTakeFirst();
   if (!row) return undefined;
   const now = deps.clock.now();
-  if (now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS) {
+  if (now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS || row.session_version < row.account_version) {
     await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
     return undefined;
   }
@@ -97,14 +109,44 @@ export async function resolveSession(deps: Deps, cookieValue: string): Promise<S
   };
 }
 
-/** Moves a pending session to fully signed in, with the full absolute lifetime from now. */
-export async function promoteSession(deps: Deps, idHash: string): Promise<void> {
+/**
+ * Moves a pending session to fully signed in under a NEW id (and form token and public id), with the full absolute
+ * lifetime from now: the old row is deleted in the same transaction, so an id seen while half signed in is worthless.
+ * Returns the new cookie value and session, or undefined when the pending session no longer exists.
+ */
+export async function promoteSession(
+  deps: Deps,
+  session: SessionContext,
+): Promise<{ cookie: string; session: SessionContext } | undefined> {
+  const cookie = randomToken(deps.random, 32);
+  const fresh = { idHash: sha256(cookie), publicId: newId(deps.random), csrfToken: randomToken(deps.random, 32) };
   const now = deps.clock.now();
-  await deps.db
-    .updateTable('sessions')
-    .set({ stage: 'full', last_seen_at: now, expires_at: now + SESSION_ABSOLUTE_MS })
-    .where('id_hash', '=', idHash)
-    .execute();
+  const promoted = await deps.db.transaction().execute(async (trx) => {
+    const q = trx.selectFrom('sessions').selectAll().where('id_hash', '=', session.idHash);
+    const old = await (deps.dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
+    if (!old) return false;
+    await trx.deleteFrom('sessions').where('id_hash', '=', session.idHash).execute();
+    await trx
+      .insertInto('sessions')
+      .values({
+        ...old,
+        id_hash: fresh.idHash,
+        public_id: fresh.publicId,
+        csrf_token: fresh.csrfToken,
+        stage: 'full',
+        last_seen_at: now,
+        expires_at: now + SESSION_ABSOLUTE_MS,
+      })
+      .execute();
+    return true;
+  });
+  return promoted ? { cookie, session: { ...session, ...fresh, stage: 'full' } } : undefined;
+}
+
+/** The account's current credentials version (0 for an unknown account, whose session insert then fails). */
+async function currentCredentialsVersion(db: Kysely<DB> | Transaction<DB>, accountId: string): Promise<number> {
+  const row = await db.selectFrom('accounts').select('credentials_version').where('id', '=', accountId).executeTakeFirst();
+  return row?.credentials_version ?? 0;
 }
 
 /** Ends one session. */

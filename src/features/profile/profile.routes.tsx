@@ -65,9 +65,14 @@ export function profileRoutes(deps: Deps) {
     const session = c.get('session')!;
     const form = parseForm(c, passwordOnlySchema);
     const password = form.ok ? form.data.password : '';
-    const started = await startEnrolment(deps, { accountId: session.account.id, password, address: clientAddress(c) });
+    const owner = { accountId: session.account.id, sessionIdHash: session.idHash };
+    const started = await startEnrolment(deps, { ...owner, password, address: clientAddress(c) });
     if (started.ok) return secretPage(c, started.pending);
     if (started.reason === 'already-enabled') return c.redirect('/profile', 303);
+    if (started.reason === 'session-ended') {
+      clearSessionCookie(c, deps.config);
+      return c.redirect('/login?notice=session-ended', 303);
+    }
     return refusePassword(c, 'second-factor', started);
   });
 
@@ -75,11 +80,13 @@ export function profileRoutes(deps: Deps) {
     const session = c.get('session')!;
     const form = parseForm(c, codeSchema);
     const code = form.ok ? form.data.code : '';
-    const confirmed = await confirmEnrolment(deps, { accountId: session.account.id, code });
+    // The pending secret is this session's own: another session of the account can neither see nor confirm it.
+    const owner = { accountId: session.account.id, sessionIdHash: session.idHash };
+    const confirmed = await confirmEnrolment(deps, { ...owner, code });
     if (confirmed.ok) {
       return render(c, ENROL_TITLE, <RecoveryCodesPage codes={confirmed.recoveryCodes} continueHref="/profile" intro="Two-factor authentication is on." />);
     }
-    const pending = confirmed.reason === 'invalid-code' ? await pendingEnrolment(deps, session.account.id) : undefined;
+    const pending = confirmed.reason === 'invalid-code' ? await pendingEnrolment(deps, owner) : undefined;
     if (!pending) {
       return renderProfile(deps, c, { section: 'second-factor', kind: 'error', message: 'The set-up expired. Start again.' }, 409);
     }
