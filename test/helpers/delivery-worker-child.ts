@@ -2,6 +2,7 @@
 //   SVC_TEST_DATABASE      JSON of the config's database block (TestDatabase.database)
 //   SVC_TEST_CLOCK_OFFSET  milliseconds added to the real clock (lets a restarted worker see expired leases without waiting)
 //   SVC_TEST_MODE          "run": loop until SIGTERM (graceful) or SIGKILL; "drain": deliver everything due, then exit 0
+//   SVC_TEST_WAIT_FOR_GO   "1": in run mode, print "ready" and start only once a line arrives on stdin
 import pino from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/connect.ts';
@@ -23,11 +24,17 @@ if (process.env.SVC_TEST_MODE === 'drain') {
   await db.destroy();
   process.stdout.write('drained\n');
 } else {
-  worker.start();
   process.once('SIGTERM', async () => {
     await worker.stop();
     await db.destroy();
     process.stdout.write(`recorded ${worker.recorded}\n`, () => process.exit(0));
   });
+  // Optionally hold until the parent writes "go", so several children start claiming together.
+  if (process.env.SVC_TEST_WAIT_FOR_GO === '1') {
+    process.stdout.write('ready\n');
+    await new Promise((resolve) => process.stdin.once('data', resolve));
+    process.stdin.pause();
+  }
+  worker.start();
   process.stdout.write('started\n');
 }

@@ -60,10 +60,11 @@ forEachDialect((getDb) => {
   function child(mode: 'run' | 'drain', extraEnv: Record<string, string> = {}) {
     const proc = spawn(process.execPath, ['--import', 'tsx', childScript], {
       env: { ...process.env, NODE_NO_WARNINGS: '1', SVC_TEST_DATABASE: JSON.stringify(getDb().database), SVC_TEST_MODE: mode, ...extraEnv },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['pipe', 'pipe', 'inherit'],
     });
     let output = '';
     proc.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    proc.stdin!.on('error', () => undefined);
     const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('close', (code, signal) => resolve({ code, signal })));
     return { proc, exit, output: () => output };
   }
@@ -80,8 +81,11 @@ forEachDialect((getDb) => {
   test('two worker processes on one database never make the same attempt twice', async () => {
     const total = await seed(4, 60, Date.now());
     rx.answer = () => ({ status: 200, delayMs: 20 });
-    const a = child('run');
-    const b = child('run');
+    const a = child('run', { SVC_TEST_WAIT_FOR_GO: '1' });
+    const b = child('run', { SVC_TEST_WAIT_FOR_GO: '1' });
+    await until(async () => a.output().includes('ready') && b.output().includes('ready'));
+    a.proc.stdin!.write('go\n');
+    b.proc.stdin!.write('go\n');
     await until(async () => (await deliveredCount()) === total);
     a.proc.kill('SIGTERM');
     b.proc.kill('SIGTERM');

@@ -55,7 +55,7 @@ forEachDialect((getDb) => {
     workers = [];
   });
   const worker = (options: WorkerOptions = {}) => {
-    const w = createDeliveryWorker(t.deps, { ...options, outbound: { timeoutMs: 1000, ...options.outbound } });
+    const w = createDeliveryWorker(t.deps, { ...options, outbound: { timeoutMs: 3000, ...options.outbound } });
     workers.push(w);
     return w;
   };
@@ -115,7 +115,7 @@ forEachDialect((getDb) => {
       [`${rx.url}/302`, 'failed', 302, 'redirect 302 not followed'],
       [`${rx.url}/404`, 'failed', 404, 'HTTP 404'],
       [`${rx.url}/503`, 'failed', 503, 'HTTP 503'],
-      [`${rx.url}/hang`, 'failed', null, 'timed out after 1 s'],
+      [`${rx.url}/hang`, 'failed', null, 'timed out after 3 s'],
       [`http://127.0.0.1:${refusedPort}/`, 'failed', null, 'connection refused'],
       [`https://no-such-name.test/hook`, 'failed', null, 'DNS lookup failed'],
       [`https://hook.test:${tlsRx.port}/untrusted`, 'failed', null, 'TLS certificate not trusted'],
