@@ -5,6 +5,7 @@ import { UndeliveredList } from './delivery.views.tsx';
 
 const NOTICES: Record<string, string> = { resent: 'Re-sent: the delivery is pending again with a fresh set of attempts.' };
 
+/** Settings → Deliveries (admins): what was not delivered, and the re-send button. */
 export const deliveriesTab: SettingsTab = {
   key: 'deliveries',
   label: 'Deliveries',

@@ -28,6 +28,7 @@ export function safeBack(back: string | undefined): string | undefined {
   return back;
 }
 
+/** The delivery admin routes (under /settings, so admin-only by the gate). */
 export function deliveryRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 

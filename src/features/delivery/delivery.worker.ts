@@ -40,8 +40,11 @@ export interface DeliveryWorker {
   readonly recorded: number;
 }
 
+/** Attempts in flight per worker: receivers are waited on, not computed for, so this is mostly idle sockets. */
 export const DEFAULT_CONCURRENCY = 32;
+/** Attempts in flight to one channel per worker: a dead channel holds at most this many slots. */
 export const DEFAULT_PER_CHANNEL = 4;
+/** Idle poll interval: bounds how long a fresh message waits before its first attempt starts. */
 export const DEFAULT_IDLE_POLL_MS = 50;
 /** Comfortably above one attempt's 10 s budget plus recording, so a live worker never loses its lease. */
 export const DEFAULT_LEASE_MS = 60_000;
