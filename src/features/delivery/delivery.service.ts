@@ -142,10 +142,8 @@ export interface AttemptView {
 /** One delivery series of a message to a channel, as the message page shows it. */
 export interface DeliveryView {
   id: string;
-  /** Host of the channel (never its path or query, which can carry a credential); null once deleted. */
-  channelHost: string | null;
-  /** A short, stable tag telling apart channels on the same host. */
-  channelTag: string | null;
+  /** The channel (id and URL both null once deleted); name it with channelLabel(), which shows the URL to admins only. */
+  channel: { id: string | null; url: string | null };
   state: DeliveriesTable['state'];
   attempts: number;
   maxAttempts: number;
@@ -176,8 +174,7 @@ export async function messageDeliveries(deps: Deps, messageId: string, limit = M
     counts,
     rows: rows.map((r) => ({
       id: r.id,
-      channelHost: r.channel_url ? hostOf(r.channel_url) : null,
-      channelTag: r.channel_id ? r.channel_id.slice(0, 6) : null,
+      channel: { id: r.channel_id, url: r.channel_url },
       state: r.state,
       attempts: r.attempts,
       maxAttempts: MAX_ATTEMPTS,
@@ -198,8 +195,7 @@ export interface UndeliveredRow {
   id: string;
   messageId: string;
   headline: string;
-  channelHost: string | null;
-  channelTag: string | null;
+  channel: { id: string | null; url: string | null };
   state: 'dead' | 'cancelled';
   attempts: number;
   lastError: string | null;
@@ -214,17 +210,11 @@ export async function undeliveredDeliveries(deps: Deps, limit = 100): Promise<Un
     id: r.id,
     messageId: r.message_id,
     headline: r.headline,
-    channelHost: r.channel_url ? hostOf(r.channel_url) : null,
-    channelTag: r.channel_id ? r.channel_id.slice(0, 6) : null,
+    channel: { id: r.channel_id, url: r.channel_url },
     state: r.state as 'dead' | 'cancelled',
     attempts: r.attempts,
     lastError: r.last_error,
     at: r.updated_at,
     resendable: r.channel_enabled === 1,
   }));
-}
-
-/** The host (and port) of a channel URL, for display. */
-export function hostOf(url: string): string {
-  return URL.canParse(url) ? new URL(url).host : 'unknown';
 }

@@ -1,5 +1,6 @@
 // What the store shows about deliveries (SPEC 6.7): per channel on a message, and the admin's dead letters list.
 import { Form, Notice, Time } from '../../http/views/components.tsx';
+import { channelLabel } from '../channels/channel-label.ts';
 import type { DeliveryView, MessageDeliveriesView, UndeliveredRow } from './delivery.service.ts';
 
 /** The re-send button for one undelivered delivery (admins only; the route is under /settings). */
@@ -15,18 +16,8 @@ export function ResendForm(props: { deliveryId: string; back?: string }) {
   );
 }
 
-/** How a channel is named on a message: its host and a short tag; never its path or query (they can carry a credential). */
-export function ChannelLabel(props: { host: string | null; tag: string | null }) {
-  if (props.host === null) return <span class="empty">deleted channel</span>;
-  return (
-    <span>
-      {props.host} <span class="badge">#{props.tag}</span>
-    </span>
-  );
-}
-
-function StateLine(props: { d: DeliveryView }) {
-  const d = props.d;
+function StateLine(props: { d: DeliveryView; showErrors: boolean }) {
+  const d = { ...props.d, lastError: props.showErrors ? props.d.lastError : null };
   const note = d.superseded ? ' (re-sent: see the later row)' : '';
   switch (d.state) {
     case 'delivered':
@@ -51,7 +42,7 @@ function StateLine(props: { d: DeliveryView }) {
     case 'cancelled':
       return (
         <span class="state cancelled">
-          Not sent: {d.lastError ?? 'cancelled'}
+          Not sent: {props.d.lastError ?? 'cancelled'}
           {note}
         </span>
       );
@@ -60,9 +51,11 @@ function StateLine(props: { d: DeliveryView }) {
 
 /**
  * A message's delivery state per channel with each attempt's verdict. The message detail page renders it;
- * `canResend` (admins) adds a re-send button to undelivered rows, returning to `back` afterwards.
+ * for `isAdmin` it names channels by URL and adds a re-send button to undelivered rows, returning to `back`.
+ * Others see an opaque channel label (a channel URL can itself be the credential, SPEC 5.8) and each verdict
+ * without the error text.
  */
-export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; canResend: boolean; back?: string }) {
+export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; isAdmin: boolean; back?: string }) {
   const c = props.deliveries.counts;
   const total = c.delivered + c.pending + c.dead + c.cancelled;
   const rows = props.deliveries.rows;
@@ -84,17 +77,17 @@ export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; ca
               <th>Channel</th>
               <th>State</th>
               <th>Attempts</th>
-              {props.canResend ? <th>Action</th> : null}
+              {props.isAdmin ? <th>Action</th> : null}
             </tr>
           </thead>
           <tbody>
             {rows.map((d) => (
               <tr>
                 <td>
-                  <ChannelLabel host={d.channelHost} tag={d.channelTag} />
+                  <span class="channel">{channelLabel(d.channel, props.isAdmin)}</span>
                 </td>
                 <td>
-                  <StateLine d={d} />
+                  <StateLine d={d} showErrors={props.isAdmin} />
                 </td>
                 <td>
                   {d.attemptList.length === 0 ? (
@@ -104,13 +97,13 @@ export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; ca
                       {d.attemptList.map((a) => (
                         <li>
                           <Time at={a.startedAt} />:{' '}
-                          {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : `failed: ${a.error ?? 'unknown error'}`}
+                          {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : props.isAdmin ? `failed: ${a.error ?? 'unknown error'}` : 'failed'}
                         </li>
                       ))}
                     </ol>
                   )}
                 </td>
-                {props.canResend ? <td>{d.resendable ? <ResendForm deliveryId={d.id} back={props.back} /> : null}</td> : null}
+                {props.isAdmin ? <td>{d.resendable ? <ResendForm deliveryId={d.id} back={props.back} /> : null}</td> : null}
               </tr>
             ))}
           </tbody>
@@ -120,7 +113,7 @@ export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; ca
   );
 }
 
-/** The Deliveries settings tab: undelivered deliveries (dead-lettered or cancelled), newest first, each re-sendable. */
+/** The Deliveries settings tab (admins only): undelivered deliveries (dead-lettered or cancelled), newest first, each re-sendable. */
 export function UndeliveredList(props: { rows: UndeliveredRow[]; notice?: string }) {
   return (
     <section>
@@ -148,7 +141,7 @@ export function UndeliveredList(props: { rows: UndeliveredRow[]; notice?: string
               <tr>
                 <td>{r.headline}</td>
                 <td>
-                  <ChannelLabel host={r.channelHost} tag={r.channelTag} />
+                  <span class="channel">{channelLabel(r.channel, true)}</span>
                 </td>
                 <td>
                   {r.state === 'dead'
@@ -158,7 +151,7 @@ export function UndeliveredList(props: { rows: UndeliveredRow[]; notice?: string
                 <td>
                   <Time at={r.at} />
                 </td>
-                <td>{r.resendable ? <ResendForm deliveryId={r.id} /> : <span class="empty">channel {r.channelHost ? 'disabled' : 'deleted'}</span>}</td>
+                <td>{r.resendable ? <ResendForm deliveryId={r.id} /> : <span class="empty">channel {r.channel.url ? 'disabled' : 'deleted'}</span>}</td>
               </tr>
             ))}
           </tbody>
