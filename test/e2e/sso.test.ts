@@ -1,5 +1,5 @@
 // The SSO story in a real browser against a real OpenID Provider over HTTPS: an admin declares the provider, a user
-// links their identity from Profile, signs out, and signs in with the provider's button.
+// links their identity from Profile, signs out, signs in with the provider's button, and re-links (asked afresh).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +13,7 @@ import { redirectUrisFor } from '../helpers/sso.ts';
 import { makeCertificates, PUBLIC_CLIENT_ID, startTestIdp } from '../helpers/test-idp.ts';
 
 forEachDialect((getDb) => {
-  test('admin declares a provider; a user links it from Profile, signs out and signs in with its button', { skip: browserSkip }, async () => {
+  test('admin declares a provider; a user links it from Profile, signs out, signs in with its button and re-links', { skip: browserSkip }, async () => {
     const certs = makeCertificates(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-ca-')));
     const t = buildTestApp(getDb(), { oidcCaFile: certs.caFile });
     const boss = await buildAccount(t, { username: 'boss', role: 'admin' });
@@ -65,6 +65,17 @@ forEachDialect((getDb) => {
       await user.getByRole('link', { name: 'Sign in with Corp IdP' }).click();
       await user.waitForURL(`${server.url}/`);
       assert.match((await user.textContent('header')) ?? '', /uma/);
+
+      // Linking again asks the provider afresh (prompt=login) although the browser is signed in there.
+      await user.goto(`${server.url}/profile`);
+      await user.getByRole('button', { name: 'Unlink Corp IdP' }).click();
+      await user.waitForURL(/\/profile\?sso=unlinked/);
+      await user.getByRole('link', { name: 'Link Corp IdP' }).click();
+      await user.waitForURL(`${idp.issuer}/interaction/**`);
+      assert.equal(idp.interactions.at(-1)?.prompt, 'login');
+      await user.getByLabel('Subject').fill('uma-at-corp');
+      await user.getByRole('button', { name: 'Continue' }).click();
+      await user.waitForURL(/\/profile\?sso=linked/);
 
       // The admin sees the binding.
       await admin.goto(`${server.url}/settings?tab=sso`);

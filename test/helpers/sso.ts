@@ -52,7 +52,13 @@ export function pathOf(url: URL | string): string {
  * Starts a flow at `startPath`, signs in at the IdP as `sub` (or cancels), and returns the callback URL without
  * following it, so tests can tamper with or replay it.
  */
-export async function startAndAuthorize(client: TestClient, idp: TestIdp, startPath: string, sub: string, opts: { cancel?: boolean } = {}): Promise<URL> {
+export async function startAndAuthorize(
+  client: TestClient,
+  idp: TestIdp,
+  startPath: string,
+  sub: string,
+  opts: { cancel?: boolean; keepSession?: boolean } = {},
+): Promise<URL> {
   const start = await client.get(startPath);
   if (start.status !== 303 || !start.location) throw new Error(`start ${startPath} answered ${start.status}: ${start.text.slice(0, 300)}`);
   return idp.authorize(start.location, sub, opts);

@@ -41,8 +41,14 @@ export interface TestIdp {
   /** Replaces the signing key with a fresh one under a new kid (the old one is no longer published). */
   rotateKeys(): Promise<void>;
   currentKid(): string;
-  /** Plays the browser at the IdP: follows the authorization URL, signs in as `sub` (or cancels), returns the callback URL. */
-  authorize(authorizationUrl: string, sub: string, opts?: { cancel?: boolean }): Promise<URL>;
+  /**
+   * Plays the browser at the IdP: follows the authorization URL, signs in as `sub` (or cancels) when the IdP asks,
+   * returns the callback URL. Each call starts with no IdP session unless `keepSession`: then the session the previous
+   * call left at the IdP is reused, and the IdP asks nothing (so `sub` goes unused) unless the request demands it.
+   */
+  authorize(authorizationUrl: string, sub: string, opts?: { cancel?: boolean; keepSession?: boolean }): Promise<URL>;
+  /** The prompts (`login`, `consent`...) and their reasons of every interaction the IdP started, oldest first. */
+  interactions: { prompt: string; reasons: string[] }[];
   close(): Promise<void>;
 }
 
@@ -86,6 +92,7 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
 
   const claims = new Map<string, Record<string, unknown>>();
   const tokenRequests: TokenRequestRecord[] = [];
+  const interactions: TestIdp['interactions'] = [];
   let tamper: IdTokenTamper | undefined;
   let key = newSigningKey();
   const foreign = newSigningKey();
@@ -117,6 +124,9 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
         ctx.type = 'text/plain';
         ctx.body = `IdP error: ${out.error}: ${out.error_description ?? ''}`;
       },
+    });
+    provider.on('interaction.started', (_ctx: unknown, prompt: { name: string; reasons: string[] }) => {
+      interactions.push({ prompt: prompt.name, reasons: [...prompt.reasons] });
     });
     provider.use(async (ctx, next) => {
       await next();
@@ -171,8 +181,19 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
       if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) jar.delete(pair!.slice(0, eq));
       else jar.set(pair!.slice(0, eq), value);
     }
-    await res.arrayBuffer();
-    return res;
+    return { res, text: await res.text() };
+  }
+
+  /**
+   * The page oidc-provider shows when someone signs in over another account's session at the IdP: it ends the old
+   * session through a form a browser submits by script. Returns that form (action and hidden fields), if this is it.
+   */
+  function sessionSwitchForm(text: string, base: string): { action: string; fields: URLSearchParams } | undefined {
+    const form = /<form method="post" action="([^"]+)"/.exec(text);
+    if (!form || new URL(form[1]!, base).pathname !== '/session/end/confirm') return undefined;
+    const fields = new URLSearchParams();
+    for (const m of text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)) fields.append(m[1]!, m[2]!);
+    return { action: new URL(form[1]!, base).href, fields };
   }
 
   return {
@@ -180,6 +201,7 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
     caFile: certs.caFile,
     claims,
     tokenRequests,
+    interactions,
     tamperNextIdToken: (fn) => {
       tamper = fn;
     },
@@ -189,13 +211,15 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
     },
     currentKid: () => key.kid,
     authorize: async (authorizationUrl, sub, o = {}) => {
-      jar.clear();
+      if (!o.keepSession) jar.clear();
       let url = authorizationUrl;
       for (let hop = 0; hop < 10; hop++) {
         const isInteraction = /^\/interaction\/[^/]+$/.test(new URL(url).pathname);
-        const res = isInteraction
+        let { res, text } = isInteraction
           ? await idpFetch(url, { method: 'POST', body: new URLSearchParams(o.cancel ? { cancel: '1' } : { sub }).toString() })
           : await idpFetch(url);
+        const switchForm = res.status === 200 ? sessionSwitchForm(text, url) : undefined;
+        if (switchForm) ({ res, text } = await idpFetch(switchForm.action, { method: 'POST', body: switchForm.fields.toString() }));
         const location = res.headers.get('location');
         if (!location) throw new Error(`IdP answered ${res.status} at ${url} without a redirect`);
         const next = new URL(location, url);
@@ -230,4 +254,25 @@ async function interaction(provider: Provider, req: IncomingMessage, res: Server
     ? { error: 'access_denied', error_description: 'End-User aborted interaction' }
     : { login: { accountId: form.get('sub') ?? '' } };
   await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+}
+
+/**
+ * A bare HTTPS server (certificate from `certs`) answering every request with whatever JSON `document` holds at the
+ * time: a provider whose discovery document is malformed.
+ */
+export async function serveDocument(certs: ReturnType<typeof makeCertificates>): Promise<{ url: string; document: { body: unknown }; close(): Promise<void> }> {
+  const document: { body: unknown } = { body: {} };
+  const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(document.body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    document,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+    },
+  };
 }

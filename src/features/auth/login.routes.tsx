@@ -9,6 +9,7 @@ import { render } from '../../http/render.tsx';
 import { clientAddress, userAgent } from '../../http/request.ts';
 import { landingFor } from './landing.ts';
 import { LOGIN_NOTICES, LoginPage } from './login.views.tsx';
+import { lockedMessage } from './second-factor.views.tsx';
 import { createSession, endSession, stageAfterFirstFactor } from './sessions.service.ts';
 import { signInWithPassword } from './signin.service.ts';
 import { enabledProviders } from '../sso/sso.providers.service.ts';
@@ -41,7 +42,7 @@ export function loginRoutes(deps: Deps) {
     if (!result.ok) {
       const error =
         result.reason === 'locked'
-          ? `Too many failed attempts. Try again in ${Math.ceil(result.retryAfterMs / 60_000)} minutes.`
+          ? lockedMessage(result.retryAfterMs)
           : 'Incorrect username or password.';
       const sso = <SsoButtons providers={await enabledProviders(deps)} />;
       return render(c, 'Sign in', <LoginPage username={input.username.slice(0, 64)} error={error} extra={sso} />, result.reason === 'locked' ? 429 : 401);

@@ -41,6 +41,7 @@ export function ssoAdminRoutes(deps: Deps) {
     const result = await changeProvider(deps, form.data);
     if (!result.ok && result.reason === 'not-found') return again(c, { form: 'update', errors: {}, values: {} }, GONE, 404);
     if (!result.ok) return again(c, { form: 'update', id: form.data.id, errors: { slug: DUPLICATE_SLUG }, values: values(c) }, DUPLICATE_SLUG, 409);
+    if (result.issuerChanged) return done(c, `issuer-changed&removed=${result.removedIdentities}`);
     return done(c, 'updated');
   });
 

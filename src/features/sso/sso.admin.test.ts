@@ -77,6 +77,10 @@ forEachDialect((getDb) => {
       [{ issuer: 'ftp://idp.example.com' }, /issuer URL must use https/],
       [{ issuer: 'idp.example.com' }, /absolute URL/],
       [{ issuer: 'https://user:pw@idp.example.com' }, /cannot carry a user name/],
+      [{ issuer: 'https://idp.example.com/.well-known/openid-configuration' }, /not its discovery document/],
+      [{ issuer: 'https://idp.example.com/realms/x/.well-known/openid-configuration' }, /not its discovery document/],
+      [{ issuer: 'https://idp.example.com/.WELL-KNOWN/oauth-authorization-server' }, /not its discovery document/],
+      [{ issuer: 'https://idp.example.com/.well-known' }, /not its discovery document/],
       [{ slug: 'Corp' }, /lowercase letters, digits and hyphens/],
       [{ slug: '-corp' }, /lowercase letters, digits and hyphens/],
       [{ slug: 'corp-' }, /lowercase letters, digits and hyphens/],
@@ -126,6 +130,10 @@ forEachDialect((getDb) => {
     const invalid = await c.post('/settings/sso/update', { id: row.id, display_name: 'Corporate', slug: 'corporate', issuer: 'http://login.example.com', client_id: 'svc-2' });
     assert.equal(invalid.status, 400);
     assert.match(invalid.text, /must use https/);
+    const wellKnown = await c.post('/settings/sso/update', { id: row.id, display_name: 'Corporate', slug: 'corporate', issuer: 'https://login.example.com/realm/.well-known/openid-configuration', client_id: 'svc-2' });
+    assert.equal(wellKnown.status, 400);
+    assert.match(wellKnown.text, /not its discovery document/);
+    assert.equal((await provider('corporate')).issuer, 'https://login.example.com/realm');
     assert.equal((await c.post('/settings/sso/update', { id: 'gone', display_name: 'x', slug: 'x', issuer: 'https://x.example', client_id: 'x' })).status, 404);
   });
 

@@ -1,5 +1,7 @@
 // The SSO round-trips: start (state, nonce, PKCE verifier), finish (verify and exchange), then sign in or link.
 // Bindings are looked up on the verified (provider, sub) pair only; nothing is created or roled from claims.
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { randomToken, safeEqual, newId } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
@@ -9,8 +11,10 @@ import {
   deleteIdentity,
   findAccountIdentity,
   findIdentity,
+  findIdentityAtIssuer,
   findProviderBySlug,
   insertIdentity,
+  lockProvider,
   metaInsertIfAbsent,
   type ProviderRow,
 } from './sso.repo.ts';
@@ -54,13 +58,17 @@ export async function flowCookieKey(deps: Deps): Promise<string> {
   return key;
 }
 
-/** Starts a login or link at an enabled provider: fresh state, nonce and verifier, and the URL to send the browser to. */
+/**
+ * Starts a login or link at an enabled provider: fresh state, nonce and verifier, and the URL to send the browser to.
+ * A link asks the provider to authenticate the user afresh (`prompt=login`), so the identity bound is one the user
+ * just signed in as, not whatever session the browser happened to hold at the provider.
+ */
 export async function startFlow(deps: Deps, slug: string, kind: FlowKind, redirectUri: string, accountId?: string): Promise<StartResult> {
   const provider = await findProviderBySlug(deps.db, slug);
   if (!provider) return { ok: false, reason: 'not-found' };
   if (provider.enabled !== 1) return { ok: false, reason: 'disabled' };
   const secrets = { state: randomToken(deps.random, 32), nonce: randomToken(deps.random, 32), verifier: randomToken(deps.random, 48) };
-  const started = await authorizationUrl(deps, provider, redirectUri, secrets);
+  const started = await authorizationUrl(deps, provider, redirectUri, secrets, { promptLogin: kind === 'link' });
   if (!started.ok) return started;
   return {
     ok: true,
@@ -92,44 +100,55 @@ export async function finishFlow(
   return { ok: true, provider, identity: done.identity };
 }
 
-/** The account bound to a verified (provider, sub), if any. */
+/**
+ * The account bound to a (provider, sub) verified against `provider` as read before the exchange; a binding only
+ * counts while the provider still has the issuer that verified the subject.
+ */
 export async function accountForIdentity(
   deps: Deps,
-  providerId: string,
+  provider: ProviderRow,
   sub: string,
 ): Promise<{ ok: true; account: Account } | { ok: false; reason: 'unbound' }> {
-  const binding = await findIdentity(deps.db, providerId, sub);
+  const binding = await findIdentityAtIssuer(deps.db, provider.id, provider.issuer, sub);
   const account = binding ? await findAccountById(deps.db, binding.account_id) : undefined;
   return account ? { ok: true, account } : { ok: false, reason: 'unbound' };
 }
 
 export type LinkResult =
   | { ok: true; already: boolean }
-  | { ok: false; reason: 'bound-elsewhere' | 'account-has-other' };
+  | { ok: false; reason: 'bound-elsewhere' | 'account-has-other' | 'provider-changed' };
 
-/** Binds a verified identity to the caller's account; relinking one's own identity is a no-op. */
+/**
+ * Binds a verified identity to the caller's account; relinking one's own identity is a no-op. `provider` is the row
+ * the identity was verified against: the insert happens under the provider's lock and only while it still exists
+ * with that issuer, so it never lands after an issuer change (which drops the bindings) or a delete.
+ */
 export async function linkIdentity(deps: Deps, accountId: string, provider: ProviderRow, identity: VerifiedIdentity): Promise<LinkResult> {
-  const check = async (): Promise<LinkResult | undefined> => {
-    const bound = await findIdentity(deps.db, provider.id, identity.sub);
+  const check = async (q: Deps['db'] | Transaction<DB>): Promise<LinkResult | undefined> => {
+    const bound = await findIdentity(q, provider.id, identity.sub);
     if (bound) return bound.account_id === accountId ? { ok: true, already: true } : { ok: false, reason: 'bound-elsewhere' };
-    if (await findAccountIdentity(deps.db, accountId, provider.id)) return { ok: false, reason: 'account-has-other' };
+    if (await findAccountIdentity(q, accountId, provider.id)) return { ok: false, reason: 'account-has-other' };
     return undefined;
   };
-  const refused = await check();
-  if (refused) return refused;
   try {
-    await insertIdentity(deps.db, {
-      id: newId(deps.random),
-      provider_id: provider.id,
-      sub: identity.sub,
-      account_id: accountId,
-      label: identity.label,
-      linked_at: deps.clock.now(),
+    return await deps.db.transaction().execute(async (trx): Promise<LinkResult> => {
+      const current = await lockProvider(trx, deps.dialect, provider.id);
+      if (!current || current.issuer !== provider.issuer) return { ok: false, reason: 'provider-changed' };
+      const refused = await check(trx);
+      if (refused) return refused;
+      await insertIdentity(trx, {
+        id: newId(deps.random),
+        provider_id: provider.id,
+        sub: identity.sub,
+        account_id: accountId,
+        label: identity.label,
+        linked_at: deps.clock.now(),
+      });
+      return { ok: true, already: false };
     });
-    return { ok: true, already: false };
   } catch (err) {
     // A concurrent link won the race: the unique indexes decided, report what they decided.
-    if (isUniqueViolation(err)) return (await check()) ?? { ok: false, reason: 'bound-elsewhere' };
+    if (isUniqueViolation(err)) return (await check(deps.db)) ?? { ok: false, reason: 'bound-elsewhere' };
     throw err;
   }
 }

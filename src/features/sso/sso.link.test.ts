@@ -5,6 +5,7 @@ import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { buildProvider, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import { LABEL_MAX, labelFrom } from './sso.oidc.ts';
 
 let idp: TestIdp;
 before(async () => {
@@ -150,6 +151,73 @@ forEachDialect((getDb) => {
     assert.equal((await bindings()).length, 0);
   });
 
+  test('a link cannot be started from another site (403, nothing started); sign-in still can; the callback may arrive cross-site', async () => {
+    const alice = await buildAccount(t);
+    const c = await signIn(t, alice);
+    for (const site of ['cross-site', 'same-site']) {
+      // An attacker's page navigates the victim's browser here; the SameSite=Lax session cookie rides along.
+      const res = await c.get('/profile/sso/pub/link', { 'sec-fetch-site': site, referer: 'https://evil.example/' });
+      assert.equal(res.status, 403, site);
+      assert.equal(res.location, undefined, site);
+      assert.match(res.text, /can only be started from your Profile on this site/, site);
+      assert.ok(!c.cookies.has('svc_sso_flow'), `${site}: no flow started`);
+    }
+    assert.ok(t.logs.some((l) => l.includes('sso: link start from another site refused')));
+    for (const site of ['same-origin', 'none']) {
+      const res = await c.get('/profile/sso/pub/link', { 'sec-fetch-site': site });
+      assert.equal(res.status, 303, site);
+      assert.ok(res.location!.startsWith(`${idp.issuer}/`), site);
+    }
+    // Providers' portals link to the sign-in start: that stays open to other sites.
+    const portal = await t.client().get('/login/sso/pub', { 'sec-fetch-site': 'cross-site' });
+    assert.equal(portal.status, 303);
+    assert.ok(portal.location!.startsWith(`${idp.issuer}/`));
+    // The provider's redirect back is itself a cross-site navigation.
+    const sub = newSub();
+    const callback = await startAndAuthorize(c, idp, '/profile/sso/pub/link', sub);
+    assert.equal((await c.get(pathOf(callback), { 'sec-fetch-site': 'cross-site' })).location, '/profile?sso=linked#profile-sso');
+    assert.deepEqual((await bindings()).map((b) => [b.sub, b.account_id]), [[sub, alice.id]]);
+  });
+
+  test('a link makes the provider authenticate afresh (prompt=login), whatever session the browser holds there; sign-in does not', async () => {
+    const alice = await buildAccount(t);
+    const c = await signIn(t, alice);
+    // The browser's session at the provider belongs to someone else (a shared device, or a login CSRF at the provider).
+    const theirs = newSub();
+    const mine = newSub();
+    await startAndAuthorize(t.client(), idp, '/login/sso/pub', theirs);
+    // Control: a sign-in reuses that session without asking (so the session really is there).
+    const asked = idp.interactions.length;
+    const signInStart = await t.client().get('/login/sso/pub');
+    assert.equal(new URL(signInStart.location!).searchParams.get('prompt'), null);
+    await idp.authorize(signInStart.location!, mine, { keepSession: true });
+    assert.equal(idp.interactions.length, asked, 'sign-in reused the provider session');
+
+    const start = await c.get('/profile/sso/pub/link', { 'sec-fetch-site': 'same-origin' });
+    assert.equal(new URL(start.location!).searchParams.get('prompt'), 'login');
+    const callback = await idp.authorize(start.location!, mine, { keepSession: true });
+    assert.deepEqual(idp.interactions.slice(asked), [{ prompt: 'login', reasons: ['login_prompt'] }]);
+    assert.equal((await c.get(pathOf(callback))).location, '/profile?sso=linked#profile-sso');
+    assert.deepEqual((await bindings()).map((b) => [b.sub, b.account_id]), [[mine, alice.id]]);
+  });
+
+  test('the binding label drops control, bidi and invisible characters from the claim and is capped', async () => {
+    const alice = await buildAccount(t);
+    const bob = await buildAccount(t);
+    const carol = await buildAccount(t);
+    const [a, b, c] = [newSub(), newSub(), newSub()];
+    idp.claims.set(a, { email: '\u202Eevil\u202C@corp.example\u200B\u0007\n', name: 'Alice' });
+    idp.claims.set(b, { email: '\u200B\u200E\u2028', preferred_username: ' bob\u0000 ' });
+    idp.claims.set(c, { name: `${'x'.repeat(LABEL_MAX - 1)}\u{1F600}tail` });
+    await roundTrip(await signIn(t, alice), idp, '/profile/sso/pub/link', a);
+    await roundTrip(await signIn(t, bob), idp, '/profile/sso/pub/link', b);
+    await roundTrip(await signIn(t, carol), idp, '/profile/sso/pub/link', c);
+    const label = async (sub: string) => (await bindings()).find((x) => x.sub === sub)!.label;
+    assert.equal(await label(a), 'evil@corp.example');
+    assert.equal(await label(b), 'bob', 'a label with nothing printable falls through to the next claim');
+    assert.equal(await label(c), `${'x'.repeat(LABEL_MAX - 1)}\u{1F600}`, 'capped in code points, never half a surrogate pair');
+  });
+
   test('the Profile page’s single sign-on section lists the caller’s identities with Unlink and offers Link for the other enabled providers', async () => {
     const alice = await buildAccount(t);
     const a = await signIn(t, alice);
@@ -165,4 +233,12 @@ forEachDialect((getDb) => {
     assert.match(after.text, /Unlink Corp IdP/);
     assert.doesNotMatch(after.text, /href="\/profile\/sso\/pub\/link"/);
   });
+});
+
+test('labelFrom: strings only, unprintable characters removed, trimmed, capped; empty when nothing is left', () => {
+  assert.equal(labelFrom(5), '');
+  assert.equal(labelFrom(['a']), '');
+  assert.equal(labelFrom('  a\u00ADb\u2066c\u2069\uFEFF  '), 'abc');
+  assert.equal(labelFrom('\u0085\u2029'), '');
+  assert.equal(labelFrom('é'.repeat(LABEL_MAX + 10)), 'é'.repeat(LABEL_MAX));
 });

@@ -6,11 +6,13 @@ import type { CreateProviderInput, ProviderSecretInput, UpdateProviderInput } fr
 import {
   deleteIdentity,
   deleteProvider,
+  deleteProviderIdentities,
   findProviderById,
   insertProvider,
   listEnabledProviders,
   listIdentities,
   listProviders,
+  lockProvider,
   updateProvider,
   type IdentityListing,
   type ProviderRow,
@@ -82,23 +84,44 @@ export async function createProvider(deps: Deps, actorId: string, input: CreateP
   return { ok: true, id };
 }
 
-/** Changes a provider's name, slug, issuer, client id and enabled flag (the secret has its own form). */
-export async function changeProvider(deps: Deps, input: UpdateProviderInput): Promise<ProviderWriteResult> {
+export type ChangeProviderResult =
+  | { ok: true; issuerChanged: boolean; removedIdentities: number }
+  | { ok: false; reason: 'duplicate-slug' | 'not-found' };
+
+/**
+ * Changes a provider's name, slug, issuer, client id and enabled flag (the secret has its own form). A `sub` is only
+ * unique at its issuer, so a new issuer drops every binding made through the provider in the same transaction:
+ * otherwise the same `sub` at the new issuer would sign into the account that linked it at the old one.
+ */
+export async function changeProvider(deps: Deps, input: UpdateProviderInput): Promise<ChangeProviderResult> {
+  let result: ChangeProviderResult;
   try {
-    const matched = await updateProvider(deps.db, input.id, {
-      display_name: input.display_name,
-      slug: input.slug,
-      issuer: input.issuer,
-      client_id: input.client_id,
-      enabled: input.enabled ? 1 : 0,
-      updated_at: deps.clock.now(),
+    result = await deps.db.transaction().execute(async (trx): Promise<ChangeProviderResult> => {
+      const current = await lockProvider(trx, deps.dialect, input.id);
+      if (!current) return { ok: false, reason: 'not-found' };
+      const issuerChanged = current.issuer !== input.issuer;
+      const removedIdentities = issuerChanged ? await deleteProviderIdentities(trx, input.id) : 0;
+      await updateProvider(trx, input.id, {
+        display_name: input.display_name,
+        slug: input.slug,
+        issuer: input.issuer,
+        client_id: input.client_id,
+        enabled: input.enabled ? 1 : 0,
+        updated_at: deps.clock.now(),
+      });
+      return { ok: true, issuerChanged, removedIdentities };
     });
-    if (matched === 0) return { ok: false, reason: 'not-found' };
   } catch (err) {
     if (isUniqueViolation(err)) return { ok: false, reason: 'duplicate-slug' };
     throw err;
   }
-  return { ok: true, id: input.id };
+  if (result.ok && result.issuerChanged) {
+    deps.log.info(
+      { event: 'sso-issuer-changed', provider: input.id, slug: input.slug, removedIdentities: result.removedIdentities },
+      'sso: provider issuer changed, its linked identities removed',
+    );
+  }
+  return result;
 }
 
 export type SecretResult = { ok: true; outcome: 'set' | 'cleared' | 'kept' } | { ok: false; reason: 'not-found' };

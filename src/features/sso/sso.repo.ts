@@ -1,5 +1,6 @@
 // Plain data access for SSO providers, identity bindings and the flow-cookie key; no business rules here.
 import type { Kysely, Transaction } from 'kysely';
+import type { Dialect } from '../../db/connect.ts';
 import type { DB, SsoIdentitiesTable, SsoProvidersTable } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
@@ -32,6 +33,15 @@ export function findProviderById(db: Q, id: string): Promise<ProviderRow | undef
   return db.selectFrom('sso_providers').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * A provider re-read inside a transaction, its row locked until commit on PostgreSQL (SQLite transactions already
+ * hold the single write lock): an issuer change and a binding insert for that provider then happen one after the other.
+ */
+export function lockProvider(trx: Transaction<DB>, dialect: Dialect, id: string): Promise<ProviderRow | undefined> {
+  const q = trx.selectFrom('sso_providers').selectAll().where('id', '=', id);
+  return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
+}
+
 /** Inserts a provider; a duplicate slug surfaces as a unique violation. */
 export async function insertProvider(db: Q, row: ProviderRow): Promise<void> {
   await db.insertInto('sso_providers').values(row).execute();
@@ -50,6 +60,27 @@ export async function updateProvider(
 /** Deletes a provider (its bindings go with it through the foreign key). */
 export async function deleteProvider(db: Q, id: string): Promise<void> {
   await db.deleteFrom('sso_providers').where('id', '=', id).execute();
+}
+
+/** Deletes every binding made through a provider; returns how many there were. */
+export async function deleteProviderIdentities(db: Q, providerId: string): Promise<number> {
+  const result = await db.deleteFrom('sso_identities').where('provider_id', '=', providerId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * The binding of a (provider, sub) pair verified at `issuer`, if the provider still has that issuer: one statement,
+ * so an identity verified at an issuer the provider has since left never matches a binding made at the new one.
+ */
+export function findIdentityAtIssuer(db: Q, providerId: string, issuer: string, sub: string): Promise<IdentityRow | undefined> {
+  return db
+    .selectFrom('sso_identities')
+    .innerJoin('sso_providers', 'sso_providers.id', 'sso_identities.provider_id')
+    .selectAll('sso_identities')
+    .where('sso_identities.provider_id', '=', providerId)
+    .where('sso_identities.sub', '=', sub)
+    .where('sso_providers.issuer', '=', issuer)
+    .executeTakeFirst();
 }
 
 /** The binding of a verified (provider, sub) pair, if any. */

@@ -13,7 +13,13 @@ import { takeFlowCookie, writeFlowCookie } from './sso.cookie.ts';
 import { accountForIdentity, finishFlow, linkIdentity, startFlow, unlinkOwnIdentity, type FlowKind } from './sso.flow.service.ts';
 import { idSchema, SLUG_PATTERN } from './sso.schema.ts';
 
-type Refusal = Exclude<Awaited<ReturnType<typeof finishFlow>>, { ok: true }>['reason'] | 'unbound' | 'bound-elsewhere' | 'account-has-other';
+type Refusal =
+  | Exclude<Awaited<ReturnType<typeof finishFlow>>, { ok: true }>['reason']
+  | 'unbound'
+  | 'bound-elsewhere'
+  | 'account-has-other'
+  | 'provider-changed'
+  | 'cross-site';
 
 /** Every refusal of a flow: status, title and a safe message (details are in the log). */
 const REFUSALS: Record<Refusal, { status: ContentfulStatusCode; title: string; text: string }> = {
@@ -31,7 +37,18 @@ const REFUSALS: Record<Refusal, { status: ContentfulStatusCode; title: string; t
   unbound: { status: 403, title: 'Identity not linked', text: 'This identity is not linked to any account here. Sign in with your password, then link it on your Profile.' },
   'bound-elsewhere': { status: 409, title: 'Identity already linked', text: 'This identity is already linked to another account, so it was not linked to yours.' },
   'account-has-other': { status: 409, title: 'Another identity is linked', text: 'Your account is already linked to a different identity at this provider. Unlink it first.' },
+  'provider-changed': { status: 409, title: 'Provider changed', text: 'An administrator changed this single sign-on provider during the link, so nothing was linked. Start again.' },
+  'cross-site': { status: 403, title: 'Link not started', text: 'Linking an identity can only be started from your Profile on this site, not from a link on another site. Nothing was changed. Use the Link button on your Profile.' },
 };
+
+/**
+ * Whether the browser says this request came from our own pages (or the user typed or bookmarked it). Fetch metadata
+ * absent means an older browser or a non-browser client; those keep working.
+ */
+function startedHere(c: Ctx): boolean {
+  const site = c.req.header('sec-fetch-site');
+  return site === undefined || site === 'same-origin' || site === 'none';
+}
 
 function refuse(c: Ctx, kind: FlowKind, reason: Refusal) {
   const r = REFUSALS[reason];
@@ -85,7 +102,7 @@ export function ssoRoutes(deps: Deps) {
     const done = await finish(c, 'login');
     if (done instanceof Response) return done;
     if (!done.ok) return refuse(c, 'login', done.reason);
-    const found = await accountForIdentity(deps, done.provider.id, done.identity.sub);
+    const found = await accountForIdentity(deps, done.provider, done.identity.sub);
     if (!found.ok) {
       deps.log.info({ provider: done.provider.slug }, 'sso: sign-in refused, identity not linked to any account');
       return refuse(c, 'login', 'unbound');
@@ -97,7 +114,15 @@ export function ssoRoutes(deps: Deps) {
     return c.redirect(landingFor(stage), 303);
   });
 
-  app.get('/profile/sso/:slug/link', (c) => start(c, 'link'));
+  // Sign-in may start from anywhere (providers' portals link to it); a link binds an identity to the signed-in account,
+  // so another site must not start one: the SameSite=Lax session cookie rides a cross-site top-level navigation.
+  app.get('/profile/sso/:slug/link', (c) => {
+    if (!startedHere(c)) {
+      deps.log.warn({ site: c.req.header('sec-fetch-site') }, 'sso: link start from another site refused');
+      return refuse(c, 'link', 'cross-site');
+    }
+    return start(c, 'link');
+  });
 
   app.get('/profile/sso/:slug/link/callback', async (c) => {
     const done = await finish(c, 'link');

@@ -19,7 +19,17 @@ const slug = text('slug', 64).refine(
   'Use lowercase letters, digits and hyphens between them, such as "corp-sso".',
 );
 
-/** The issuer: an absolute https URL without credentials, query or fragment (SPEC 5.6). */
+/**
+ * Whether an issuer URL's path reaches into `/.well-known/`. Refused: openid-client would fetch such a URL as the
+ * discovery document itself and skip its check that the document's `issuer` is the configured one.
+ */
+export function hasWellKnownPath(issuer: string): boolean {
+  if (!URL.canParse(issuer)) return false;
+  const path = new URL(issuer).pathname.toLowerCase();
+  return path.includes('/.well-known/') || path.endsWith('/.well-known');
+}
+
+/** The issuer: an absolute https URL without credentials, query or fragment (SPEC 5.6), outside `/.well-known/`. */
 const issuer = text('issuer URL', 2048)
   .refine((v) => v.length === 0 || URL.canParse(v), 'Enter the issuer as an absolute URL, such as https://idp.example.com.')
   .refine((v) => !URL.canParse(v) || new URL(v).protocol === 'https:', 'The issuer URL must use https.')
@@ -27,7 +37,11 @@ const issuer = text('issuer URL', 2048)
     if (!URL.canParse(v)) return true;
     const u = new URL(v);
     return u.username === '' && u.password === '' && u.search === '' && u.hash === '';
-  }, 'The issuer URL cannot carry a user name, password, query or fragment.');
+  }, 'The issuer URL cannot carry a user name, password, query or fragment.')
+  .refine(
+    (v) => !hasWellKnownPath(v),
+    'Enter the issuer itself, not its discovery document: leave out "/.well-known/…" (svc adds /.well-known/openid-configuration).',
+  );
 
 const id = z.string({ error: 'That item no longer exists.' }).min(1, 'That item no longer exists.').max(64);
 /** An unticked checkbox is absent from the form. */

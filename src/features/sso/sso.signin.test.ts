@@ -1,18 +1,28 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
+import type * as oidc from 'openid-client';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { buildProvider, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
-import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import { CONFIDENTIAL_CLIENT_ID, makeCertificates, PUBLIC_CLIENT_ID, serveDocument, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import { clientAuth } from './sso.oidc.ts';
 
 let idp: TestIdp;
+/** A provider whose discovery document is whatever a test sets (same test CA as the IdP). */
+let broken: Awaited<ReturnType<typeof serveDocument>>;
 before(async () => {
-  idp = await startTestIdp({ redirectUris: redirectUrisFor(['pub', 'conf']) });
+  const certs = makeCertificates(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-sso-signin-')));
+  idp = await startTestIdp({ redirectUris: redirectUrisFor(['pub', 'conf']), certs });
+  broken = await serveDocument(certs);
 });
 after(async () => {
   await idp.close();
+  await broken.close();
 });
 
 forEachDialect((getDb) => {
@@ -212,4 +222,52 @@ forEachDialect((getDb) => {
     assert.match(bad.text, /configuration could not be used/);
     assert.ok(t.logs.some((l) => l.includes('"reason":"discovery-invalid"')));
   });
+
+  test('a malformed discovery document is the misconfigured-provider page at sign-in start, never a 500', async () => {
+    await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id, issuer: broken.url });
+    const documents: Record<string, unknown>[] = [
+      { issuer: broken.url },
+      { issuer: broken.url, authorization_endpoint: 'http://127.0.0.1/auth' },
+      { issuer: broken.url, authorization_endpoint: 5 },
+      { issuer: broken.url, authorization_endpoint: 'not a url' },
+    ];
+    for (const doc of documents) {
+      broken.document.body = doc;
+      const res = await t.client().get('/login/sso/pub');
+      assert.equal(res.status, 502, JSON.stringify(doc));
+      assert.match(res.text, /Provider misconfigured/, JSON.stringify(doc));
+      assert.match(res.text, /configuration could not be used/, JSON.stringify(doc));
+    }
+    assert.equal(t.logs.filter((l) => l.includes('"reason":"discovery-invalid"') && l.includes('"step":"authorize"')).length, documents.length);
+    // A malformed optional list is ignored: only openid is asked for.
+    broken.document.body = { issuer: broken.url, authorization_endpoint: `${broken.url}/auth`, scopes_supported: 5 };
+    const odd = await t.client().get('/login/sso/pub');
+    assert.equal(odd.status, 303);
+    assert.equal(new URL(odd.location!).searchParams.get('scope'), 'openid');
+    broken.document.body = { issuer: broken.url, authorization_endpoint: `${broken.url}/auth`, scopes_supported: 'email profile' };
+    assert.equal(new URL((await t.client().get('/login/sso/pub')).location!).searchParams.get('scope'), 'openid');
+  });
+
+  test('an issuer stored with a /.well-known/ path is refused at start: openid-client would skip its issuer check', async () => {
+    // Written before validation refused such issuers; the document there names the real issuer, which never matches.
+    await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id, issuer: `${idp.issuer}/.well-known/openid-configuration` });
+    const res = await t.client().get('/login/sso/pub');
+    assert.equal(res.status, 502);
+    assert.match(res.text, /configuration could not be used/);
+    assert.ok(t.logs.some((l) => l.includes('"reason":"discovery-invalid"') && l.includes('/.well-known/')));
+  });
+});
+
+test('a confidential client reads the token endpoint auth methods only from a list: anything else means client_secret_basic', () => {
+  const sent = (methods: unknown) => {
+    const body = new URLSearchParams();
+    const headers = new Headers();
+    const as = { issuer: 'https://idp.example', token_endpoint_auth_methods_supported: methods } as unknown as Parameters<oidc.ClientAuth>[0];
+    clientAuth('s3cret')(as, { client_id: 'svc' }, body, headers);
+    return { basic: /^Basic /.test(headers.get('authorization') ?? ''), post: body.get('client_secret') === 's3cret' };
+  };
+  assert.deepEqual(sent(5), { basic: true, post: false });
+  assert.deepEqual(sent('client_secret_post'), { basic: true, post: false });
+  assert.deepEqual(sent(undefined), { basic: true, post: false });
+  assert.deepEqual(sent(['client_secret_post']), { basic: false, post: true });
 });

@@ -17,6 +17,24 @@ const NOTICES: Record<string, string> = {
   'identity-removed': 'Linked identity removed. The account stays.',
 };
 
+/** After an issuer change: how many bindings went with the old issuer (`?removed=`, digits only, never reflected as text). */
+function issuerChangedNotice(removedParam: string | undefined): string {
+  const removed = removedParam !== undefined && /^\d{1,9}$/.test(removedParam) ? Number(removedParam) : undefined;
+  const what =
+    removed === undefined
+      ? 'the identities linked through it were removed'
+      : removed === 0
+        ? 'no identity was linked through it'
+        : `${removed} linked ${removed === 1 ? 'identity was' : 'identities were'} removed`;
+  return `Provider saved. Its issuer changed, so ${what}: an identity at the old issuer is not the same person as one at the new issuer. Each person links their identity again from their Profile.`;
+}
+
+/** The notice selected by ?notice= (and ?removed=). */
+function noticeFor(c: Ctx): string | undefined {
+  const key = c.req.query('notice');
+  return key === 'issuer-changed' ? issuerChangedNotice(c.req.query('removed')) : pick(NOTICES, key);
+}
+
 /** Renders the tab body, optionally with a failed form's errors and an error banner. */
 export async function ssoTabBody(deps: Deps, c: Ctx, extra: { state?: TabFormState; error?: string } = {}) {
   const { providers, identities } = await ssoOverview(deps);
@@ -25,7 +43,7 @@ export async function ssoTabBody(deps: Deps, c: Ctx, extra: { state?: TabFormSta
       origin={externalOrigin(c, deps.config)}
       providers={providers}
       identities={identities}
-      notice={extra.state || extra.error ? undefined : pick(NOTICES, c.req.query('notice'))}
+      notice={extra.state || extra.error ? undefined : noticeFor(c)}
       error={extra.error}
       state={extra.state}
     />

@@ -60,7 +60,12 @@ export function SsoTabView(props: {
       <h3>Providers</h3>
       {props.providers.length === 0 ? <p class="empty">No provider is declared.</p> : null}
       {props.providers.map((p) => (
-        <ProviderPanel provider={p} origin={props.origin} state={state?.id === p.id ? state : undefined} />
+        <ProviderPanel
+          provider={p}
+          origin={props.origin}
+          linked={props.identities.filter((i) => i.provider_id === p.id).length}
+          state={state?.id === p.id ? state : undefined}
+        />
       ))}
       <h3>Declare a provider</h3>
       <Form action="/settings/sso" class="sso-create">
@@ -77,7 +82,13 @@ export function SsoTabView(props: {
   );
 }
 
-function ProviderPanel(props: { provider: ProviderView; origin: string; state?: TabFormState }) {
+/** What changing the issuer does to a provider's bindings, beside the field. */
+function issuerHint(linked: number): string {
+  const which = linked === 0 ? 'any identity linked through this provider' : linked === 1 ? 'the 1 identity linked through this provider' : `the ${linked} identities linked through this provider`;
+  return `Changing the issuer removes ${which}; people then link again from their Profile.`;
+}
+
+function ProviderPanel(props: { provider: ProviderView; origin: string; linked: number; state?: TabFormState }) {
   const p = props.provider;
   const urls = callbackUrls(props.origin, p.slug);
   const up = props.state?.form === 'update' ? props.state : undefined;
@@ -112,7 +123,7 @@ function ProviderPanel(props: { provider: ProviderView; origin: string; state?: 
           <input type="hidden" name="id" value={p.id} />
           <Field label="Display name" name="display_name" value={up?.values.display_name ?? p.display_name} error={up?.errors.display_name} required maxlength={100} />
           <Field label="Slug" name="slug" value={up?.values.slug ?? p.slug} error={up?.errors.slug} required maxlength={64} />
-          <Field label="Issuer URL" name="issuer" type="url" value={up?.values.issuer ?? p.issuer} error={up?.errors.issuer} required />
+          <Field label="Issuer URL" name="issuer" type="url" value={up?.values.issuer ?? p.issuer} error={up?.errors.issuer} required hint={issuerHint(props.linked)} />
           <Field label="Client ID" name="client_id" value={up?.values.client_id ?? p.client_id} error={up?.errors.client_id} required maxlength={255} />
           <Checkbox label="Enabled" name="enabled" checked={up ? up.values.enabled !== undefined : p.enabled} />
           <button type="submit">Save {p.display_name}</button>
