@@ -1,13 +1,12 @@
 // Reading the message store: newest-first pages for an account, with that account's read marks.
 import type { Deps } from '../../deps.ts';
-import { countDeliveriesByState, listDeliveriesForMessage, type DeliveryStateCounts, type DeliveryStatusRow } from './delivery-status.repo.ts';
+import { messageDeliveries, type MessageDeliveriesView } from '../delivery/delivery.service.ts';
 import { findMessage, listMessages, type MessageCursor, type MessageRow } from './messages.repo.ts';
 import { readMessageIds } from './read-state.service.ts';
 
 /** Messages per inbox page. */
 export const INBOX_PAGE_SIZE = 50;
 /** Deliveries listed on a message's page (the summary counts them all). */
-export const DELIVERIES_SHOWN = 200;
 
 /** A message as the inbox shows it to one account. */
 export interface InboxItem extends MessageRow {
@@ -47,8 +46,7 @@ export async function inboxPage(deps: Deps, accountId: string, before: MessageCu
 /** One message with the account's read mark and where it was delivered. */
 export interface MessageDetail {
   message: InboxItem;
-  deliveries: DeliveryStatusRow[];
-  counts: DeliveryStateCounts;
+  deliveries: MessageDeliveriesView;
 }
 
 /** A message's detail, or undefined when it does not exist (or was pruned). */
@@ -56,9 +54,5 @@ export async function messageDetail(deps: Deps, accountId: string, id: string): 
   const message = await findMessage(deps.db, id);
   if (!message) return undefined;
   const read = await readMessageIds(deps, accountId, [message]);
-  const [deliveries, counts] = await Promise.all([
-    listDeliveriesForMessage(deps.db, id, DELIVERIES_SHOWN),
-    countDeliveriesByState(deps.db, id),
-  ]);
-  return { message: { ...message, read: read.has(id) }, deliveries, counts };
+  return { message: { ...message, read: read.has(id) }, deliveries: await messageDeliveries(deps, id) };
 }

@@ -1,7 +1,7 @@
 // The inbox list and the message detail page.
 import type { Child } from 'hono/jsx';
 import { Form, Notice, Time } from '../../http/views/components.tsx';
-import { DeliveryStatus } from './delivery-status.views.tsx';
+import { MessageDeliveries } from '../delivery/delivery.views.tsx';
 import type { InboxItem, MessageDetail } from './inbox.service.ts';
 
 /** Hidden "come back here" field for the read forms. */
@@ -140,8 +140,7 @@ export function MessagePage(props: { detail: MessageDetail; isAdmin: boolean; ba
           </tr>
         </tbody>
       </table>
-      <h2>Deliveries</h2>
-      <DeliveryStatus rows={props.detail.deliveries} counts={props.detail.counts} isAdmin={props.isAdmin} />
+      <MessageDeliveries deliveries={props.detail.deliveries} isAdmin={props.isAdmin} back={`/messages/${encodeURIComponent(m.id)}`} />
       <h2>Body sent to channels</h2>
       <pre class="body">{m.body}</pre>
       <p>
