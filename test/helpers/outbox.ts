@@ -2,32 +2,22 @@
 import { newId, systemRandom } from '../../src/deps.ts';
 import { emit, type EmitInput } from '../../src/features/messages/emit.service.ts';
 import type { TestApp } from './app.ts';
+import { buildChannel as insertChannel } from './outbox-factories.ts';
 
-/** Inserts a channel row directly (no URL validation, so tests can use any address). */
+/** Inserts a channel row directly (no URL validation, so tests can use any address), authored by `createdBy`. */
 export async function buildChannel(
   t: TestApp,
   opts: { createdBy: string; url?: string; classes?: string; enabled?: boolean; secret?: string | null },
 ): Promise<{ id: string; url: string }> {
-  const id = newId(systemRandom);
-  const url = opts.url ?? `https://hooks.example.com/${id}`;
-  await t.deps.db
-    .insertInto('channels')
-    .values({
-      id,
-      url,
-      secret: opts.secret ?? null,
-      classes: opts.classes ?? 'clock,coverage,drift',
-      enabled: opts.enabled === false ? 0 : 1,
-      consecutive_failures: 0,
-      last_error: null,
-      last_error_at: null,
-      last_success_at: null,
-      created_at: t.clock.now(),
-      updated_at: t.clock.now(),
-      created_by: opts.createdBy,
-    })
-    .execute();
-  return { id, url };
+  const row = await insertChannel(t.deps.db, {
+    url: opts.url ?? `https://hooks.example.com/${newId(systemRandom)}`,
+    classes: opts.classes?.split(','),
+    enabled: opts.enabled,
+    secret: opts.secret,
+    createdBy: opts.createdBy,
+    now: t.clock.now(),
+  });
+  return { id: row.id, url: row.url };
 }
 
 /** Emits a valid message (drift by default) and returns its id; throws if emit refuses. */
