@@ -4,6 +4,30 @@ import { newId, randomToken, sha256 } from '../../deps.ts';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB, SessionsTable } from '../../db/schema.ts';
 import type { Account } from './accounts.repo.ts';
+import { hotQuery } from '../../db/hot-query.ts';
+
+/** The session and its account by the cookie's hash: run on every request, so compiled once. */
+const sessionByHash = hotQuery(
+  (db, [idHash]: readonly [string]) =>
+    db
+      .selectFrom('sessions')
+      .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+      .select([
+        'sessions.stage',
+        'sessions.public_id',
+        'sessions.csrf_token',
+        'sessions.last_seen_at',
+        'sessions.expires_at',
+        'sessions.credentials_version as session_version',
+        'accounts.credentials_version as account_version',
+        'accounts.id',
+        'accounts.username',
+        'accounts.role',
+        'accounts.totp_enabled',
+      ])
+      .where('sessions.id_hash', '=', idHash),
+  1,
+);
 
 /** A signed-in session ends after this long without a request. */
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
@@ -73,24 +97,7 @@ export async function createSession(
 export async function resolveSession(deps: Deps, cookieValue: string): Promise<SessionContext | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(cookieValue)) return undefined;
   const idHash = sha256(cookieValue);
-  const row = await deps.db
-    .selectFrom('sessions')
-    .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
-    .select([
-      'sessions.stage',
-      'sessions.public_id',
-      'sessions.csrf_token',
-      'sessions.last_seen_at',
-      'sessions.expires_at',
-      'sessions.credentials_version as session_version',
-      'accounts.credentials_version as account_version',
-      'accounts.id',
-      'accounts.username',
-      'accounts.role',
-      'accounts.totp_enabled',
-    ])
-    .where('sessions.id_hash', '=', idHash)
-    .executeTakeFirst();
+  const [row] = await sessionByHash(deps.db, idHash);
   if (!row) return undefined;
   const now = deps.clock.now();
   if (now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS || row.session_version < row.account_version) {

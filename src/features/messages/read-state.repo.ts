@@ -1,14 +1,21 @@
 // Plain data access for per-account read state: the read-all watermark and individual read marks.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { hotQuery } from '../../db/hot-query.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
 /** The account's watermark (messages created at or before it are read), or undefined if never set. */
 export async function findWatermark(db: Q, accountId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('message_read_marks').select('read_through').where('account_id', '=', accountId).executeTakeFirst();
+  const [row] = await watermarkQuery(db as Kysely<DB>, accountId);
   return row?.read_through;
 }
+
+/** Read on every page for the bell: compiled once (see hot-query.ts). */
+const watermarkQuery = hotQuery(
+  (db, [accountId]: readonly [string]) => db.selectFrom('message_read_marks').select('read_through').where('account_id', '=', accountId),
+  1,
+);
 
 /** Raises the watermark to `readThrough` (never lowers it). */
 export async function raiseWatermark(db: Q, accountId: string, readThrough: number, now: number): Promise<void> {
@@ -26,25 +33,37 @@ export async function raiseWatermark(db: Q, accountId: string, readThrough: numb
 
 /** Unread messages of the account, counted only up to `cap`: the scan stops there, whatever the store's size. */
 export async function countUnread(db: Q, accountId: string, watermark: number | undefined, cap: number): Promise<number> {
-  let inner = db
-    .selectFrom('messages as m')
-    .select(sql<number>`1`.as('one'))
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('message_reads as r')
-            .select(sql<number>`1`.as('one'))
-            .where('r.account_id', '=', accountId)
-            .whereRef('r.message_id', '=', 'm.id'),
-        ),
-      ),
-    )
-    .limit(cap);
-  if (watermark !== undefined) inner = inner.where('m.created_at', '>', watermark);
-  const row = await db.selectFrom(inner.as('u')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
+  // Transactions are not Kysely roots for compiling; the bell reads outside any transaction.
+  const rows = await unreadCountQuery(db as Kysely<DB>, accountId, watermark ?? -1, cap);
+  return Number(rows[0]?.n ?? 0);
 }
+
+/** The bell's count on every page: compiled once (see hot-query.ts); -1 as the watermark means "none". */
+const unreadCountQuery = hotQuery(
+  (db, [accountId, watermark, cap]: readonly [string, number, number]) =>
+    db
+      .selectFrom(
+        db
+          .selectFrom('messages as m')
+          .select(sql<number>`1`.as('one'))
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('message_reads as r')
+                  .select(sql<number>`1`.as('one'))
+                  .where('r.account_id', '=', accountId)
+                  .whereRef('r.message_id', '=', 'm.id'),
+              ),
+            ),
+          )
+          .where('m.created_at', '>', watermark)
+          .limit(cap)
+          .as('u'),
+      )
+      .select((eb) => eb.fn.countAll<number>().as('n')),
+  3,
+);
 
 /** Which of `ids` the account has read individually. */
 export async function findReadIds(db: Q, accountId: string, ids: string[]): Promise<Set<string>> {
