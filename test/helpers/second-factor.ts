@@ -35,3 +35,13 @@ export async function signInWithTotp(t: TestApp, account: { username: string; pa
   t.clock.advance(30_000);
   return client;
 }
+
+/** A client that has given its password and stands at the enrolment offer (the account has no second factor yet). */
+export async function atEnrolStep(t: TestApp, account: { username: string; password: string }): Promise<TestClient> {
+  const client = t.client();
+  await client.get('/login');
+  const res = await client.post('/login', { username: account.username, password: account.password });
+  if (res.location !== '/login/enrol') throw new Error(`expected the enrolment step, got ${res.status} ${res.location}`);
+  await client.get('/login/enrol');
+  return client;
+}

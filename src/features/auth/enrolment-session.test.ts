@@ -6,7 +6,7 @@ import { Migrator, type Migration } from 'kysely';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { createTestDatabase, dialects, forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { atTotpStep } from '../../../test/helpers/second-factor.ts';
+import { atEnrolStep, atTotpStep } from '../../../test/helpers/second-factor.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 import * as m0001 from '../../db/migrations/0001-foundation.ts';
@@ -26,15 +26,6 @@ function secretOn(page: string): string | undefined {
 
 function codesOn(page: string): string[] {
   return [...page.matchAll(CODE_LIST)].map((m) => m[1]!);
-}
-
-async function atEnrolStep(t: TestApp, account: { username: string; password: string }): Promise<TestClient> {
-  const client = t.client();
-  await client.get('/login');
-  const res = await client.post('/login', { username: account.username, password: account.password });
-  assert.equal(res.location, '/login/enrol');
-  await client.get('/login/enrol');
-  return client;
 }
 
 forEachDialect((getDb) => {

@@ -3,7 +3,7 @@ import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signedInAs } from '../../../test/helpers/factories.ts';
-import { atTotpStep, enrolTotp } from '../../../test/helpers/second-factor.ts';
+import { atEnrolStep, atTotpStep, enrolTotp } from '../../../test/helpers/second-factor.ts';
 import { totpCode, totpStep } from './totp.ts';
 
 const CODE_LIST = /<li><code class="secret">([0-9a-z]{5}-[0-9a-z]{5}-[0-9a-z]{5})<\/code><\/li>/g;
@@ -13,15 +13,6 @@ function secretOn(page: string): string {
   const m = /id="totp-secret">([A-Z2-7]+)</.exec(page);
   assert.ok(m, 'the page shows the secret');
   return m[1]!;
-}
-
-async function atEnrolStep(t: TestApp, account: { username: string; password: string }): Promise<TestClient> {
-  const client = t.client();
-  await client.get('/login');
-  const res = await client.post('/login', { username: account.username, password: account.password });
-  assert.equal(res.location, '/login/enrol');
-  await client.get('/login/enrol');
-  return client;
 }
 
 forEachDialect((getDb) => {
