@@ -1,5 +1,5 @@
 // Plain queries over the outbox (deliveries, delivery_attempts) and the channel counters; no business rules.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/connect.ts';
 import type { DB, DeliveriesTable, DeliveryAttemptsTable } from '../../db/schema.ts';
 
@@ -163,6 +163,123 @@ export async function markChannelFailure(db: Q, channelId: string, error: string
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', count), last_error: error, last_error_at: now }))
     .where('id', '=', channelId)
     .execute();
+}
+
+/** One finished attempt of a batch, as the set-based recording statements take it. */
+export interface AttemptRecord {
+  /** Position in the batch: channel counters follow the verdicts in this order. */
+  n: number;
+  /** The delivery. */
+  id: string;
+  channel_id: string;
+  /** The new attempt row's id and number. */
+  attempt_id: string;
+  attempt_no: number;
+  verdict: 'delivered' | 'failed';
+  /** The delivery's new state, and its next attempt time (null: unchanged, for a delivered one). */
+  state: 'delivered' | 'pending' | 'dead';
+  next_attempt_at: number | null;
+  started_at: number;
+  status_code: number | null;
+  error: string | null;
+}
+
+/** A channel's verdicts in one batch: whether any succeeded, the failures after the last success, the last error. */
+export interface ChannelTally {
+  id: string;
+  succeeded: 0 | 1;
+  failures: number;
+  error: string | null;
+}
+
+// SQLite: each statement takes the whole batch as one JSON parameter, so its text (and prepared statement) never
+// varies with the batch size. Rows are found by primary key, driven by the JSON rows.
+const SQLITE_CLOSE = `
+  update deliveries set state = j.state, attempts = j.attempt_no, next_attempt_at = coalesce(j.next_attempt_at, deliveries.next_attempt_at),
+    delivered_at = case when j.verdict = 'delivered' then ? end, last_error = j.error, updated_at = ?, lease_owner = null, lease_until = null
+  from (select value ->> 'id' as id, value ->> 'state' as state, value ->> 'attempt_no' as attempt_no, value ->> 'next_attempt_at' as next_attempt_at,
+               value ->> 'verdict' as verdict, value ->> 'error' as error from json_each(?)) j
+  where deliveries.id = j.id and deliveries.lease_owner = ?
+  returning deliveries.id`;
+const SQLITE_ATTEMPTS = `
+  insert into delivery_attempts (id, delivery_id, attempt_no, started_at, finished_at, verdict, status_code, error)
+  select value ->> 'attempt_id', value ->> 'id', value ->> 'attempt_no', value ->> 'started_at', ?, value ->> 'verdict', value ->> 'status_code', value ->> 'error'
+  from json_each(?)`;
+const SQLITE_CHANNELS = `
+  update channels set
+    consecutive_failures = case when j.succeeded = 1 then j.failures else channels.consecutive_failures + j.failures end,
+    last_success_at = case when j.succeeded = 1 then ? else channels.last_success_at end,
+    last_error = case when j.failures > 0 then j.error else channels.last_error end,
+    last_error_at = case when j.failures > 0 then ? else channels.last_error_at end
+  from (select value ->> 'id' as id, value ->> 'succeeded' as succeeded, value ->> 'failures' as failures, value ->> 'error' as error from json_each(?)) j
+  where channels.id = j.id
+    and (j.succeeded = 0 or j.failures > 0 or channels.consecutive_failures <> 0 or channels.last_success_at is null or channels.last_success_at < ? - 1000)`;
+
+/**
+ * SQLite: closes the attempts on their delivery rows (only those `owner` still holds; holding the lease implies
+ * pending) in one statement; returns the ids it closed.
+ */
+export async function closeDeliveries(db: Q, records: AttemptRecord[], owner: string, now: number): Promise<Set<string>> {
+  const result = await db.executeQuery<{ id: string }>(CompiledQuery.raw(SQLITE_CLOSE, [now, now, JSON.stringify(records), owner]));
+  return new Set(result.rows.map((r) => r.id));
+}
+
+/** SQLite: inserts the attempt rows of a batch in one statement. */
+export async function insertAttemptRecords(db: Q, records: AttemptRecord[], now: number): Promise<void> {
+  if (records.length > 0) await db.executeQuery(CompiledQuery.raw(SQLITE_ATTEMPTS, [now, JSON.stringify(records)]));
+}
+
+/**
+ * SQLite: every channel's counters after a batch, in one statement: a success resets the streak (then the failures
+ * after it count), failures alone extend it; a success alone refreshes last_success_at at most once a second.
+ */
+export async function updateChannelTallies(db: Q, tallies: ChannelTally[], now: number): Promise<void> {
+  if (tallies.length > 0) await db.executeQuery(CompiledQuery.raw(SQLITE_CHANNELS, [now, now, JSON.stringify(tallies), now]));
+}
+
+// PostgreSQL: the whole batch in ONE statement (atomic without a transaction, one round trip): close the held
+// deliveries, insert their attempt rows, and fold their verdicts, in batch order, into each channel's counters.
+// The id arrays make both updates find rows by primary key (a join with the JSON rows alone may be planned as a scan).
+const PG_RECORD = `
+  with j as (
+    select * from jsonb_to_recordset($1::jsonb) as x(n int, id text, channel_id text, attempt_id text, attempt_no int, verdict text,
+      state text, next_attempt_at bigint, started_at bigint, status_code int, error text)
+  ), upd as (
+    update deliveries d set state = j.state, attempts = j.attempt_no, next_attempt_at = coalesce(j.next_attempt_at, d.next_attempt_at),
+      delivered_at = case when j.verdict = 'delivered' then $3::bigint end, last_error = j.error, updated_at = $3::bigint,
+      lease_owner = null, lease_until = null
+    from j
+    where d.id = any($4::text[]) and d.id = j.id and d.lease_owner = $2 and d.state = 'pending'
+    returning d.id
+  ), held as (
+    select j.* from j join upd on upd.id = j.id
+  ), ins as (
+    insert into delivery_attempts (id, delivery_id, attempt_no, started_at, finished_at, verdict, status_code, error)
+    select attempt_id, id, attempt_no, started_at, $3::bigint, verdict, status_code, error from held
+  ), tally as (
+    select channel_id, bool_or(verdict = 'delivered') as succeeded,
+      count(*) filter (where verdict = 'failed' and n > coalesce(last_ok, -1)) as failures,
+      (array_agg(error order by n desc) filter (where verdict = 'failed'))[1] as error
+    from (select held.*, max(n) filter (where verdict = 'delivered') over (partition by channel_id) as last_ok from held) h
+    group by channel_id
+  ), ch as (
+    update channels c set
+      consecutive_failures = case when t.succeeded then t.failures else c.consecutive_failures + t.failures end,
+      last_success_at = case when t.succeeded then $3::bigint else c.last_success_at end,
+      last_error = case when t.failures > 0 then t.error else c.last_error end,
+      last_error_at = case when t.failures > 0 then $3::bigint else c.last_error_at end
+    from tally t
+    where c.id = any($5::text[]) and c.id = t.channel_id
+      and (not t.succeeded or t.failures > 0 or c.consecutive_failures <> 0 or c.last_success_at is null or c.last_success_at < $3::bigint - 1000)
+  )
+  select count(*)::int as recorded from upd`;
+
+/** PostgreSQL: records a batch in one statement (see PG_RECORD); returns how many deliveries `owner` still held. */
+export async function recordBatchPg(db: Q, records: AttemptRecord[], owner: string, now: number): Promise<number> {
+  const ids = records.map((r) => r.id);
+  const channels = [...new Set(records.map((r) => r.channel_id))];
+  const result = await db.executeQuery<{ recorded: number }>(CompiledQuery.raw(PG_RECORD, [JSON.stringify(records), owner, now, ids, channels]));
+  return result.rows[0]!.recorded;
 }
 
 /** Gives a lease back without an attempt (the worker stopped before a verdict): due again at once. */
