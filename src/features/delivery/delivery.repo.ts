@@ -33,136 +33,63 @@ export interface AttemptJob {
 }
 
 /**
- * Leases due deliveries of enabled channels in one UPDATE: the oldest due rows, at most `quota` per channel,
- * at most `limit` in all. A row whose lease has expired (its worker died) is due again.
- * PostgreSQL locks the candidates with FOR UPDATE SKIP LOCKED, so concurrent workers take different rows, and reads
- * the jobs in the same statement; SQLite runs the UPDATE ... RETURNING inside an immediate (write-locked) transaction
- * and reads the jobs before committing.
+ * The claim: leases the oldest due deliveries of enabled channels, at most `quota` per channel, at most `limit` in all.
+ * A row whose lease has expired (its worker died) is due again. Its text is fixed per dialect (the excluded channels
+ * and the quotas are one JSON or array parameter each), so it is parsed and planned once, not once per claim.
+ * `$x` marks where each dialect puts its own expression.
  */
-export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<AttemptJob[]> {
-  const exclude = p.exclude.length > 0 ? sql`and d.channel_id not in (${sql.join(p.exclude)})` : sql``;
-  const quota =
-    p.quotas.size > 0
-      ? sql`case r.channel_id ${sql.join(
-          [...p.quotas].map(([channel, n]) => sql`when ${channel} then cast(${n} as integer)`),
-          sql` `,
-        )} else cast(${p.perChannel} as integer) end`
-      : sql`cast(${p.perChannel} as integer)`;
-  const pg = dialect === 'postgres';
-  const lock = pg ? sql`for update of d skip locked` : sql``;
-  // PostgreSQL: = any(array(...)) runs the selection once and updates by primary key; a plain IN would be planned
-  // as a hash join over a scan of the whole deliveries table.
-  const claim = sql`
-    update deliveries set lease_owner = ${p.owner}, lease_until = ${p.leaseUntil}, updated_at = ${p.now}
-    where id ${pg ? sql`= any(array(` : sql`in (`}
+function claimStatement(pg: boolean): string {
+  const p = pg ? (n: number) => `$${n}` : () => '?';
+  return `
+    update deliveries set lease_owner = ${p(1)}, lease_until = ${p(2)}, updated_at = ${p(3)}
+    where id ${pg ? '= any(array(' : 'in ('}
       select r.id from (
         select c.id, c.channel_id, c.next_attempt_at,
                row_number() over (partition by c.channel_id order by c.next_attempt_at) as rn
         from (
           select d.id, d.channel_id, d.next_attempt_at
           from deliveries d join channels ch on ch.id = d.channel_id
-          where d.state = 'pending' and d.next_attempt_at <= ${p.now}
-            and (d.lease_until is null or d.lease_until <= ${p.now})
-            and ch.enabled = 1 ${exclude}
+          where d.state = 'pending' and d.next_attempt_at <= ${p(4)}
+            and (d.lease_until is null or d.lease_until <= ${p(5)})
+            and ch.enabled = 1
+            and ${pg ? 'd.channel_id <> all($6::text[])' : 'd.channel_id not in (select value from json_each(?))'}
           order by d.next_attempt_at
-          limit ${p.window}
-          ${lock}
+          limit ${p(7)}
+          ${pg ? 'for update of d skip locked' : ''}
         ) c
       ) r
-      where r.rn <= ${quota}
+      where r.rn <= ${pg ? 'coalesce(($8::jsonb ->> r.channel_id)::int, $9::int)' : 'coalesce((select q.value from json_each(?) q where q.key = r.channel_id), ?)'}
       order by r.next_attempt_at
-      limit ${p.limit}
-    ${pg ? sql`))` : sql`)`}
+      limit ${p(10)}
+    ${pg ? '))' : ')'}
     returning id, message_id, channel_id, attempts`;
-  if (pg) {
-    const jobs = sql<AttemptJob>`
-      with claimed as (${claim})
-      select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret
-      from claimed c join messages m on m.id = c.message_id join channels ch on ch.id = c.channel_id`;
-    return (await jobs.execute(db)).rows;
+}
+const CLAIM_SQLITE = claimStatement(false);
+// PostgreSQL: = any(array(...)) runs the selection once and updates by primary key (a plain IN would be planned as a
+// hash join over a scan of the whole deliveries table); FOR UPDATE SKIP LOCKED makes concurrent workers take different
+// rows, and the jobs are read in the same statement.
+const CLAIM_PG = `
+  with claimed as (${claimStatement(true)})
+  select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret
+  from claimed c join messages m on m.id = c.message_id join channels ch on ch.id = c.channel_id`;
+// SQLite: the UPDATE ... RETURNING runs inside an immediate (write-locked) transaction; the jobs are read before committing.
+const JOBS_SQLITE = `
+  select d.id, d.channel_id, d.attempts, m.body, ch.url, ch.secret
+  from json_each(?) j join deliveries d on d.id = j.value join messages m on m.id = d.message_id join channels ch on ch.id = d.channel_id`;
+
+/** Leases due deliveries (see claimStatement) and returns what their attempts need. */
+export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<AttemptJob[]> {
+  const quotas = JSON.stringify(Object.fromEntries(p.quotas));
+  if (dialect === 'postgres') {
+    const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, p.exclude, p.window, quotas, p.perChannel, p.limit];
+    return (await db.executeQuery<AttemptJob>(CompiledQuery.raw(CLAIM_PG, params))).rows;
   }
+  const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, JSON.stringify(p.exclude), p.window, quotas, p.perChannel, p.limit];
   return db.transaction().execute(async (trx) => {
-    const claimed = (await claim.execute(trx)).rows as { id: string }[];
-    return loadJobs(trx, claimed.map((c) => c.id));
+    const claimed = (await trx.executeQuery<{ id: string }>(CompiledQuery.raw(CLAIM_SQLITE, params))).rows;
+    if (claimed.length === 0) return [];
+    return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(JOBS_SQLITE, [JSON.stringify(claimed.map((c) => c.id))]))).rows;
   });
-}
-
-/** Loads the jobs of claimed delivery ids. */
-export function loadJobs(db: Q, ids: string[]): Promise<AttemptJob[]> {
-  if (ids.length === 0) return Promise.resolve([]);
-  return db
-    .selectFrom('deliveries as d')
-    .innerJoin('messages as m', 'm.id', 'd.message_id')
-    .innerJoin('channels as c', 'c.id', 'd.channel_id')
-    .select(['d.id', 'd.channel_id', 'd.attempts', 'm.body', 'c.url', 'c.secret'])
-    .where('d.id', 'in', ids)
-    .execute() as Promise<AttemptJob[]>;
-}
-
-/** Closes an attempt on the delivery row, only while `owner` still holds its lease; returns whether it did. */
-export async function finishDelivery(
-  db: Q,
-  id: string,
-  owner: string,
-  set: Pick<DeliveriesTable, 'state' | 'attempts' | 'next_attempt_at' | 'delivered_at' | 'last_error' | 'updated_at'>,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('deliveries')
-    .set({ ...set, lease_owner: null, lease_until: null })
-    .where('id', '=', id)
-    .where('lease_owner', '=', owner)
-    .where('state', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
-/** Marks deliveries delivered in one statement, only those `owner` still holds; returns the ids it updated. */
-export async function markDelivered(db: Q, ids: string[], owner: string, now: number): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db
-    .updateTable('deliveries')
-    .set((eb) => ({ state: 'delivered', attempts: eb('attempts', '+', 1), delivered_at: now, last_error: null, updated_at: now, lease_owner: null, lease_until: null }))
-    .where('id', 'in', ids)
-    // Holding the lease implies pending (every other transition clears it). Deliberately no state term here:
-    // SQLite would plan an IN-list with one as a scan of every pending row.
-    .where('lease_owner', '=', owner)
-    .returning('id')
-    .execute();
-  return new Set(rows.map((r) => r.id));
-}
-
-/** Records attempts and their verdicts (chunked: SQLite caps bound parameters per statement). */
-export async function insertAttempts(db: Q, rows: DeliveryAttemptsTable[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 100) await db.insertInto('delivery_attempts').values(rows.slice(i, i + 100)).execute();
-}
-
-/** Sets a channel's counters after a batch in which it succeeded and then failed `failures` times. */
-export async function resetChannelThenFail(db: Q, channelId: string, failures: number, error: string, now: number): Promise<void> {
-  await db
-    .updateTable('channels')
-    .set({ consecutive_failures: failures, last_success_at: now, last_error: error, last_error_at: now })
-    .where('id', '=', channelId)
-    .execute();
-}
-
-/** A success resets the failure streak; last_success_at is refreshed at most once a second so busy channels' rows stay cool. */
-export async function markChannelsSucceeded(db: Q, channelIds: string[], now: number): Promise<void> {
-  if (channelIds.length === 0) return;
-  await db
-    .updateTable('channels')
-    .set({ consecutive_failures: 0, last_success_at: now })
-    .where('id', 'in', channelIds)
-    .where((eb) => eb.or([eb('consecutive_failures', '<>', 0), eb('last_success_at', 'is', null), eb('last_success_at', '<', now - 1000)]))
-    .execute();
-}
-
-/** Failures extend the streak (by `count`) and replace the last error. */
-export async function markChannelFailure(db: Q, channelId: string, error: string, now: number, count = 1): Promise<void> {
-  await db
-    .updateTable('channels')
-    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', count), last_error: error, last_error_at: now }))
-    .where('id', '=', channelId)
-    .execute();
 }
 
 /** One finished attempt of a batch, as the set-based recording statements take it. */
