@@ -209,14 +209,6 @@ export async function recordBatchPg(db: Q, records: AttemptRecord[], owner: stri
   return result.rows[0]!.recorded;
 }
 
-/**
- * PostgreSQL: refreshes the outbox's planner statistics. Right after a burst of emissions they still describe a
- * near-empty table, and the claim is then planned as a sort of every due row instead of a walk of the due index.
- */
-export async function refreshOutboxStatistics(db: Q): Promise<void> {
-  await sql`analyze deliveries`.execute(db);
-}
-
 /** Gives a lease back without an attempt (the worker stopped before a verdict): due again at once. */
 export async function releaseLease(db: Q, id: string, owner: string, now: number): Promise<void> {
   await db

@@ -4,7 +4,7 @@
 import { setMaxListeners } from 'node:events';
 import { newId, type Deps } from '../../deps.ts';
 import { createOutboundClient, type OutboundOptions } from '../../net/outbound.ts';
-import { cancelUndeliverable, claimJobs, refreshOutboxStatistics, releaseLease, type AttemptJob } from './delivery.repo.ts';
+import { cancelUndeliverable, claimJobs, releaseLease, type AttemptJob } from './delivery.repo.ts';
 import { recordAttempts, type FinishedAttempt } from './delivery.service.ts';
 import { deliveryHeaders } from './signature.ts';
 
@@ -50,8 +50,6 @@ export const DEFAULT_IDLE_POLL_MS = 50;
 export const DEFAULT_LEASE_MS = 60_000;
 /** How often deliveries of disabled or deleted channels are swept to `cancelled` (ms of the deps clock). */
 const SWEEP_EVERY_MS = 5_000;
-/** PostgreSQL: at most this often (ms of the deps clock), a worker whose claim came back full refreshes the outbox's statistics. */
-const ANALYZE_EVERY_MS = 60_000;
 /** How long the loop waits after a database failure before trying again. */
 
 const ERROR_BACKOFF_MS = 1_000;
@@ -75,7 +73,6 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   const abort = new AbortController();
   setMaxListeners(0, abort.signal); // one listener per attempt in flight
   let lastSweep = -Infinity;
-  let lastAnalyze = -Infinity;
   let running: Promise<void> | undefined;
   let stopping = false;
   let wakeUp: (() => void) | undefined;
@@ -121,11 +118,6 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       window: free * perChannel,
     });
     for (const job of jobs) launch(job);
-    if (deps.dialect === 'postgres' && jobs.length === free && jobs.length > 1 && (now - lastAnalyze >= ANALYZE_EVERY_MS || now < lastAnalyze)) {
-      // A full claim means a backlog: keep the claim's plan on the due index however fast the outbox grew.
-      lastAnalyze = now;
-      await refreshOutboxStatistics(deps.db).catch((err) => deps.log.warn({ err, worker: id }, 'delivery worker could not refresh the outbox statistics'));
-    }
     return jobs.length;
   }
 
