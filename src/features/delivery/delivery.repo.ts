@@ -1,5 +1,5 @@
 // Plain queries over the outbox (deliveries, delivery_attempts) and the channel counters; no business rules.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/connect.ts';
 import type { DB, DeliveriesTable, DeliveryAttemptsTable } from '../../db/schema.ts';
 
@@ -33,136 +33,180 @@ export interface AttemptJob {
 }
 
 /**
- * Leases due deliveries of enabled channels in one UPDATE: the oldest due rows, at most `quota` per channel,
- * at most `limit` in all. A row whose lease has expired (its worker died) is due again.
- * PostgreSQL locks the candidates with FOR UPDATE SKIP LOCKED, so concurrent workers take different rows, and reads
- * the jobs in the same statement; SQLite runs the UPDATE ... RETURNING inside an immediate (write-locked) transaction
- * and reads the jobs before committing.
+ * The claim: leases the oldest due deliveries of enabled channels, at most `quota` per channel, at most `limit` in all.
+ * A row whose lease has expired (its worker died) is due again. Its text is fixed per dialect (the excluded channels
+ * and the quotas are one JSON or array parameter each), so it is parsed and planned once, not once per claim.
+ * `$x` marks where each dialect puts its own expression.
  */
-export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<AttemptJob[]> {
-  const exclude = p.exclude.length > 0 ? sql`and d.channel_id not in (${sql.join(p.exclude)})` : sql``;
-  const quota =
-    p.quotas.size > 0
-      ? sql`case r.channel_id ${sql.join(
-          [...p.quotas].map(([channel, n]) => sql`when ${channel} then cast(${n} as integer)`),
-          sql` `,
-        )} else cast(${p.perChannel} as integer) end`
-      : sql`cast(${p.perChannel} as integer)`;
-  const pg = dialect === 'postgres';
-  const lock = pg ? sql`for update of d skip locked` : sql``;
-  // PostgreSQL: = any(array(...)) runs the selection once and updates by primary key; a plain IN would be planned
-  // as a hash join over a scan of the whole deliveries table.
-  const claim = sql`
-    update deliveries set lease_owner = ${p.owner}, lease_until = ${p.leaseUntil}, updated_at = ${p.now}
-    where id ${pg ? sql`= any(array(` : sql`in (`}
+function claimStatement(pg: boolean): string {
+  const p = pg ? (n: number) => `$${n}` : () => '?';
+  return `
+    update deliveries set lease_owner = ${p(1)}, lease_until = ${p(2)}, updated_at = ${p(3)}
+    where id ${pg ? '= any(array(' : 'in ('}
       select r.id from (
         select c.id, c.channel_id, c.next_attempt_at,
                row_number() over (partition by c.channel_id order by c.next_attempt_at) as rn
         from (
           select d.id, d.channel_id, d.next_attempt_at
           from deliveries d join channels ch on ch.id = d.channel_id
-          where d.state = 'pending' and d.next_attempt_at <= ${p.now}
-            and (d.lease_until is null or d.lease_until <= ${p.now})
-            and ch.enabled = 1 ${exclude}
+          where d.state = 'pending' and d.next_attempt_at <= ${p(4)}
+            and (d.lease_until is null or d.lease_until <= ${p(5)})
+            and ch.enabled = 1
+            and ${pg ? 'd.channel_id <> all($6::text[])' : 'd.channel_id not in (select value from json_each(?))'}
           order by d.next_attempt_at
-          limit ${p.window}
-          ${lock}
+          limit ${p(7)}
+          ${pg ? 'for update of d skip locked' : ''}
         ) c
       ) r
-      where r.rn <= ${quota}
+      where r.rn <= ${pg ? 'coalesce(($8::jsonb ->> r.channel_id)::int, $9::int)' : 'coalesce((select q.value from json_each(?) q where q.key = r.channel_id), ?)'}
       order by r.next_attempt_at
-      limit ${p.limit}
-    ${pg ? sql`))` : sql`)`}
+      limit ${p(10)}
+    ${pg ? '))' : ')'}
     returning id, message_id, channel_id, attempts`;
-  if (pg) {
-    const jobs = sql<AttemptJob>`
-      with claimed as (${claim})
-      select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret
-      from claimed c join messages m on m.id = c.message_id join channels ch on ch.id = c.channel_id`;
-    return (await jobs.execute(db)).rows;
+}
+const CLAIM_SQLITE = claimStatement(false);
+// PostgreSQL: = any(array(...)) runs the selection once and updates by primary key (a plain IN would be planned as a
+// hash join over a scan of the whole deliveries table); FOR UPDATE SKIP LOCKED makes concurrent workers take different
+// rows, and the jobs are read in the same statement.
+const CLAIM_PG = `
+  with claimed as (${claimStatement(true)})
+  select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret
+  from claimed c join messages m on m.id = c.message_id join channels ch on ch.id = c.channel_id`;
+// SQLite: the UPDATE ... RETURNING runs inside an immediate (write-locked) transaction; the jobs are read before committing.
+const JOBS_SQLITE = `
+  select d.id, d.channel_id, d.attempts, m.body, ch.url, ch.secret
+  from json_each(?) j join deliveries d on d.id = j.value join messages m on m.id = d.message_id join channels ch on ch.id = d.channel_id`;
+
+/** Leases due deliveries (see claimStatement) and returns what their attempts need. */
+export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<AttemptJob[]> {
+  const quotas = JSON.stringify(Object.fromEntries(p.quotas));
+  if (dialect === 'postgres') {
+    const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, p.exclude, p.window, quotas, p.perChannel, p.limit];
+    return (await db.executeQuery<AttemptJob>(CompiledQuery.raw(CLAIM_PG, params))).rows;
   }
+  const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, JSON.stringify(p.exclude), p.window, quotas, p.perChannel, p.limit];
   return db.transaction().execute(async (trx) => {
-    const claimed = (await claim.execute(trx)).rows as { id: string }[];
-    return loadJobs(trx, claimed.map((c) => c.id));
+    const claimed = (await trx.executeQuery<{ id: string }>(CompiledQuery.raw(CLAIM_SQLITE, params))).rows;
+    if (claimed.length === 0) return [];
+    return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(JOBS_SQLITE, [JSON.stringify(claimed.map((c) => c.id))]))).rows;
   });
 }
 
-/** Loads the jobs of claimed delivery ids. */
-export function loadJobs(db: Q, ids: string[]): Promise<AttemptJob[]> {
-  if (ids.length === 0) return Promise.resolve([]);
-  return db
-    .selectFrom('deliveries as d')
-    .innerJoin('messages as m', 'm.id', 'd.message_id')
-    .innerJoin('channels as c', 'c.id', 'd.channel_id')
-    .select(['d.id', 'd.channel_id', 'd.attempts', 'm.body', 'c.url', 'c.secret'])
-    .where('d.id', 'in', ids)
-    .execute() as Promise<AttemptJob[]>;
+/** One finished attempt of a batch, as the set-based recording statements take it. */
+export interface AttemptRecord {
+  /** Position in the batch: channel counters follow the verdicts in this order. */
+  n: number;
+  /** The delivery. */
+  id: string;
+  channel_id: string;
+  /** The new attempt row's id and number. */
+  attempt_id: string;
+  attempt_no: number;
+  verdict: 'delivered' | 'failed';
+  /** The delivery's new state, and its next attempt time (null: unchanged, for a delivered one). */
+  state: 'delivered' | 'pending' | 'dead';
+  next_attempt_at: number | null;
+  started_at: number;
+  status_code: number | null;
+  error: string | null;
 }
 
-/** Closes an attempt on the delivery row, only while `owner` still holds its lease; returns whether it did. */
-export async function finishDelivery(
-  db: Q,
-  id: string,
-  owner: string,
-  set: Pick<DeliveriesTable, 'state' | 'attempts' | 'next_attempt_at' | 'delivered_at' | 'last_error' | 'updated_at'>,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('deliveries')
-    .set({ ...set, lease_owner: null, lease_until: null })
-    .where('id', '=', id)
-    .where('lease_owner', '=', owner)
-    .where('state', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+/** A channel's verdicts in one batch: whether any succeeded, the failures after the last success, the last error. */
+export interface ChannelTally {
+  id: string;
+  succeeded: 0 | 1;
+  failures: number;
+  error: string | null;
 }
 
-/** Marks deliveries delivered in one statement, only those `owner` still holds; returns the ids it updated. */
-export async function markDelivered(db: Q, ids: string[], owner: string, now: number): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db
-    .updateTable('deliveries')
-    .set((eb) => ({ state: 'delivered', attempts: eb('attempts', '+', 1), delivered_at: now, last_error: null, updated_at: now, lease_owner: null, lease_until: null }))
-    .where('id', 'in', ids)
-    // Holding the lease implies pending (every other transition clears it). Deliberately no state term here:
-    // SQLite would plan an IN-list with one as a scan of every pending row.
-    .where('lease_owner', '=', owner)
-    .returning('id')
-    .execute();
-  return new Set(rows.map((r) => r.id));
+// SQLite: each statement takes the whole batch as one JSON parameter, so its text (and prepared statement) never
+// varies with the batch size. Rows are found by primary key, driven by the JSON rows.
+const SQLITE_CLOSE = `
+  update deliveries set state = j.state, attempts = j.attempt_no, next_attempt_at = coalesce(j.next_attempt_at, deliveries.next_attempt_at),
+    delivered_at = case when j.verdict = 'delivered' then ? end, last_error = j.error, updated_at = ?, lease_owner = null, lease_until = null
+  from (select value ->> 'id' as id, value ->> 'state' as state, value ->> 'attempt_no' as attempt_no, value ->> 'next_attempt_at' as next_attempt_at,
+               value ->> 'verdict' as verdict, value ->> 'error' as error from json_each(?)) j
+  where deliveries.id = j.id and deliveries.lease_owner = ?
+  returning deliveries.id`;
+const SQLITE_ATTEMPTS = `
+  insert into delivery_attempts (id, delivery_id, attempt_no, started_at, finished_at, verdict, status_code, error)
+  select value ->> 'attempt_id', value ->> 'id', value ->> 'attempt_no', value ->> 'started_at', ?, value ->> 'verdict', value ->> 'status_code', value ->> 'error'
+  from json_each(?)`;
+const SQLITE_CHANNELS = `
+  update channels set
+    consecutive_failures = case when j.succeeded = 1 then j.failures else channels.consecutive_failures + j.failures end,
+    last_success_at = case when j.succeeded = 1 then ? else channels.last_success_at end,
+    last_error = case when j.failures > 0 then j.error else channels.last_error end,
+    last_error_at = case when j.failures > 0 then ? else channels.last_error_at end
+  from (select value ->> 'id' as id, value ->> 'succeeded' as succeeded, value ->> 'failures' as failures, value ->> 'error' as error from json_each(?)) j
+  where channels.id = j.id
+    and (j.succeeded = 0 or j.failures > 0 or channels.consecutive_failures <> 0 or channels.last_success_at is null or channels.last_success_at < ? - 1000)`;
+
+/**
+ * SQLite: closes the attempts on their delivery rows (only those `owner` still holds; holding the lease implies
+ * pending) in one statement; returns the ids it closed.
+ */
+export async function closeDeliveries(db: Q, records: AttemptRecord[], owner: string, now: number): Promise<Set<string>> {
+  const result = await db.executeQuery<{ id: string }>(CompiledQuery.raw(SQLITE_CLOSE, [now, now, JSON.stringify(records), owner]));
+  return new Set(result.rows.map((r) => r.id));
 }
 
-/** Records attempts and their verdicts (chunked: SQLite caps bound parameters per statement). */
-export async function insertAttempts(db: Q, rows: DeliveryAttemptsTable[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 100) await db.insertInto('delivery_attempts').values(rows.slice(i, i + 100)).execute();
+/** SQLite: inserts the attempt rows of a batch in one statement. */
+export async function insertAttemptRecords(db: Q, records: AttemptRecord[], now: number): Promise<void> {
+  if (records.length > 0) await db.executeQuery(CompiledQuery.raw(SQLITE_ATTEMPTS, [now, JSON.stringify(records)]));
 }
 
-/** Sets a channel's counters after a batch in which it succeeded and then failed `failures` times. */
-export async function resetChannelThenFail(db: Q, channelId: string, failures: number, error: string, now: number): Promise<void> {
-  await db
-    .updateTable('channels')
-    .set({ consecutive_failures: failures, last_success_at: now, last_error: error, last_error_at: now })
-    .where('id', '=', channelId)
-    .execute();
+/**
+ * SQLite: every channel's counters after a batch, in one statement: a success resets the streak (then the failures
+ * after it count), failures alone extend it; a success alone refreshes last_success_at at most once a second.
+ */
+export async function updateChannelTallies(db: Q, tallies: ChannelTally[], now: number): Promise<void> {
+  if (tallies.length > 0) await db.executeQuery(CompiledQuery.raw(SQLITE_CHANNELS, [now, now, JSON.stringify(tallies), now]));
 }
 
-/** A success resets the failure streak; last_success_at is refreshed at most once a second so busy channels' rows stay cool. */
-export async function markChannelsSucceeded(db: Q, channelIds: string[], now: number): Promise<void> {
-  if (channelIds.length === 0) return;
-  await db
-    .updateTable('channels')
-    .set({ consecutive_failures: 0, last_success_at: now })
-    .where('id', 'in', channelIds)
-    .where((eb) => eb.or([eb('consecutive_failures', '<>', 0), eb('last_success_at', 'is', null), eb('last_success_at', '<', now - 1000)]))
-    .execute();
-}
+// PostgreSQL: the whole batch in ONE statement (atomic without a transaction, one round trip): close the held
+// deliveries, insert their attempt rows, and fold their verdicts, in batch order, into each channel's counters.
+// The id arrays make both updates find rows by primary key (a join with the JSON rows alone may be planned as a scan).
+const PG_RECORD = `
+  with j as (
+    select * from jsonb_to_recordset($1::jsonb) as x(n int, id text, channel_id text, attempt_id text, attempt_no int, verdict text,
+      state text, next_attempt_at bigint, started_at bigint, status_code int, error text)
+  ), upd as (
+    update deliveries d set state = j.state, attempts = j.attempt_no, next_attempt_at = coalesce(j.next_attempt_at, d.next_attempt_at),
+      delivered_at = case when j.verdict = 'delivered' then $3::bigint end, last_error = j.error, updated_at = $3::bigint,
+      lease_owner = null, lease_until = null
+    from j
+    where d.id = any($4::text[]) and d.id = j.id and d.lease_owner = $2 and d.state = 'pending'
+    returning d.id
+  ), held as (
+    select j.* from j join upd on upd.id = j.id
+  ), ins as (
+    insert into delivery_attempts (id, delivery_id, attempt_no, started_at, finished_at, verdict, status_code, error)
+    select attempt_id, id, attempt_no, started_at, $3::bigint, verdict, status_code, error from held
+  ), tally as (
+    select channel_id, bool_or(verdict = 'delivered') as succeeded,
+      count(*) filter (where verdict = 'failed' and n > coalesce(last_ok, -1)) as failures,
+      (array_agg(error order by n desc) filter (where verdict = 'failed'))[1] as error
+    from (select held.*, max(n) filter (where verdict = 'delivered') over (partition by channel_id) as last_ok from held) h
+    group by channel_id
+  ), ch as (
+    update channels c set
+      consecutive_failures = case when t.succeeded then t.failures else c.consecutive_failures + t.failures end,
+      last_success_at = case when t.succeeded then $3::bigint else c.last_success_at end,
+      last_error = case when t.failures > 0 then t.error else c.last_error end,
+      last_error_at = case when t.failures > 0 then $3::bigint else c.last_error_at end
+    from tally t
+    where c.id = any($5::text[]) and c.id = t.channel_id
+      and (not t.succeeded or t.failures > 0 or c.consecutive_failures <> 0 or c.last_success_at is null or c.last_success_at < $3::bigint - 1000)
+  )
+  select count(*)::int as recorded from upd`;
 
-/** Failures extend the streak (by `count`) and replace the last error. */
-export async function markChannelFailure(db: Q, channelId: string, error: string, now: number, count = 1): Promise<void> {
-  await db
-    .updateTable('channels')
-    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', count), last_error: error, last_error_at: now }))
-    .where('id', '=', channelId)
-    .execute();
+/** PostgreSQL: records a batch in one statement (see PG_RECORD); returns how many deliveries `owner` still held. */
+export async function recordBatchPg(db: Q, records: AttemptRecord[], owner: string, now: number): Promise<number> {
+  const ids = records.map((r) => r.id);
+  const channels = [...new Set(records.map((r) => r.channel_id))];
+  const result = await db.executeQuery<{ recorded: number }>(CompiledQuery.raw(PG_RECORD, [JSON.stringify(records), owner, now, ids, channels]));
+  return result.rows[0]!.recorded;
 }
 
 /** Gives a lease back without an attempt (the worker stopped before a verdict): due again at once. */

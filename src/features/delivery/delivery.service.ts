@@ -7,17 +7,17 @@ import {
   channelEnabled,
   countDeliveriesOfMessage,
   deliveriesOfMessage,
+  closeDeliveries,
   findDeliveryForUpdate,
-  finishDelivery,
-  insertAttempts,
+  insertAttemptRecords,
   insertDelivery,
   laterSeriesExists,
-  markChannelFailure,
-  markChannelsSucceeded,
-  markDelivered,
-  resetChannelThenFail,
+  recordBatchPg,
   undeliveredLatest,
+  updateChannelTallies,
   type AttemptJob,
+  type AttemptRecord,
+  type ChannelTally,
 } from './delivery.repo.ts';
 import { afterFailure, MAX_ATTEMPTS } from './retry-schedule.ts';
 
@@ -32,59 +32,52 @@ export interface FinishedAttempt {
 }
 
 /**
- * Records finished attempts in one transaction (the worker's group commit): each attempt row, each delivery's new
- * state (delivered, next attempt, or dead-lettered after the fifth failure) and each channel's counters.
+ * Records finished attempts (the worker's group commit), atomically: each attempt row, each delivery's new state
+ * (delivered, next attempt, or dead-lettered after the fifth failure) and each channel's counters, with set-based
+ * statements whose cost hardly grows with the batch (PostgreSQL: one statement; SQLite: three in one transaction).
  * A delivery this worker no longer holds the lease of (another worker took it over) is skipped entirely.
  * Returns how many were recorded. Delivery failures are data on these rows, never a message and never a log line.
  */
 export async function recordAttempts(deps: Deps, owner: string, items: FinishedAttempt[]): Promise<number> {
   if (items.length === 0) return 0;
   const finishedAt = deps.clock.now();
+  const records: AttemptRecord[] = items.map(({ job, verdict, startedAt }, n) => {
+    const attemptNo = job.attempts + 1;
+    const next = verdict.kind === 'failed' ? afterFailure(attemptNo, finishedAt, deps.random) : undefined;
+    return {
+      n,
+      id: job.id,
+      channel_id: job.channel_id,
+      attempt_id: newId(deps.random),
+      attempt_no: attemptNo,
+      verdict: verdict.kind,
+      state: next ? next.state : 'delivered',
+      next_attempt_at: next ? (next.state === 'pending' ? next.nextAttemptAt : finishedAt) : null,
+      started_at: startedAt,
+      status_code: verdict.status,
+      error: verdict.kind === 'failed' ? verdict.error : null,
+    };
+  });
+  if (deps.dialect === 'postgres') return recordBatchPg(deps.db, records, owner, finishedAt);
   return deps.db.transaction().execute(async (trx) => {
-    const held = await markDelivered(trx, items.filter((i) => i.verdict.kind === 'delivered').map((i) => i.job.id), owner, finishedAt);
-    for (const item of items) {
-      if (item.verdict.kind !== 'failed') continue;
-      const attemptNo = item.job.attempts + 1;
-      const next = afterFailure(attemptNo, finishedAt, deps.random);
-      const ok = await finishDelivery(trx, item.job.id, owner, {
-        state: next.state,
-        attempts: attemptNo,
-        next_attempt_at: next.state === 'pending' ? next.nextAttemptAt : finishedAt,
-        delivered_at: null,
-        last_error: item.verdict.error,
-        updated_at: finishedAt,
-      });
-      if (ok) held.add(item.job.id);
-    }
-    const recorded = items.filter((i) => held.has(i.job.id));
-    await insertAttempts(
-      trx,
-      recorded.map(({ job, verdict, startedAt }) => ({
-        id: newId(deps.random),
-        delivery_id: job.id,
-        attempt_no: job.attempts + 1,
-        started_at: startedAt,
-        finished_at: finishedAt,
-        verdict: verdict.kind,
-        status_code: verdict.status,
-        error: verdict.kind === 'failed' ? verdict.error : null,
-      })),
-    );
-    // Per channel, in order: a success resets the streak, each failure after it extends it.
-    const channels = new Map<string, { succeeded: boolean; failures: number; lastError: string | null }>();
-    for (const { job, verdict } of recorded) {
-      const c = channels.get(job.channel_id) ?? { succeeded: false, failures: 0, lastError: null };
-      if (verdict.kind === 'delivered') Object.assign(c, { succeeded: true, failures: 0 });
-      else Object.assign(c, { failures: c.failures + 1, lastError: verdict.error });
-      channels.set(job.channel_id, c);
-    }
-    await markChannelsSucceeded(trx, [...channels].filter(([, c]) => c.succeeded && c.failures === 0).map(([id]) => id), finishedAt);
-    for (const [channelId, c] of channels) {
-      if (c.succeeded && c.failures > 0) await resetChannelThenFail(trx, channelId, c.failures, c.lastError!, finishedAt);
-      else if (!c.succeeded) await markChannelFailure(trx, channelId, c.lastError!, finishedAt, c.failures);
-    }
+    const held = await closeDeliveries(trx, records, owner, finishedAt);
+    const recorded = records.filter((r) => held.has(r.id));
+    await insertAttemptRecords(trx, recorded, finishedAt);
+    await updateChannelTallies(trx, channelTallies(recorded), finishedAt);
     return recorded.length;
   });
+}
+
+/** Per channel, in batch order: a success resets the streak, each failure after it extends it. */
+export function channelTallies(records: AttemptRecord[]): ChannelTally[] {
+  const channels = new Map<string, ChannelTally>();
+  for (const r of records) {
+    const c = channels.get(r.channel_id) ?? { id: r.channel_id, succeeded: 0, failures: 0, error: null };
+    if (r.verdict === 'delivered') Object.assign(c, { succeeded: 1, failures: 0 });
+    else Object.assign(c, { failures: c.failures + 1, error: r.error });
+    channels.set(r.channel_id, c);
+  }
+  return [...channels.values()];
 }
 
 /** Records one finished attempt; returns whether this worker still held its lease. */

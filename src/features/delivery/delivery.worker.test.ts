@@ -279,6 +279,61 @@ forEachDialect((getDb) => {
     assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, 4);
   });
 
+  test('a claim honours excluded channels and per-channel quotas, and leases each due row to one owner only', async () => {
+    const [a, b, c] = [await buildChannel(t.deps.db, { url: `${rx.url}/a` }), await buildChannel(t.deps.db, { url: `${rx.url}/b` }), await buildChannel(t.deps.db, { url: `${rx.url}/c` })];
+    for (let i = 0; i < 3; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [a!.id, b!.id, c!.id], now: t.clock.now() });
+    const now = t.clock.now();
+    const claim = (owner: string, p: { exclude: string[]; quotas: Map<string, number>; perChannel: number }) =>
+      claimJobs(t.deps.db, t.deps.dialect, { owner, now, leaseUntil: now + 60_000, limit: 10, window: 40, ...p });
+    const first = await claim('w1', { exclude: [a!.id], quotas: new Map([[b!.id, 1]]), perChannel: 2 });
+    const count = (jobs: { channel_id: string }[], id: string) => jobs.filter((j) => j.channel_id === id).length;
+    assert.deepEqual([count(first, a!.id), count(first, b!.id), count(first, c!.id)], [0, 1, 2]);
+    assert.ok(first.every((j) => j.url.endsWith(j.channel_id === b!.id ? '/b' : '/c') && j.body.length > 0 && j.attempts === 0));
+    const second = await claim('w2', { exclude: [], quotas: new Map(), perChannel: 4 });
+    assert.deepEqual([count(second, a!.id), count(second, b!.id), count(second, c!.id)], [3, 2, 1]);
+    assert.equal(new Set([...first, ...second].map((j) => j.id)).size, 9, 'no row leased twice');
+    assert.deepEqual(await claim('w3', { exclude: [], quotas: new Map(), perChannel: 4 }), []);
+  });
+
+  test('one batch over several channels: each delivery, attempt row and counter as recorded one by one; the fifth failure dead-letters', async () => {
+    const failing = await buildChannel(t.deps.db, { url: `${rx.url}/failing` });
+    const healthy = await buildChannel(t.deps.db, { url: `${rx.url}/healthy` });
+    await t.deps.db.updateTable('channels').set({ consecutive_failures: 3 }).where('id', '=', failing.id).execute();
+    const first = await buildMessageWithDeliveries(t.deps.db, { channelIds: [failing.id, healthy.id], now: t.clock.now() });
+    await buildMessageWithDeliveries(t.deps.db, { channelIds: [failing.id], now: t.clock.now() + 1 });
+    await t.deps.db.updateTable('deliveries').set({ attempts: 4 }).where('id', '=', first.deliveryIds.get(failing.id)!).execute();
+    t.clock.advance(10);
+    const now = t.clock.now();
+    const jobs = await claimJobs(t.deps.db, t.deps.dialect, { owner: 'w1', now, leaseUntil: now + 60_000, limit: 10, perChannel: 4, exclude: [], quotas: new Map(), window: 40 });
+    assert.equal(jobs.length, 3);
+    const verdicts = jobs.map((job) =>
+      job.channel_id === healthy.id
+        ? ({ kind: 'delivered', status: 204 } as const)
+        : ({ kind: 'failed', status: job.attempts === 4 ? 503 : null, error: job.attempts === 4 ? 'HTTP 503' : 'connection refused' } as const),
+    );
+    assert.equal(await recordAttempts(t.deps, 'w1', jobs.map((job, i) => ({ job, verdict: verdicts[i]!, startedAt: now - 5 }))), 3);
+    const lastFailure = verdicts.filter((v) => v.kind === 'failed').at(-1) as { error: string };
+    const f = await channel(failing.id);
+    assert.deepEqual([f.consecutive_failures, f.last_error, f.last_error_at, f.last_success_at], [5, lastFailure.error, now, null]);
+    const h = await channel(healthy.id);
+    assert.deepEqual([h.consecutive_failures, h.last_success_at, h.last_error], [0, now, null]);
+    for (const [i, job] of jobs.entries()) {
+      const d = await delivery(job.id);
+      const [row, ...more] = await attempts(job.id);
+      assert.equal(more.length, 0);
+      assert.deepEqual([row!.attempt_no, row!.started_at, row!.finished_at, row!.verdict, row!.status_code], [job.attempts + 1, now - 5, now, verdicts[i]!.kind, verdicts[i]!.status]);
+      assert.equal(row!.error, verdicts[i]!.kind === 'failed' ? verdicts[i]!.error : null);
+      assert.equal(d.attempts, job.attempts + 1);
+      assert.deepEqual([d.lease_owner, d.lease_until], [null, null]);
+      if (job.channel_id === healthy.id) assert.deepEqual([d.state, d.delivered_at, d.last_error], ['delivered', now, null]);
+      else if (job.attempts === 4) assert.deepEqual([d.state, d.next_attempt_at, d.last_error], ['dead', now, 'HTTP 503']);
+      else {
+        assert.deepEqual([d.state, d.delivered_at, d.last_error], ['pending', null, 'connection refused']);
+        assert.ok(d.next_attempt_at > now);
+      }
+    }
+  });
+
   test('pending deliveries of a disabled or deleted channel are not sent: the store shows them cancelled', async () => {
     const disabled = await buildChannel(t.deps.db, { url: `${rx.url}/disabled` });
     const deleted = await buildChannel(t.deps.db, { url: `${rx.url}/deleted` });

@@ -51,7 +51,10 @@ export const DEFAULT_LEASE_MS = 60_000;
 /** How often deliveries of disabled or deleted channels are swept to `cancelled` (ms of the deps clock). */
 const SWEEP_EVERY_MS = 5_000;
 /** How long the loop waits after a database failure before trying again. */
+
 const ERROR_BACKOFF_MS = 1_000;
+/** Verdicts waiting for their group commit, per slot, beyond which the worker claims nothing more until they are recorded. */
+const UNRECORDED_PER_SLOT = 4;
 
 /** Creates a worker over `deps`. */
 export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): DeliveryWorker {
@@ -61,7 +64,11 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const client = createOutboundClient(options.outbound);
+  // Requests in flight (the concurrency bounds count these), and verdicts not yet recorded: a slot is free again as
+  // soon as its request has finished, so the next attempt does not wait for the previous one's bookkeeping. The lease
+  // is held until the verdict is recorded, so nobody else makes that attempt again meanwhile.
   const inflight = new Set<Promise<void>>();
+  const unrecorded = new Set<Promise<void>>();
   const perChannelCount = new Map<string, number>();
   const abort = new AbortController();
   setMaxListeners(0, abort.signal); // one listener per attempt in flight
@@ -91,7 +98,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       lastSweep = now;
     }
     const free = concurrency - inflight.size;
-    if (free <= 0 || stopping) return 0;
+    if (free <= 0 || stopping || unrecorded.size >= concurrency * UNRECORDED_PER_SLOT) return 0;
     if (!eager && inflight.size > 0 && free < Math.max(1, Math.floor(concurrency / 4))) return 0;
     const exclude: string[] = [];
     const quotas = new Map<string, number>();
@@ -130,7 +137,15 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     const startedAt = deps.clock.now();
     const headers = deliveryHeaders(job.body, job.secret, Math.floor(startedAt / 1000));
     const outcome = await client.post(job.url, job.body, headers, abort.signal);
-    if (outcome.kind !== 'aborted') return new Promise((done) => enqueue({ job, verdict: outcome, startedAt, done }));
+    if (outcome.kind !== 'aborted') {
+      const recordedPromise = new Promise<void>((done) => enqueue({ job, verdict: outcome, startedAt, done }));
+      unrecorded.add(recordedPromise);
+      void recordedPromise.then(() => {
+        unrecorded.delete(recordedPromise);
+        wake();
+      });
+      return;
+    }
     try {
       await releaseLease(deps.db, job.id, id, deps.clock.now());
     } catch (err) {
@@ -208,7 +223,9 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
         const started = await tick(eager);
         if (started > 0 && inflight.size < concurrency) continue;
         if (inflight.size === 0) {
-          if (started === 0) return;
+          if (started > 0) continue;
+          if (unrecorded.size === 0) return;
+          await Promise.all(unrecorded);
           continue;
         }
         await Promise.race(inflight);
@@ -228,6 +245,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
         abort.abort();
         await Promise.all(inflight);
       }
+      await Promise.all(unrecorded);
       await client.close();
     },
   };
