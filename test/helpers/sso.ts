@@ -1,6 +1,8 @@
 // SSO test helpers: declare a provider row, and drive a whole round-trip (service -> test IdP -> callback).
 import crypto from 'node:crypto';
 import { newId, systemRandom } from '../../src/deps.ts';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../src/db/schema.ts';
 import type { TestApp, TestClient, TestResponse } from './app.ts';
 import { CONFIDENTIAL_CLIENT_ID, CONFIDENTIAL_CLIENT_SECRET, PUBLIC_CLIENT_ID, type TestIdp } from './test-idp.ts';
 
@@ -68,4 +70,12 @@ export async function startAndAuthorize(
 export async function roundTrip(client: TestClient, idp: TestIdp, startPath: string, sub: string): Promise<TestResponse> {
   const callback = await startAndAuthorize(client, idp, startPath, sub);
   return client.get(pathOf(callback));
+}
+
+/** Empties what SSO tests sharing one database leave behind: bindings, providers, sessions and accounts. */
+export async function clearSsoState(db: Kysely<DB>): Promise<void> {
+  await db.deleteFrom('sso_identities').execute();
+  await db.deleteFrom('sso_providers').execute();
+  await db.deleteFrom('sessions').execute();
+  await db.deleteFrom('accounts').execute();
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
+import { clearSsoState } from '../../../test/helpers/sso.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { createSession } from '../auth/sessions.service.ts';
@@ -14,10 +15,7 @@ forEachDialect((getDb) => {
 
   beforeEach(async () => {
     const db = getDb().db;
-    await db.deleteFrom('sso_identities').execute();
-    await db.deleteFrom('sso_providers').execute();
-    await db.deleteFrom('sessions').execute();
-    await db.deleteFrom('accounts').execute();
+    await clearSsoState(db);
     t = buildTestApp(getDb());
     admin = await buildAccount(t, { role: 'admin' });
     c = await signIn(t, admin);

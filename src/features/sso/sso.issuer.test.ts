@@ -7,7 +7,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { buildProvider, newSub, redirectUrisFor, roundTrip } from '../../../test/helpers/sso.ts';
+import { buildProvider, clearSsoState, newSub, redirectUrisFor, roundTrip } from '../../../test/helpers/sso.ts';
 import { makeCertificates, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { accountForIdentity, linkIdentity } from './sso.flow.service.ts';
 import { changeProvider } from './sso.providers.service.ts';
@@ -33,10 +33,7 @@ forEachDialect((getDb) => {
 
   beforeEach(async () => {
     const db = getDb().db;
-    await db.deleteFrom('sso_identities').execute();
-    await db.deleteFrom('sso_providers').execute();
-    await db.deleteFrom('sessions').execute();
-    await db.deleteFrom('accounts').execute();
+    await clearSsoState(db);
     t = buildTestApp(getDb(), { oidcCaFile: oldIdp.caFile });
     admin = await buildAccount(t, { role: 'admin' });
     corp = await buildProvider(t, oldIdp, { slug: 'corp', createdBy: admin.id, displayName: 'Corp' });

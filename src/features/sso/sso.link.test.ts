@@ -3,7 +3,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { buildProvider, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
+import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { LABEL_MAX, labelFrom } from './sso.oidc.ts';
 
@@ -21,10 +21,7 @@ forEachDialect((getDb) => {
 
   beforeEach(async () => {
     const db = getDb().db;
-    await db.deleteFrom('sso_identities').execute();
-    await db.deleteFrom('sso_providers').execute();
-    await db.deleteFrom('sessions').execute();
-    await db.deleteFrom('accounts').execute();
+    await clearSsoState(db);
     t = buildTestApp(getDb(), { oidcCaFile: idp.caFile });
     const admin = await buildAccount(t, { role: 'admin' });
     provider = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id, displayName: 'Corp IdP' });

@@ -8,7 +8,7 @@ import type * as oidc from 'openid-client';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { buildProvider, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
+import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
 import { CONFIDENTIAL_CLIENT_ID, makeCertificates, PUBLIC_CLIENT_ID, serveDocument, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { clientAuth } from './sso.oidc.ts';
 
@@ -31,10 +31,7 @@ forEachDialect((getDb) => {
 
   beforeEach(async () => {
     const db = getDb().db;
-    await db.deleteFrom('sso_identities').execute();
-    await db.deleteFrom('sso_providers').execute();
-    await db.deleteFrom('sessions').execute();
-    await db.deleteFrom('accounts').execute();
+    await clearSsoState(db);
     t = buildTestApp(getDb(), { oidcCaFile: idp.caFile });
     admin = await buildAccount(t, { role: 'admin' });
   });

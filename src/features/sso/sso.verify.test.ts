@@ -4,7 +4,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount } from '../../../test/helpers/factories.ts';
-import { buildProvider, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
+import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
 import { PUBLIC_CLIENT_ID, startTestIdp, type IdTokenTamper, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { FLOW_TTL_MS } from './sso.flow.service.ts';
 
@@ -23,10 +23,7 @@ forEachDialect((getDb) => {
 
   beforeEach(async () => {
     const db = getDb().db;
-    await db.deleteFrom('sso_identities').execute();
-    await db.deleteFrom('sso_providers').execute();
-    await db.deleteFrom('sessions').execute();
-    await db.deleteFrom('accounts').execute();
+    await clearSsoState(db);
     t = buildTestApp(getDb(), { oidcCaFile: idp.caFile });
     const admin = await buildAccount(t, { role: 'admin' });
     const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
