@@ -44,7 +44,7 @@ export function newId(random: Random): string {
 
 /** SHA-256 hex digest: how session ids and bearer tokens are stored. */
 export function sha256(value: string): string {
-  return crypto.createHash('sha256').update(value, 'utf8').digest('hex');
+  return crypto.hash('sha256', value, 'hex');
 }
 
 /** Constant-time comparison for secrets; digests first so neither length nor content leaks. */

@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.ts';
+import { attachReader } from './hot-query.ts';
 import type { DB } from './schema.ts';
 
 // int8 columns hold epoch milliseconds, well inside Number's exact range.
@@ -33,7 +34,13 @@ export function openDatabase(database: Config['database']): Database {
   file.pragma('journal_mode = WAL');
   file.pragma('synchronous = NORMAL');
   file.pragma('foreign_keys = ON');
-  return { db: new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) }), dialect: 'sqlite' };
+  // Per-request lookups read through a second, read-only connection (see hot-query.ts); an in-memory
+  // database exists only inside its one connection, so it has none.
+  const reader = database.path === ':memory:' ? undefined : new SQLite(database.path, { readonly: true, fileMustExist: true });
+  reader?.pragma('busy_timeout = 5000');
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }, reader) });
+  if (reader) attachReader(db, reader);
+  return { db, dialect: 'sqlite' };
 }
 
 /** Kysely prepares every query afresh; reusing prepared statements by SQL text halves the cost of hot reads. */
@@ -59,19 +66,31 @@ function withStatementCache(file: SQLite.Database): SQLite.Database {
 // SQLite transactions take the write lock up front (BEGIN IMMEDIATE): a read-then-write transaction
 // in another process then waits on busy_timeout instead of failing with SQLITE_BUSY on upgrade.
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #reader: SQLite.Database | undefined;
+  constructor(config: SqliteDialectConfig, reader: SQLite.Database | undefined) {
+    super(config);
+    this.#reader = reader;
+  }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+  /** Closes the read connection with the writer (db.destroy()). */
+  override async destroy(): Promise<void> {
+    this.#reader?.close();
+    await super.destroy();
   }
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
-  constructor(config: SqliteDialectConfig) {
+  readonly #reader: SQLite.Database | undefined;
+  constructor(config: SqliteDialectConfig, reader: SQLite.Database | undefined) {
     super(config);
     this.#config = config;
+    this.#reader = reader;
   }
   override createDriver() {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#config, this.#reader);
   }
   override createAdapter() {
     return new TransactionalDdlSqliteAdapter();

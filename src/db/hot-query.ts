@@ -1,12 +1,25 @@
 // Per-request queries compiled once: Kysely rebuilds and recompiles a query's tree on every call (tens of
 // microseconds for a join), which dominates the cost of the lookups every page makes. A hot query is built
 // once per database with placeholder parameters, checked to bind them in order, and then run as raw SQL.
+// On SQLite a hot query made on the root database (not inside a transaction) runs on a separate read-only
+// connection, synchronously: it sees exactly what is committed, never waits behind another request's open
+// transaction on the shared writer connection, and skips Kysely's per-query connection hand-off.
+import type SQLite from 'better-sqlite3';
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type { DB } from './schema.ts';
+
+/** Read-only SQLite connections, by the root Kysely instance whose file they read. */
+const readers = new WeakMap<Kysely<DB>, SQLite.Database>();
+
+/** Lets hot queries made on `db` itself read through `reader` (a read-only connection to the same file). */
+export function attachReader(db: Kysely<DB>, reader: SQLite.Database): void {
+  readers.set(db, reader);
+}
 
 /** A query whose SQL text is compiled once per database and executed with fresh parameters. */
 export function hotQuery<P extends readonly unknown[], R>(build: (db: Kysely<DB>, params: P) => Compilable<R>, arity: P['length']) {
   const compiled = new WeakMap<Kysely<DB>, string>();
+  const prepared = new WeakMap<SQLite.Database, SQLite.Statement>();
   return async (db: Kysely<DB>, ...params: P): Promise<R[]> => {
     let text = compiled.get(db);
     if (text === undefined) {
@@ -18,6 +31,16 @@ export function hotQuery<P extends readonly unknown[], R>(build: (db: Kysely<DB>
       }
       text = template.sql;
       compiled.set(db, text);
+    }
+    const reader = readers.get(db);
+    if (reader) {
+      let stmt = prepared.get(reader);
+      if (stmt === undefined) {
+        stmt = reader.prepare(text);
+        if (!stmt.reader) throw new Error('hotQuery: only queries that return rows can run on the read connection');
+        prepared.set(reader, stmt);
+      }
+      return stmt.all(...params) as R[];
     }
     const result = await db.executeQuery<R>(CompiledQuery.raw(text, [...params]));
     return result.rows;

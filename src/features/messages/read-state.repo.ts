@@ -1,5 +1,5 @@
 // Plain data access for per-account read state: the read-all watermark and individual read marks.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { hotQuery } from '../../db/hot-query.ts';
 
@@ -31,39 +31,56 @@ export async function raiseWatermark(db: Q, accountId: string, readThrough: numb
     .execute();
 }
 
-/** Unread messages of the account, counted only up to `cap`: the scan stops there, whatever the store's size. */
-export async function countUnread(db: Q, accountId: string, watermark: number | undefined, cap: number): Promise<number> {
-  // Transactions are not Kysely roots for compiling; the bell reads outside any transaction.
-  const rows = await unreadCountQuery(db as Kysely<DB>, accountId, watermark ?? -1, cap);
+/** The bell counts this many at most; the layout shows more as "99+". */
+export const UNREAD_CAP = 100;
+
+/**
+ * Unread messages of the account (above its watermark and not read individually), counted only up to
+ * UNREAD_CAP: the scan stops there, whatever the store's size. The bell reads it outside any transaction.
+ */
+export async function countUnread(db: Kysely<DB>, accountId: string): Promise<number> {
+  const rows = await unreadCountQuery(db, accountId, accountId);
   return Number(rows[0]?.n ?? 0);
 }
 
-/** The bell's count on every page: compiled once (see hot-query.ts); -1 as the watermark means "none". */
-const unreadCountQuery = hotQuery(
-  (db, [accountId, watermark, cap]: readonly [string, number, number]) =>
-    db
-      .selectFrom(
-        db
-          .selectFrom('messages as m')
-          .select(sql<number>`1`.as('one'))
-          .where((eb) =>
-            eb.not(
-              eb.exists(
-                eb
-                  .selectFrom('message_reads as r')
-                  .select(sql<number>`1`.as('one'))
-                  .where('r.account_id', '=', accountId)
-                  .whereRef('r.message_id', '=', 'm.id'),
-              ),
+const unreadCountQuery = hotQuery((db, [watermarkAccount, readsAccount]: readonly [string, string]) => unreadCountOf(db, watermarkAccount, readsAccount), 2);
+
+/**
+ * The capped unread count as one query, watermark included; usable as a scalar subquery over an account id column
+ * (the per-request session lookup carries the bell's count this way). The account id is given twice, once per place
+ * it is used, so a compiled-once query binds each parameter once. The cap is a literal: SQLite plans a bound LIMIT on
+ * the subquery several times slower than a constant one.
+ */
+export function unreadCountOf(db: Kysely<DB>, watermarkAccount: AccountId, readsAccount: AccountId) {
+  return db
+    .selectFrom(
+      db
+        .selectFrom('messages as m')
+        .select(sql<number>`1`.as('one'))
+        .where(
+          'm.created_at',
+          '>',
+          sql<number>`coalesce((${db.selectFrom('message_read_marks as w').select('w.read_through').where('w.account_id', '=', watermarkAccount)}), -1)`,
+        )
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('message_reads as r')
+                .select(sql<number>`1`.as('one'))
+                .where('r.account_id', '=', readsAccount)
+                .whereRef('r.message_id', '=', 'm.id'),
             ),
-          )
-          .where('m.created_at', '>', watermark)
-          .limit(cap)
-          .as('u'),
-      )
-      .select((eb) => eb.fn.countAll<number>().as('n')),
-  3,
-);
+          ),
+        )
+        .limit(sql.lit(UNREAD_CAP))
+        .as('u'),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n'));
+}
+
+/** An account id: a value, or a reference to the id column of an enclosing query. */
+type AccountId = string | Expression<string>;
 
 /** Which of `ids` the account has read individually. */
 export async function findReadIds(db: Q, accountId: string, ids: string[]): Promise<Set<string>> {

@@ -16,8 +16,7 @@ import {
   raiseWatermark,
 } from './read-state.repo.ts';
 
-/** The bell counts this many at most; the layout shows more as "99+". */
-export const UNREAD_CAP = 100;
+export { UNREAD_CAP } from './read-state.repo.ts';
 
 /**
  * The watermark never rises past now minus this margin: a message's created_at is taken just before its
@@ -30,9 +29,8 @@ export const WATERMARK_MARGIN_MS = 5 * 60_000;
 export const MARK_READ_MAX = 200;
 
 /** The account's unread messages, counted up to UNREAD_CAP. */
-export async function unreadCount(deps: Deps, accountId: string): Promise<number> {
-  const watermark = await findWatermark(deps.db, accountId);
-  return countUnread(deps.db, accountId, watermark, UNREAD_CAP);
+export function unreadCount(deps: Deps, accountId: string): Promise<number> {
+  return countUnread(deps.db, accountId);
 }
 
 /** Which of the given messages the account has read. */
