@@ -172,6 +172,7 @@ async function fanout(deps: Deps, rx: string): Promise<void> {
 const rx = await startReceiver();
 try {
   for (const kind of process.env.TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const)) {
+    if (process.env.BENCH_DB && kind !== process.env.BENCH_DB) continue;
     const tdb = await createTestDatabase(kind);
     const deps = depsFor(tdb);
     console.log(`-- ${kind}`);

@@ -5,7 +5,7 @@
 import dns from 'node:dns';
 import tls from 'node:tls';
 import ipaddr from 'ipaddr.js';
-import { Pool, buildConnector, request } from 'undici';
+import { Pool, buildConnector, type Dispatcher } from 'undici';
 import { ipLiteralOfHostname, isGloballyReachable, isLoopbackAddress } from './address-policy.ts';
 
 /** One address a host name resolved to. */
@@ -42,6 +42,8 @@ export const DEFAULT_BODY_CAP_BYTES = 4096;
 const POOL_IDLE_MS = 60_000;
 /** Most pools kept open at once; the least recently used is closed beyond it. */
 const MAX_POOLS = 256;
+/** Most parsed channel URLs kept (cleared when full). */
+const MAX_TARGETS = 10_000;
 
 /** What became of one POST: delivered (2xx), failed with a plain-words reason, or aborted by shutdown. */
 export type PostOutcome =
@@ -149,13 +151,11 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
     };
   }
 
-  async function vet(target: Target, deadline: AbortSignal): Promise<ResolvedAddress[]> {
-    if (target.literal) return [{ address: target.literal, family: target.literal.includes(':') ? 6 : 4 }];
+  async function vet(target: Target): Promise<ResolvedAddress[]> {
     let answers: ResolvedAddress[];
     try {
-      answers = await raceAbort(resolver(target.url.hostname), deadline);
-    } catch (err) {
-      if (deadline.aborted) throw err;
+      answers = await resolver(target.url.hostname);
+    } catch {
       throw new PlainFailure('DNS lookup failed');
     }
     if (answers.length === 0) throw new PlainFailure('DNS lookup failed');
@@ -164,39 +164,76 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
     return answers;
   }
 
+  // Parsed and checked targets by URL string: the check is a pure function of the URL and the policy.
+  const targets = new Map<string, Target | PlainFailure>();
+  function targetOf(raw: string): Target | PlainFailure {
+    let target = targets.get(raw);
+    if (!target) {
+      if (targets.size >= MAX_TARGETS) targets.clear();
+      target = checkTarget(raw, policy);
+      targets.set(raw, target);
+    }
+    return target;
+  }
+
   return {
-    async post(url, body, headers, stop) {
-      if (stop?.aborted) return { kind: 'aborted' };
-      const target = checkTarget(url, policy);
-      if (target instanceof PlainFailure) return { kind: 'failed', status: null, error: target.plain };
-      const deadline = new AbortController();
-      const timer = setTimeout(() => deadline.abort(new PlainFailure(timedOut)), timeoutMs);
-      const onStop = () => deadline.abort(new Error('stopped'));
-      stop?.addEventListener('abort', onStop, { once: true });
-      try {
-        const vetted = await vet(target, deadline.signal);
-        const res = await request(target.url, {
-          dispatcher: poolFor(target, vetted),
-          method: 'POST',
-          headers,
-          body,
-          signal: deadline.signal,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        });
-        await drainCapped(res.body, cap);
-        const s = res.statusCode;
-        if (s >= 200 && s < 300) return { kind: 'delivered', status: s };
-        if (s >= 300 && s < 400) return { kind: 'failed', status: s, error: `redirect ${s} not followed` };
-        return { kind: 'failed', status: s, error: `HTTP ${s}` };
-      } catch (err) {
-        if (stop?.aborted) return { kind: 'aborted' };
-        if (deadline.signal.aborted) return { kind: 'failed', status: null, error: timedOut };
-        return { kind: 'failed', status: null, error: describeFailure(err, timedOut) };
-      } finally {
-        clearTimeout(timer);
-        stop?.removeEventListener('abort', onStop);
-      }
+    post(url, body, headers, stop) {
+      if (stop?.aborted) return Promise.resolve(ABORTED);
+      const target = targetOf(url);
+      if (target instanceof PlainFailure) return Promise.resolve({ kind: 'failed', status: null, error: target.plain });
+      // undici's dispatch API directly (no response stream, no AbortController per attempt): the status line decides
+      // the verdict, at most `cap` body bytes are read, and the budget timer or a stop cuts the request short.
+      return new Promise<PostOutcome>((resolve) => {
+        let settled = false;
+        let status: number | null = null;
+        let controller: Dispatcher.DispatchController | undefined;
+        let cut: Error | undefined;
+        let read = 0;
+        const settle = (outcome: PostOutcome) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          stop?.removeEventListener('abort', onStop);
+          resolve(outcome);
+        };
+        // Once the status line is in, it is the verdict whatever happens to the body; before it, `outcome` is.
+        const cutShort = (outcome: PostOutcome, reason: Error) => {
+          cut = reason;
+          settle(status !== null ? verdictOf(status) : outcome);
+          controller?.abort(reason);
+        };
+        const timer = setTimeout(() => cutShort({ kind: 'failed', status: null, error: timedOut }, new PlainFailure(timedOut)), timeoutMs);
+        const onStop = () => cutShort(ABORTED, new Error('stopped'));
+        stop?.addEventListener('abort', onStop, { once: true });
+        const handler: Dispatcher.DispatchHandler = {
+          onRequestStart(c) {
+            controller = c;
+            if (cut) c.abort(cut);
+          },
+          onResponseStart(_c, s) {
+            if (s >= 200) status = s; // 1xx interim responses are not the answer
+          },
+          onResponseData(c, chunk) {
+            read += chunk.length;
+            if (read > cap) cutShort(verdictOf(status!), new Error('response body over the cap')); // the connection is dropped
+          },
+          onResponseEnd() {
+            settle(verdictOf(status!));
+          },
+          onResponseError(_c, err) {
+            settle(status !== null ? verdictOf(status) : { kind: 'failed', status: null, error: describeFailure(err, timedOut) });
+          },
+        };
+        const send = (vetted: ResolvedAddress[]) => {
+          if (settled) return;
+          poolFor(target, vetted).dispatch(
+            { origin: target.url.origin, path: target.url.pathname + target.url.search, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+            handler,
+          );
+        };
+        if (target.literal) send([{ address: target.literal, family: target.literal.includes(':') ? 6 : 4 }]);
+        else vet(target).then(send, (err) => settle({ kind: 'failed', status: null, error: describeFailure(err, timedOut) }));
+      });
     },
     async close() {
       const all = [...pools.values()];
@@ -206,35 +243,13 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
   };
 }
 
-/** Reads at most `cap` bytes of a response body and discards it; a larger or broken body is cut off. */
-async function drainCapped(body: AsyncIterable<Buffer> & { destroy(): void }, cap: number): Promise<void> {
-  let read = 0;
-  try {
-    for await (const chunk of body) {
-      read += chunk.length;
-      if (read > cap) break; // leaving the loop destroys the stream (and that connection)
-    }
-  } catch {
-    // The status line decided the verdict; a failing body changes nothing.
-  }
-}
+const ABORTED: PostOutcome = { kind: 'aborted' };
 
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
+/** The verdict a status line gives (SPEC 6.6): 2xx delivered; 3xx (never followed), 4xx and 5xx failed. */
+function verdictOf(s: number): PostOutcome {
+  if (s >= 200 && s < 300) return { kind: 'delivered', status: s };
+  if (s >= 300 && s < 400) return { kind: 'failed', status: s, error: `redirect ${s} not followed` };
+  return { kind: 'failed', status: s, error: `HTTP ${s}` };
 }
 
 const TLS_UNTRUSTED = new Set([

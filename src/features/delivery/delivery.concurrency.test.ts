@@ -143,17 +143,78 @@ forEachDialect((getDb) => {
     assert.deepEqual(rows, [{ verdict: 'delivered' }]);
   });
 
-  test('a worker killed with SIGKILL mid-run and a restarted one leave every (message, channel) pair delivered', async () => {
+  test('a delivery claimed ahead whose lease expires is taken by another worker; the first worker never sends it', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/ahead` });
+    const base = t.clock.now();
+    const messages: string[] = [];
+    for (let i = 3; i > 0; i--) messages.push((await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: base - i })).message.id);
+    const [first, second, third] = messages as [string, string, string];
+    const sentOf = (message: string) => rx.received.filter((r) => JSON.parse(r.body).message === message).length;
+    // The second message's first request is answered late, so the third waits in the first worker's queue meanwhile.
+    let heldBack = false;
+    rx.answer = (r) => (JSON.parse(r.body).message === second && !heldBack ? ((heldBack = true), { status: 200, delayMs: 1500 }) : { status: 200 });
+    const a = createDeliveryWorker(t.deps, { concurrency: 1, perChannel: 1, idlePollMs: 5, outbound: { timeoutMs: 60_000 } });
+    a.start();
+    const leasedTo = async (owner: string) =>
+      (await t.deps.db.selectFrom('deliveries').select('message_id').where('lease_owner', '=', owner).execute()).map((d) => d.message_id);
+    await until(async () => sentOf(second) === 1 && (await leasedTo(a.id)).includes(third));
+    assert.equal(sentOf(first), 1);
+    assert.equal(sentOf(third), 0, 'claimed ahead, not sent: its channel allows one request at a time');
+
+    // The first worker's leases run out (as if it had stalled); another worker takes both deliveries over.
+    t.clock.advance(DEFAULT_LEASE_MS + 1);
+    const b = createDeliveryWorker(t.deps);
+    await b.drain();
+    await b.stop();
+    assert.equal(sentOf(third), 1, 'the other worker sent it');
+
+    // The first worker's late request finishes; its queued delivery is stale and is not sent.
+    await until(async () => (rx.inFlight.get('/ahead') ?? 0) === 0);
+    await a.stop(0);
+    assert.equal(sentOf(third), 1, 'never sent by the worker whose lease expired');
+    const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts', 'lease_owner']).execute();
+    assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1 && r.lease_owner === null));
+    assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, 3, "the late worker's verdict is not recorded over the other's");
+  });
+
+  test('stop gives back the leases of deliveries claimed ahead, unsent, and they are delivered later', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/slow` });
+    for (let i = 0; i < 6; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - 10 + i });
+    let answered = 0;
+    rx.answer = () => (answered++ === 0 ? { status: 200 } : 'hang');
+    const a = createDeliveryWorker(t.deps, { concurrency: 1, perChannel: 1, idlePollMs: 5, outbound: { timeoutMs: 60_000 } });
+    a.start();
+    const leased = async () => (await t.deps.db.selectFrom('deliveries').select('id').where('lease_owner', '=', a.id).execute()).length;
+    await until(async () => rx.received.length === 2 && (await leased()) === 2); // one request hanging, one delivery queued
+    await a.stop(0);
+    assert.equal(await leased(), 0, 'the hanging attempt and the queued delivery are both given back');
+    assert.equal(rx.received.length, 2);
+    rx.answer = () => ({ status: 200 });
+    const b = createDeliveryWorker(t.deps);
+    await b.drain();
+    await b.stop();
+    const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts']).execute();
+    assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1), 'nothing lost, nothing counted twice');
+  });
+
+  test('a worker killed with SIGKILL mid-run (attempts in flight and deliveries claimed ahead) and a restarted one leave every (message, channel) pair delivered', async () => {
     const total = await seed(3, 20, Date.now());
     let answered = 0;
     rx.answer = () => (answered++ < 10 ? { status: 200 } : 'hang');
     const first = child('run');
     await rx.waitFor(10 + 8); // ten delivered, then all eight slots hanging mid-attempt
+    // Channels that answered were claimed ahead: wait until the dead worker's queue holds some of those leases too.
+    const leased = () => t.deps.db.selectFrom('deliveries as d').innerJoin('channels as c', 'c.id', 'd.channel_id').select(['d.message_id', 'c.url']).where('d.lease_owner', 'is not', null).execute();
+    await until(async () => (await leased()).length > 8);
     first.proc.kill('SIGKILL');
     assert.equal((await first.exit).signal, 'SIGKILL');
     const midway = await t.deps.db.selectFrom('deliveries').select(['state', 'lease_owner']).execute();
     assert.equal(midway.filter((d) => d.state === 'delivered').length, 10);
-    assert.equal(midway.filter((d) => d.lease_owner !== null).length, 8, 'the dead worker still holds eight leases');
+    const held = await leased();
+    const sent = receivedPairs();
+    const heldInFlight = held.filter((d) => sent.has(`${d.message_id} ${new URL(d.url).pathname}`));
+    assert.equal(heldInFlight.length, 8, 'the dead worker still holds the leases of its eight attempts in flight');
+    assert.ok(held.length > 8, 'and of deliveries it had claimed ahead and not sent');
 
     rx.answer = () => ({ status: 200 });
     const second = child('drain', { SVC_TEST_CLOCK_OFFSET: String(DEFAULT_LEASE_MS + 1000) });

@@ -209,12 +209,13 @@ export async function recordBatchPg(db: Q, records: AttemptRecord[], owner: stri
   return result.rows[0]!.recorded;
 }
 
-/** Gives a lease back without an attempt (the worker stopped before a verdict): due again at once. */
-export async function releaseLease(db: Q, id: string, owner: string, now: number): Promise<void> {
+/** Gives leases back without an attempt (the worker stopped before a verdict, or never started it): due again at once. */
+export async function releaseLeases(db: Q, ids: string[], owner: string, now: number): Promise<void> {
+  if (ids.length === 0) return;
   await db
     .updateTable('deliveries')
     .set({ lease_owner: null, lease_until: null, updated_at: now })
-    .where('id', '=', id)
+    .where('id', 'in', ids)
     .where('lease_owner', '=', owner)
     .where('state', '=', 'pending')
     .execute();

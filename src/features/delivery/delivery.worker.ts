@@ -4,7 +4,7 @@
 import { setMaxListeners } from 'node:events';
 import { newId, type Deps } from '../../deps.ts';
 import { createOutboundClient, type OutboundOptions } from '../../net/outbound.ts';
-import { cancelUndeliverable, claimJobs, releaseLease, type AttemptJob } from './delivery.repo.ts';
+import { cancelUndeliverable, claimJobs, releaseLeases, type AttemptJob } from './delivery.repo.ts';
 import { recordAttempts, type FinishedAttempt } from './delivery.service.ts';
 import { deliveryHeaders } from './signature.ts';
 
@@ -55,6 +55,14 @@ const SWEEP_EVERY_MS = 5_000;
 const ERROR_BACKOFF_MS = 1_000;
 /** Verdicts waiting for their group commit, per slot, beyond which the worker claims nothing more until they are recorded. */
 const UNRECORDED_PER_SLOT = 4;
+/**
+ * How long a delivery claimed ahead may wait in the local queue for a free slot (ms of the deps clock). Older ones are
+ * given back unsent, so a queued attempt starts well inside its lease and at most this long after the claim checked
+ * that its channel is enabled.
+ */
+export const QUEUE_TTL_MS = 1_000;
+/** A flowing channel may hold this many times its per-channel bound in leases (the rest queued); a worker, this many times its concurrency. */
+const AHEAD_FACTOR = 2;
 
 /** Creates a worker over `deps`. */
 export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): DeliveryWorker {
@@ -63,13 +71,20 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   const perChannel = options.perChannel ?? DEFAULT_PER_CHANNEL;
   const idlePollMs = options.idlePollMs ?? DEFAULT_IDLE_POLL_MS;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const queueTtl = Math.min(QUEUE_TTL_MS, leaseMs / 4);
   const client = createOutboundClient(options.outbound);
   // Requests in flight (the concurrency bounds count these), and verdicts not yet recorded: a slot is free again as
   // soon as its request has finished, so the next attempt does not wait for the previous one's bookkeeping. The lease
   // is held until the verdict is recorded, so nobody else makes that attempt again meanwhile.
   const inflight = new Set<Promise<void>>();
   const unrecorded = new Set<Promise<void>>();
-  const perChannelCount = new Map<string, number>();
+  const inflightPerChannel = new Map<string, number>();
+  // Claimed ahead (leased to this worker) while requests are in flight, so a freed slot starts its next attempt at
+  // once instead of waiting for a claim. A channel holds at most `perChannel` leases, or twice that while it is
+  // flowing (one of its attempts finished within the queue TTL): a channel that never answers is never claimed ahead.
+  const queue: { job: AttemptJob; claimedAt: number }[] = [];
+  const queuedPerChannel = new Map<string, number>();
+  const lastFinished = new Map<string, number>();
   const abort = new AbortController();
   setMaxListeners(0, abort.signal); // one listener per attempt in flight
   let lastSweep = -Infinity;
@@ -80,16 +95,41 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   // Group commit: finished attempts queue here and are recorded together, one transaction per batch.
   const toRecord: (FinishedAttempt & { done: () => void })[] = [];
   let flushing: Promise<void> | undefined;
+  // Queued deliveries that waited too long: their leases are given back together.
+  let toRelease: string[] = [];
+  let releasing: Promise<void> | undefined;
+  // Whether the last claim excluded no channel and limited none (this worker held no lease when it started): only such
+  // a claim coming back empty shows that nothing is due. One that excluded busy channels may come back empty while
+  // their attempts finish meanwhile and their due rows wait (the cause of drain() stopping early on PostgreSQL).
+  let lastClaimUnconstrained = false;
 
   const wake = () => {
     const w = wakeUp;
     wakeUp = undefined;
     w?.();
   };
+  const count = (m: Map<string, number>, key: string, by: number) => {
+    const n = (m.get(key) ?? 0) + by;
+    if (n <= 0) m.delete(key);
+    else m.set(key, n);
+  };
+
+  /** Leases this worker may still take for `channel`. */
+  function channelRoom(channel: string, now: number): number {
+    const finished = lastFinished.get(channel);
+    const flowing = finished !== undefined && now - finished <= queueTtl;
+    return (flowing ? AHEAD_FACTOR * perChannel : perChannel) - (inflightPerChannel.get(channel) ?? 0) - (queuedPerChannel.get(channel) ?? 0);
+  }
+
+  /** How many more deliveries a claim may lease: room for every slot, plus as many again queued ahead. */
+  function claimRoom(): number {
+    if (stopping || unrecorded.size >= concurrency * UNRECORDED_PER_SLOT) return 0;
+    return AHEAD_FACTOR * concurrency - inflight.size - queue.length;
+  }
 
   /**
-   * Claims as many due deliveries as there is room for and starts them; returns how many it started.
-   * Unless `eager`, it waits until a quarter of the slots are free, so claims come in batches rather than one per finished attempt.
+   * Claims as many due deliveries as there is room for, queues them and starts what fits; returns how many it claimed.
+   * Unless `eager`, it waits until a quarter of the room is free, so claims come in batches rather than one per finished attempt.
    */
   async function tick(eager = true): Promise<number> {
     const now = deps.clock.now();
@@ -97,37 +137,87 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       await cancelUndeliverable(deps.db, now);
       lastSweep = now;
     }
-    const free = concurrency - inflight.size;
-    if (free <= 0 || stopping || unrecorded.size >= concurrency * UNRECORDED_PER_SLOT) return 0;
-    if (!eager && inflight.size > 0 && free < Math.max(1, Math.floor(concurrency / 4))) return 0;
+    const room = claimRoom();
+    lastClaimUnconstrained = false;
+    if (room <= 0) return 0;
+    if (!eager && inflight.size + queue.length > 0 && room < Math.max(1, Math.floor(concurrency / 4))) return 0;
     const exclude: string[] = [];
     const quotas = new Map<string, number>();
-    for (const [channel, n] of perChannelCount) {
-      if (n >= perChannel) exclude.push(channel);
-      else quotas.set(channel, perChannel - n);
+    for (const channel of new Set([...inflightPerChannel.keys(), ...queuedPerChannel.keys()])) {
+      const n = channelRoom(channel, now);
+      if (n <= 0) exclude.push(channel);
+      else quotas.set(channel, n);
     }
+    const unconstrained = inflight.size === 0 && queue.length === 0;
     const jobs = await claimJobs(deps.db, deps.dialect, {
       owner: id,
       now,
       leaseUntil: now + leaseMs,
-      limit: free,
+      limit: room,
       perChannel,
       exclude,
       quotas,
       // Every candidate's channel has room (saturated ones are excluded), so this window always yields work when there is any.
-      window: free * perChannel,
+      window: room * perChannel,
     });
-    for (const job of jobs) launch(job);
+    lastClaimUnconstrained = unconstrained;
+    const claimedAt = deps.clock.now();
+    for (const job of jobs) {
+      queue.push({ job, claimedAt });
+      count(queuedPerChannel, job.channel_id, 1);
+    }
+    pump();
     return jobs.length;
   }
 
+  /** Starts queued attempts, oldest claim first, while there are free slots and their channel has room. */
+  function pump(): void {
+    if (queue.length === 0) return;
+    const now = deps.clock.now();
+    let kept = 0;
+    for (let i = 0; i < queue.length; i++) {
+      const item = queue[i]!;
+      const channel = item.job.channel_id;
+      if (stopping || now - item.claimedAt > queueTtl || now < item.claimedAt) {
+        count(queuedPerChannel, channel, -1);
+        toRelease.push(item.job.id);
+        continue;
+      }
+      if (inflight.size < concurrency && (inflightPerChannel.get(channel) ?? 0) < perChannel) {
+        count(queuedPerChannel, channel, -1);
+        launch(item.job);
+        continue;
+      }
+      queue[kept++] = item;
+    }
+    queue.length = kept;
+    if (toRelease.length > 0) releasing ??= releaseQueued();
+  }
+
+  async function releaseQueued(): Promise<void> {
+    while (toRelease.length > 0) {
+      const ids = toRelease;
+      toRelease = [];
+      try {
+        await releaseLeases(deps.db, ids, id, deps.clock.now());
+      } catch (err) {
+        // They run out on their own.
+        deps.log.error({ err, worker: id }, 'delivery worker could not free a lease');
+      }
+    }
+    releasing = undefined;
+  }
+
   function launch(job: AttemptJob): void {
-    perChannelCount.set(job.channel_id, (perChannelCount.get(job.channel_id) ?? 0) + 1);
+    count(inflightPerChannel, job.channel_id, 1);
     const p = attempt(job).finally(() => {
       inflight.delete(p);
-      const n = (perChannelCount.get(job.channel_id) ?? 1) - 1;
-      if (n <= 0) perChannelCount.delete(job.channel_id);
-      else perChannelCount.set(job.channel_id, n);
+      count(inflightPerChannel, job.channel_id, -1);
+      lastFinished.set(job.channel_id, deps.clock.now());
+      if (!inflightPerChannel.has(job.channel_id) && !queuedPerChannel.has(job.channel_id) && lastFinished.size > 4 * concurrency) {
+        lastFinished.delete(job.channel_id);
+      }
+      pump();
       wake();
     });
     inflight.add(p);
@@ -146,11 +236,8 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       });
       return;
     }
-    try {
-      await releaseLease(deps.db, job.id, id, deps.clock.now());
-    } catch (err) {
-      deps.log.error({ err, worker: id }, 'delivery worker could not free a lease');
-    }
+    toRelease.push(job.id);
+    await (releasing ??= releaseQueued());
   }
 
   function enqueue(item: FinishedAttempt & { done: () => void }): void {
@@ -189,17 +276,17 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   async function loop(): Promise<void> {
     let eager = true;
     while (!stopping) {
-      let started = 0;
+      let claimed = 0;
       try {
-        started = await tick(eager);
+        claimed = await tick(eager);
       } catch (err) {
         deps.log.error({ err, worker: id }, 'delivery worker could not claim deliveries');
         await pause(ERROR_BACKOFF_MS);
         continue;
       }
       if (stopping) break;
-      // Found work and still has room: look again at once; otherwise wait for a free slot or the poll interval.
-      if (started > 0 && inflight.size < concurrency) continue;
+      // Found work and still has room: look again at once; otherwise wait for a finished attempt or the poll interval.
+      if (claimed > 0 && claimRoom() > 0) continue;
       // Woken by a finished attempt: claim in batches; after a full idle interval: claim whatever room there is.
       eager = await pause(idlePollMs);
       // Let every attempt that finished in the same batch free its slot first, so the next claim takes them all at once.
@@ -220,15 +307,24 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       lastSweep = -Infinity;
       let eager = true;
       for (;;) {
-        const started = await tick(eager);
-        if (started > 0 && inflight.size < concurrency) continue;
-        if (inflight.size === 0) {
-          if (started > 0) continue;
-          if (unrecorded.size === 0) return;
-          await Promise.all(unrecorded);
-          continue;
+        const claimed = await tick(eager);
+        if (claimed > 0 && claimRoom() > 0) continue;
+        if (inflight.size === 0 && queue.length === 0) {
+          if (claimed > 0) continue;
+          if (stopping) return;
+          if (unrecorded.size > 0 || releasing) {
+            await Promise.all([...unrecorded, releasing]);
+            eager = true;
+            continue;
+          }
+          // Done only when a claim that excluded and limited no channel found nothing due.
+          if (!eager || !lastClaimUnconstrained) {
+            eager = true;
+            continue;
+          }
+          return;
         }
-        await Promise.race(inflight);
+        if (inflight.size > 0) await Promise.race(inflight);
         await new Promise((resolve) => setImmediate(resolve));
         eager = inflight.size === 0;
       }
@@ -237,6 +333,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       stopping = true;
       wake();
       await running;
+      pump(); // gives back every queued lease
       if (inflight.size > 0) {
         let timer: NodeJS.Timeout | undefined;
         const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
@@ -245,7 +342,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
         abort.abort();
         await Promise.all(inflight);
       }
-      await Promise.all(unrecorded);
+      await Promise.all([...unrecorded, releasing]);
       await client.close();
     },
   };
