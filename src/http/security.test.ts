@@ -1,9 +1,11 @@
 // Security headers on every HTML response, cross-site form refusal, and bad input never reaching a 500.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Hono } from 'hono';
 import { buildTestApp } from '../../test/helpers/app.ts';
 import { forEachDialect } from '../../test/helpers/db.ts';
 import { signedInAs } from '../../test/helpers/factories.ts';
+import { securityHeaderTable, securityHeaders } from './middleware.ts';
 
 forEachDialect((getDb) => {
   test('HTML responses carry CSP without inline script, no framing, nosniff and a referrer policy', async () => {
@@ -62,4 +64,39 @@ forEachDialect((getDb) => {
     assert.equal(json.status, 415);
     for (const res of [huge, badUtf8, badEscape, json]) assert.doesNotMatch(res.text, /at .*\.ts:\d+/);
   });
+});
+
+test('every kind of response carries the security headers; a route may tighten the referrer policy or cache an asset', async () => {
+  const app = new Hono();
+  app.use('*', securityHeaders(true));
+  app.get('/page', (c) => c.html('<p>x</p>'));
+  app.get('/raw', () => new Response('built by hand', { headers: { 'X-Frame-Options': 'SAMEORIGIN' } }));
+  app.get('/redirect', (c) => c.redirect('/page', 303));
+  app.get('/token-page', (c) => {
+    c.header('Referrer-Policy', 'no-referrer');
+    return c.html('<p>token</p>');
+  });
+  app.get('/asset', (c) => {
+    c.header('Cache-Control', 'public, max-age=3600');
+    return c.body('body{}', 200, { 'Content-Type': 'text/css' });
+  });
+  app.get('/boom', () => {
+    throw new Error('boom');
+  });
+  app.onError((_err, c) => c.text('failed', 500));
+  const expected = new Map(securityHeaderTable(true));
+  for (const path of ['/page', '/raw', '/redirect', '/token-page', '/asset', '/boom']) {
+    const res = await app.request(path);
+    for (const [name, value] of expected) {
+      if (path === '/raw' && name === 'X-Frame-Options') continue;
+      if (path === '/token-page' && name === 'Referrer-Policy') continue;
+      if (path === '/asset' && name === 'Cache-Control') continue;
+      assert.equal(res.headers.get(name), value, `${path} ${name}`);
+    }
+  }
+  assert.match(expected.get('Strict-Transport-Security') ?? '', /max-age=/, 'HSTS when secure cookies are on');
+  assert.equal(new Map(securityHeaderTable(false)).has('Strict-Transport-Security'), false);
+  assert.equal((await app.request('/raw')).headers.get('X-Frame-Options'), 'SAMEORIGIN', 'a hand-built response keeps what it set');
+  assert.equal((await app.request('/token-page')).headers.get('Referrer-Policy'), 'no-referrer');
+  assert.equal((await app.request('/asset')).headers.get('Cache-Control'), 'public, max-age=3600');
 });
