@@ -31,9 +31,9 @@ const stylesheet = fs.readFileSync(new URL('../static/app.css', import.meta.url)
 export function createApp(deps: Deps) {
   const app = new Hono<AppEnv>();
 
-  app.use('*', async (c, next) => {
+  app.use('*', (c, next) => {
     c.set('deps', deps);
-    await next();
+    return next();
   });
   app.use('*', securityHeaders(deps.config.secureCookies));
   const limitBody = bodyLimit({

@@ -1,11 +1,11 @@
 // The middleware chain: headers, session, gate, form parsing and CSRF. Order matters; see app.ts.
-import type { MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler, Next } from 'hono';
 import type { Deps } from '../deps.ts';
 import { safeEqual } from '../deps.ts';
 import { resolveSession } from '../features/auth/sessions.service.ts';
 import { authenticateToken } from '../features/tokens/tokens.service.ts';
 import { readSessionCookie } from './cookies.ts';
-import type { AppEnv } from './env.ts';
+import type { AppEnv, Ctx } from './env.ts';
 import { accessFor } from './gate.ts';
 import { externalOrigin } from './request.ts';
 import { errorPage } from './render.tsx';
@@ -63,23 +63,31 @@ export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
 
 /** Loads the session named by the cookie (role read from the account row, every request). */
 export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  // Plain functions rather than async ones on these per-request paths: each async layer costs a promise more.
+  return (c, next) => {
     const cookie = accessFor(c.req.path) === 'api' ? undefined : readSessionCookie(c, deps.config);
-    c.set('session', cookie ? await resolveSession(deps, cookie) : undefined);
-    await next();
+    if (!cookie) {
+      c.set('session', undefined);
+      return next();
+    }
+    return resolveSession(deps, cookie).then((session) => {
+      c.set('session', session);
+      return next();
+    });
   };
 }
 
 /** On /api/ only: resolves `Authorization: Bearer <token>` to its account (role read from the row, every request). */
 export function loadApiAccount(deps: Deps): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    let account;
-    if (accessFor(c.req.path) === 'api') {
-      const bearer = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
-      account = bearer ? await authenticateToken(deps, bearer[1]!) : undefined;
-    }
-    c.set('apiAccount', account);
-    await next();
+  return (c, next) => {
+    c.set('apiAccount', undefined);
+    if (accessFor(c.req.path) !== 'api') return next();
+    const bearer = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
+    if (!bearer) return next();
+    return authenticateToken(deps, bearer[1]!).then((account) => {
+      c.set('apiAccount', account);
+      return next();
+    });
   };
 }
 
@@ -107,8 +115,12 @@ export function enforceGate(): MiddlewareHandler<AppEnv> {
 
 /** Refuses cross-site posts and, for sessions, posts without the session's form token; parses the form once. */
 export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  return (c, next) => {
     if (c.req.method === 'GET' || c.req.method === 'HEAD' || accessFor(c.req.path) === 'api') return next();
+    return checkForm(c, next);
+  };
+
+  async function checkForm(c: Ctx, next: Next): Promise<Response | void> {
     const site = c.req.header('sec-fetch-site');
     const origin = c.req.header('origin');
     // Fetch metadata decides when the browser sends it (pages with no-referrer make Origin "null");
@@ -140,5 +152,5 @@ export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
     }
     c.set('form', form);
     return next();
-  };
+  }
 }
