@@ -34,12 +34,17 @@ export function openDatabase(database: Config['database']): Database {
   file.pragma('journal_mode = WAL');
   file.pragma('synchronous = NORMAL');
   file.pragma('foreign_keys = ON');
-  // Per-request lookups read through a second, read-only connection (see hot-query.ts); an in-memory
-  // database exists only inside its one connection, so it has none.
-  const reader = database.path === ':memory:' ? undefined : new SQLite(database.path, { readonly: true, fileMustExist: true });
-  reader?.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }, reader) });
-  if (reader) attachReader(db, reader);
+  // Per-request lookups read through a second, read-only connection (see hot-query.ts), opened when Kysely first
+  // uses the writer, so db.destroy() always closes it. An in-memory or temporary database exists only inside its
+  // one connection, so it has none.
+  const openReader = () => {
+    if (file.memory) return undefined;
+    const reader = new SQLite(file.name, { readonly: true, fileMustExist: true });
+    reader.pragma('busy_timeout = 5000');
+    attachReader(db, reader);
+    return reader;
+  };
+  const db: Kysely<DB> = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }, openReader) });
   return { db, dialect: 'sqlite' };
 }
 
@@ -66,10 +71,15 @@ function withStatementCache(file: SQLite.Database): SQLite.Database {
 // SQLite transactions take the write lock up front (BEGIN IMMEDIATE): a read-then-write transaction
 // in another process then waits on busy_timeout instead of failing with SQLITE_BUSY on upgrade.
 class ImmediateSqliteDriver extends SqliteDriver {
-  readonly #reader: SQLite.Database | undefined;
-  constructor(config: SqliteDialectConfig, reader: SQLite.Database | undefined) {
+  readonly #openReader: () => SQLite.Database | undefined;
+  #reader: SQLite.Database | undefined;
+  constructor(config: SqliteDialectConfig, openReader: () => SQLite.Database | undefined) {
     super(config);
-    this.#reader = reader;
+    this.#openReader = openReader;
+  }
+  override async init(): Promise<void> {
+    await super.init();
+    this.#reader = this.#openReader();
   }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
@@ -77,20 +87,21 @@ class ImmediateSqliteDriver extends SqliteDriver {
   /** Closes the read connection with the writer (db.destroy()). */
   override async destroy(): Promise<void> {
     this.#reader?.close();
+    this.#reader = undefined;
     await super.destroy();
   }
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
-  readonly #reader: SQLite.Database | undefined;
-  constructor(config: SqliteDialectConfig, reader: SQLite.Database | undefined) {
+  readonly #openReader: () => SQLite.Database | undefined;
+  constructor(config: SqliteDialectConfig, openReader: () => SQLite.Database | undefined) {
     super(config);
     this.#config = config;
-    this.#reader = reader;
+    this.#openReader = openReader;
   }
   override createDriver() {
-    return new ImmediateSqliteDriver(this.#config, this.#reader);
+    return new ImmediateSqliteDriver(this.#config, this.#openReader);
   }
   override createAdapter() {
     return new TransactionalDdlSqliteAdapter();

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../../test/helpers/app.ts';
-import { forEachDialect } from '../../test/helpers/db.ts';
+import { createTestDatabase, forEachDialect } from '../../test/helpers/db.ts';
 import { buildAccount } from '../../test/helpers/factories.ts';
+import { openDatabase } from './connect.ts';
+import { migrateToLatest } from './migrate.ts';
 import { hotQuery } from './hot-query.ts';
 
 forEachDialect((getDb) => {
@@ -26,4 +28,27 @@ forEachDialect((getDb) => {
     const twice = hotQuery((db, [id]: readonly [string]) => db.selectFrom('accounts').select('id').where('id', '=', id).where('username', '=', id), 1);
     await assert.rejects(twice(t.deps.db, 'x'), /exactly once/);
   });
+});
+
+test('on SQLite the read connection sees each commit at once, closes with the database, and is absent for in-memory files', async () => {
+  const tdb = await createTestDatabase('sqlite');
+  const t = buildTestApp(tdb);
+  const account = await buildAccount(t, { username: 'reader-a' });
+  const byId = hotQuery((db, [id]: readonly [string]) => db.selectFrom('accounts').select('username').where('id', '=', id), 1);
+  assert.deepEqual(await byId(tdb.db, account.id), [{ username: 'reader-a' }]);
+  await tdb.db.updateTable('accounts').set({ username: 'reader-b' }).where('id', '=', account.id).execute();
+  assert.deepEqual(await byId(tdb.db, account.id), [{ username: 'reader-b' }], 'a committed write is read at once');
+  await tdb.db.transaction().execute(async (trx) => {
+    await trx.updateTable('accounts').set({ username: 'reader-c' }).where('id', '=', account.id).execute();
+    assert.deepEqual(await byId(tdb.db, account.id), [{ username: 'reader-b' }], 'the root database never reads an open transaction');
+  });
+  await tdb.drop();
+  await assert.rejects(byId(tdb.db, account.id), /not open/, 'the read connection closed with the database');
+
+  for (const file of [':memory:', '']) {
+    const { db } = openDatabase({ kind: 'sqlite', path: file });
+    assert.equal((await migrateToLatest(db)).ok, true);
+    assert.deepEqual(await byId(db, 'nobody'), [], `no read connection for ${JSON.stringify(file)}; the writer answers`);
+    await db.destroy();
+  }
 });

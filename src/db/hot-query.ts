@@ -3,7 +3,8 @@
 // once per database with placeholder parameters, checked to bind them in order, and then run as raw SQL.
 // On SQLite a hot query made on the root database (not inside a transaction) runs on a separate read-only
 // connection, synchronously: it sees exactly what is committed, never waits behind another request's open
-// transaction on the shared writer connection, and skips Kysely's per-query connection hand-off.
+// transaction on the shared writer connection, and skips Kysely's per-query connection hand-off. Inside a
+// transaction, pass the transaction: the root database would read the state from before it.
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type { DB } from './schema.ts';

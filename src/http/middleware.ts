@@ -55,9 +55,13 @@ export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     for (const [name, value] of table) c.header(name, value);
     await next();
-    const headers = c.res.headers;
-    if (headers.has('Content-Security-Policy')) return;
-    for (const [name, value] of table) if (!headers.has(name)) headers.set(name, value);
+    // Built through the context: it carries the whole set (all were set together; routes only override).
+    if (c.res.headers.get('Content-Security-Policy') === CSP) return;
+    const missing = table.filter(([name]) => !c.res.headers.has(name));
+    if (missing.length === 0) return;
+    // A copy, since a response made elsewhere (Response.redirect, a fetch result) may have immutable headers.
+    c.res = new Response(c.res.body, c.res);
+    for (const [name, value] of missing) c.res.headers.set(name, value);
   };
 }
 
@@ -65,7 +69,9 @@ export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
 export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
   // Plain functions rather than async ones on these per-request paths: each async layer costs a promise more.
   return (c, next) => {
-    const cookie = accessFor(c.req.path) === 'api' ? undefined : readSessionCookie(c, deps.config);
+    // API requests authenticate by bearer token only; static assets need no one.
+    const path = c.req.path;
+    const cookie = accessFor(path) === 'api' || path.startsWith('/static/') ? undefined : readSessionCookie(c, deps.config);
     if (!cookie) {
       c.set('session', undefined);
       return next();

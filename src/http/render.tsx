@@ -12,7 +12,8 @@ export async function render(c: Ctx, title: string, body: Child, status: Content
     session?.stage === 'full'
       ? { username: session.account.username, role: session.account.role, unread: session.unread }
       : undefined;
-  // The body renders inside the form-token context, as it would inside <Layout>.
+  // The body renders inside the form-token context, as it would inside <Layout>. (Pages use no Suspense or
+  // ErrorBoundary, whose deferred parts a plain string would not carry.)
   const bodyHtml = await (<CsrfContext.Provider value={session?.csrfToken}>{body}</CsrfContext.Provider>).toString();
   return c.html(renderLayout({ title, viewer, csrf: session?.csrfToken }, bodyHtml), status);
 }

@@ -72,6 +72,9 @@ test('every kind of response carries the security headers; a route may tighten t
   app.get('/page', (c) => c.html('<p>x</p>'));
   app.get('/raw', () => new Response('built by hand', { headers: { 'X-Frame-Options': 'SAMEORIGIN' } }));
   app.get('/redirect', (c) => c.redirect('/page', 303));
+  // Immutable headers (as a fetch result would have), and a hand-built response with a CSP of its own.
+  app.get('/immutable', () => Response.redirect('http://localhost/page', 302));
+  app.get('/own-csp', () => new Response('x', { headers: { 'Content-Security-Policy': "default-src 'none'" } }));
   app.get('/token-page', (c) => {
     c.header('Referrer-Policy', 'no-referrer');
     return c.html('<p>token</p>');
@@ -85,10 +88,12 @@ test('every kind of response carries the security headers; a route may tighten t
   });
   app.onError((_err, c) => c.text('failed', 500));
   const expected = new Map(securityHeaderTable(true));
-  for (const path of ['/page', '/raw', '/redirect', '/token-page', '/asset', '/boom']) {
+  for (const path of ['/page', '/raw', '/redirect', '/immutable', '/own-csp', '/token-page', '/asset', '/boom']) {
     const res = await app.request(path);
+    if (path !== '/boom') assert.notEqual(res.status, 500, path);
     for (const [name, value] of expected) {
       if (path === '/raw' && name === 'X-Frame-Options') continue;
+      if (path === '/own-csp' && name === 'Content-Security-Policy') continue;
       if (path === '/token-page' && name === 'Referrer-Policy') continue;
       if (path === '/asset' && name === 'Cache-Control') continue;
       assert.equal(res.headers.get(name), value, `${path} ${name}`);
@@ -98,5 +103,7 @@ test('every kind of response carries the security headers; a route may tighten t
   assert.equal(new Map(securityHeaderTable(false)).has('Strict-Transport-Security'), false);
   assert.equal((await app.request('/raw')).headers.get('X-Frame-Options'), 'SAMEORIGIN', 'a hand-built response keeps what it set');
   assert.equal((await app.request('/token-page')).headers.get('Referrer-Policy'), 'no-referrer');
+  assert.equal((await app.request('/own-csp')).headers.get('Content-Security-Policy'), "default-src 'none'");
+  assert.equal((await app.request('/immutable')).headers.get('Location'), 'http://localhost/page');
   assert.equal((await app.request('/asset')).headers.get('Cache-Control'), 'public, max-age=3600');
 });

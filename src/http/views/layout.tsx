@@ -90,6 +90,13 @@ function compileShape(role: Viewer['role'] | undefined, bell: boolean, csrf: boo
   const chunks: string[] = [];
   const slots: SlotName[] = [];
   parts.forEach((part, i) => (i % 2 === 0 ? chunks.push(part) : slots.push(part as SlotName)));
+  // Each value must have come through <Layout> untouched, exactly where expected; anything else is a bug here.
+  const expected: SlotName[] = ['title', 'title', 'body'];
+  // Name, bell and the sign-out form (the layout's only use of the form token) are shown to a signed-in viewer.
+  if (role) expected.push('username');
+  if (role && bell) expected.push('unreadLabel', 'unreadText');
+  if (role && csrf) expected.push('csrf');
+  if ([...slots].sort().join() !== expected.sort().join()) throw new Error(`layout markers came out as ${slots.join()}`);
   return { chunks, slots };
 }
 
@@ -111,8 +118,8 @@ export function renderLayout(props: { title: string; viewer?: Viewer; csrf?: str
   const values: Record<SlotName, string> = {
     title: escapeHtml(props.title),
     username: v ? escapeHtml(v.username) : '',
-    unreadLabel: v?.unread !== undefined ? String(v.unread) : '',
-    unreadText: v?.unread !== undefined ? (v.unread > 99 ? '99+' : String(v.unread)) : '',
+    unreadLabel: v?.unread !== undefined ? escapeHtml(String(v.unread)) : '',
+    unreadText: v?.unread !== undefined ? escapeHtml(v.unread > 99 ? '99+' : String(v.unread)) : '',
     csrf: props.csrf ? escapeHtml(props.csrf) : '',
     body: bodyHtml,
   };
