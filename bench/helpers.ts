@@ -28,6 +28,7 @@ export async function bareServer(): Promise<{ url: string; close(): Promise<void
 
 /** Prints one figure beside its baseline with the ratio. */
 export function report(name: string, value: number, baseline: number, unit: string, higherIsBetter = true): void {
-  const ratio = value / baseline;
-  console.log(`${name.padEnd(44)} ${value.toFixed(1).padStart(10)} ${unit.padEnd(6)} baseline ${baseline.toFixed(1).padStart(10)} ${unit.padEnd(6)} ratio ${ratio.toFixed(2)}${higherIsBetter ? '' : ' (lower is better)'}`);
+  // autocannon reports latency in whole milliseconds: a baseline of 0 ms has no meaningful ratio.
+  const ratio = baseline > 0 ? (value / baseline).toFixed(2) : 'n/a (baseline under 1 ms)';
+  console.log(`${name.padEnd(44)} ${value.toFixed(1).padStart(10)} ${unit.padEnd(6)} baseline ${baseline.toFixed(1).padStart(10)} ${unit.padEnd(6)} ratio ${ratio}${higherIsBetter ? '' : ' (lower is better)'}`);
 }
