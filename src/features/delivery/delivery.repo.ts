@@ -72,6 +72,13 @@ const CLAIM_PG = `
   with claimed as (${claimStatement(true)})
   select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret
   from claimed c join messages m on m.id = c.message_id join channels ch on ch.id = c.channel_id`;
+// PostgreSQL plans the candidates as an ordered scan of deliveries_due that stops after the window only when it
+// believes many rows are due. Without column statistics (a fresh database, or before autovacuum's first ANALYZE) it
+// guesses a handful, and plans a bitmap scan of EVERY due row plus a sort (10-20 ms for 8,000 due rows instead of
+// 0.2 ms). With bitmap scans off for the claim's transaction, the alternatives left are that ordered index scan and a
+// sequential scan plus sort, which costs more than the index scan on any table above a few pages, with or without
+// statistics. (enable_sort = off would also forbid the sort, but inflates every plan's cost past jit_above_cost.)
+const NO_BITMAP_SCAN = CompiledQuery.raw('set local enable_bitmapscan = off');
 // SQLite: the UPDATE ... RETURNING runs inside an immediate (write-locked) transaction; the jobs are read before committing.
 const JOBS_SQLITE = `
   select d.id, d.channel_id, d.attempts, m.body, ch.url, ch.secret
@@ -82,7 +89,10 @@ export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams
   const quotas = JSON.stringify(Object.fromEntries(p.quotas));
   if (dialect === 'postgres') {
     const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, p.exclude, p.window, quotas, p.perChannel, p.limit];
-    return (await db.executeQuery<AttemptJob>(CompiledQuery.raw(CLAIM_PG, params))).rows;
+    return db.transaction().execute(async (trx) => {
+      await trx.executeQuery(NO_BITMAP_SCAN);
+      return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(CLAIM_PG, params))).rows;
+    });
   }
   const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, JSON.stringify(p.exclude), p.window, quotas, p.perChannel, p.limit];
   return db.transaction().execute(async (trx) => {
