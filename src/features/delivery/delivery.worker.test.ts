@@ -6,7 +6,8 @@ import { forEachDialect } from '../../../test/helpers/db.ts';
 import { allowTestLoopback, clearOutbox, fixtureResolver } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import { closedPort, HOOK_TEST_CERT, startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
-import { claimJobs } from './delivery.repo.ts';
+import { sql } from 'kysely';
+import { claimJobs, claimPlan } from './delivery.repo.ts';
 import { recordAttempts } from './delivery.service.ts';
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from './delivery.worker.ts';
 
@@ -293,6 +294,25 @@ forEachDialect((getDb) => {
     assert.deepEqual([count(second, a!.id), count(second, b!.id), count(second, c!.id)], [3, 2, 1]);
     assert.equal(new Set([...first, ...second].map((j) => j.id)).size, 9, 'no row leased twice');
     assert.deepEqual(await claim('w3', { exclude: [], quotas: new Map(), perChannel: 4 }), []);
+  });
+
+  test('the claim reads its candidates in order from the due index, with or without statistics, never all due rows and a sort', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/plan` });
+    for (let i = 0; i < 300; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - 1000 + i });
+    const now = t.clock.now();
+    const plan = () => claimPlan(t.deps.db, t.deps.dialect, { owner: 'w1', now, leaseUntil: now + 60_000, limit: 64, perChannel: 4, exclude: [], quotas: new Map(), window: 256 });
+    const check = (lines: string[], when: string) => {
+      const text = lines.join('\n');
+      if (t.deps.dialect === 'postgres') {
+        assert.match(text, /Index Scan using deliveries_due on deliveries d\b/, `${when}:\n${text}`);
+        assert.doesNotMatch(text, /Bitmap Heap Scan on deliveries d\b|Sort Key: d\.next_attempt_at/, `${when}:\n${text}`);
+      } else {
+        assert.match(text, /SEARCH d USING INDEX deliveries_due \(state=\? AND next_attempt_at<\?\)/, `${when}:\n${text}`);
+      }
+    };
+    check(await plan(), 'before ANALYZE');
+    await sql`analyze`.execute(t.deps.db);
+    check(await plan(), 'after ANALYZE');
   });
 
   test('one batch over several channels: each delivery, attempt row and counter as recorded one by one; the fifth failure dead-letters', async () => {
