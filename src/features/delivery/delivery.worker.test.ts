@@ -354,6 +354,25 @@ forEachDialect((getDb) => {
     }
   });
 
+  test('attempt rows get distinct ids that sort by finish time, so each batch is added at the end of their index', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/ids` });
+    for (let i = 0; i < 6; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() + i });
+    t.clock.advance(10);
+    const finishedAt: number[] = [];
+    for (let batch = 0; batch < 3; batch++) {
+      const now = t.clock.now();
+      const jobs = await claimJobs(t.deps.db, t.deps.dialect, { owner: 'w1', now, leaseUntil: now + 60_000, limit: 2, perChannel: 2, exclude: [], quotas: new Map(), window: 8 });
+      assert.equal(await recordAttempts(t.deps, 'w1', jobs.map((job) => ({ job, verdict: { kind: 'delivered', status: 200 } as const, startedAt: now }))), 2);
+      finishedAt.push(now, now);
+      t.clock.advance(batch === 0 ? 1 : 36 ** 3); // one millisecond, then across a change in a higher base-36 digit
+    }
+    const rows = await t.deps.db.selectFrom('delivery_attempts').select(['id', 'finished_at']).execute();
+    const byId = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((r) => r.finished_at);
+    assert.deepEqual(byId, finishedAt);
+    assert.equal(new Set(rows.map((r) => r.id)).size, 6);
+    assert.ok(rows.every((r) => /^[0-9a-z]{9}[A-Za-z0-9_-]{13}$/.test(r.id)));
+  });
+
   test('pending deliveries of a disabled or deleted channel are not sent: the store shows them cancelled', async () => {
     const disabled = await buildChannel(t.deps.db, { url: `${rx.url}/disabled` });
     const deleted = await buildChannel(t.deps.db, { url: `${rx.url}/deleted` });
