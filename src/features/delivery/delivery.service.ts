@@ -48,7 +48,7 @@ export async function recordAttempts(deps: Deps, owner: string, items: FinishedA
       n,
       id: job.id,
       channel_id: job.channel_id,
-      attempt_id: newId(deps.random),
+      attempt_id: attemptId(finishedAt, deps.random),
       attempt_no: attemptNo,
       verdict: verdict.kind,
       state: next ? next.state : 'delivered',
@@ -66,6 +66,14 @@ export async function recordAttempts(deps: Deps, owner: string, items: FinishedA
     await updateChannelTallies(trx, channelTallies(recorded), finishedAt);
     return recorded.length;
   });
+}
+
+/**
+ * An attempt row's id: the finish time (ms, base 36, fixed width) then 78 random bits. Ids that grow with time add
+ * each batch's rows at the end of the primary-key index instead of at random places in it (fewer pages written).
+ */
+export function attemptId(finishedAt: number, random: Deps['random']): string {
+  return Math.max(0, Math.floor(finishedAt)).toString(36).padStart(9, '0') + newId(random).slice(0, 13);
 }
 
 /** Per channel, in batch order: a success resets the streak, each failure after it extends it. */

@@ -6,7 +6,8 @@ import { forEachDialect } from '../../../test/helpers/db.ts';
 import { allowTestLoopback, clearOutbox, fixtureResolver } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import { closedPort, HOOK_TEST_CERT, startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
-import { claimJobs } from './delivery.repo.ts';
+import { sql } from 'kysely';
+import { claimJobs, claimPlan } from './delivery.repo.ts';
 import { recordAttempts } from './delivery.service.ts';
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from './delivery.worker.ts';
 
@@ -295,6 +296,25 @@ forEachDialect((getDb) => {
     assert.deepEqual(await claim('w3', { exclude: [], quotas: new Map(), perChannel: 4 }), []);
   });
 
+  test('the claim reads its candidates in order from the due index, with or without statistics, never all due rows and a sort', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/plan` });
+    for (let i = 0; i < 300; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - 1000 + i });
+    const now = t.clock.now();
+    const plan = () => claimPlan(t.deps.db, t.deps.dialect, { owner: 'w1', now, leaseUntil: now + 60_000, limit: 64, perChannel: 4, exclude: [], quotas: new Map(), window: 256 });
+    const check = (lines: string[], when: string) => {
+      const text = lines.join('\n');
+      if (t.deps.dialect === 'postgres') {
+        assert.match(text, /Index Scan using deliveries_due on deliveries d\b/, `${when}:\n${text}`);
+        assert.doesNotMatch(text, /Bitmap Heap Scan on deliveries d\b|Sort Key: d\.next_attempt_at/, `${when}:\n${text}`);
+      } else {
+        assert.match(text, /SEARCH d USING INDEX deliveries_due \(state=\? AND next_attempt_at<\?\)/, `${when}:\n${text}`);
+      }
+    };
+    check(await plan(), 'before ANALYZE');
+    await sql`analyze`.execute(t.deps.db);
+    check(await plan(), 'after ANALYZE');
+  });
+
   test('one batch over several channels: each delivery, attempt row and counter as recorded one by one; the fifth failure dead-letters', async () => {
     const failing = await buildChannel(t.deps.db, { url: `${rx.url}/failing` });
     const healthy = await buildChannel(t.deps.db, { url: `${rx.url}/healthy` });
@@ -332,6 +352,25 @@ forEachDialect((getDb) => {
         assert.ok(d.next_attempt_at > now);
       }
     }
+  });
+
+  test('attempt rows get distinct ids that sort by finish time, so each batch is added at the end of their index', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/ids` });
+    for (let i = 0; i < 6; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() + i });
+    t.clock.advance(10);
+    const finishedAt: number[] = [];
+    for (let batch = 0; batch < 3; batch++) {
+      const now = t.clock.now();
+      const jobs = await claimJobs(t.deps.db, t.deps.dialect, { owner: 'w1', now, leaseUntil: now + 60_000, limit: 2, perChannel: 2, exclude: [], quotas: new Map(), window: 8 });
+      assert.equal(await recordAttempts(t.deps, 'w1', jobs.map((job) => ({ job, verdict: { kind: 'delivered', status: 200 } as const, startedAt: now }))), 2);
+      finishedAt.push(now, now);
+      t.clock.advance(batch === 0 ? 1 : 36 ** 3); // one millisecond, then across a change in a higher base-36 digit
+    }
+    const rows = await t.deps.db.selectFrom('delivery_attempts').select(['id', 'finished_at']).execute();
+    const byId = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((r) => r.finished_at);
+    assert.deepEqual(byId, finishedAt);
+    assert.equal(new Set(rows.map((r) => r.id)).size, 6);
+    assert.ok(rows.every((r) => /^[0-9a-z]{9}[A-Za-z0-9_-]{13}$/.test(r.id)));
   });
 
   test('pending deliveries of a disabled or deleted channel are not sent: the store shows them cancelled', async () => {
