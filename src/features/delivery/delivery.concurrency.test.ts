@@ -205,7 +205,11 @@ forEachDialect((getDb) => {
     await rx.waitFor(10 + 8); // ten delivered, then all eight slots hanging mid-attempt
     // Channels that answered were claimed ahead: wait until the dead worker's queue holds some of those leases too.
     const leased = () => t.deps.db.selectFrom('deliveries as d').innerJoin('channels as c', 'c.id', 'd.channel_id').select(['d.message_id', 'c.url']).where('d.lease_owner', 'is not', null).execute();
-    await until(async () => (await leased()).length > 8);
+    // Both at one moment: the ten answered attempts recorded (their leases released) and, beside the eight hanging
+    // attempts, leases on deliveries claimed ahead. Waiting on the leases alone could kill the worker before its
+    // group commit recorded the ten; queued leases are given back a second after their claim, so kill at once.
+    const delivered = () => t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').execute();
+    await until(async () => (await delivered()).length === 10 && (await leased()).length > 8);
     first.proc.kill('SIGKILL');
     assert.equal((await first.exit).signal, 'SIGKILL');
     const midway = await t.deps.db.selectFrom('deliveries').select(['state', 'lease_owner']).execute();
