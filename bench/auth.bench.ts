@@ -16,9 +16,16 @@ function start(kind: string): Promise<{ child: ChildProcess; url: string; cookie
 }
 
 const kinds = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+// A child left running (the parent failed mid-run) would keep the bench's output open forever.
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
 for (const kind of kinds) {
   const bare = await start('bare');
+  children.add(bare.child);
   const app = await start(kind);
+  children.add(app.child);
   const headers = { cookie: app.cookie! };
   await load(bare.url, { seconds: 1 });
   await load(`${app.url}/`, { seconds: 1, headers });
@@ -32,5 +39,6 @@ for (const kind of kinds) {
     const exited = new Promise((r) => s.child.once('exit', r));
     s.child.kill('SIGTERM');
     await exited;
+    children.delete(s.child);
   }
 }
