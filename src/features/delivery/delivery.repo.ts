@@ -85,17 +85,22 @@ const JOBS_SQLITE = `
   select d.id, d.channel_id, d.attempts, m.body, ch.url, ch.secret
   from json_each(?) j join deliveries d on d.id = j.value join messages m on m.id = d.message_id join channels ch on ch.id = d.channel_id`;
 
+/** The claim statement's parameters in its order; excluded channels are an array on PostgreSQL, JSON on SQLite. */
+function claimParameters(dialect: Dialect, p: ClaimParams): unknown[] {
+  const exclude = dialect === 'postgres' ? p.exclude : JSON.stringify(p.exclude);
+  const quotas = JSON.stringify(Object.fromEntries(p.quotas));
+  return [p.owner, p.leaseUntil, p.now, p.now, p.now, exclude, p.window, quotas, p.perChannel, p.limit];
+}
+
 /** Leases due deliveries (see claimStatement) and returns what their attempts need. */
 export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<AttemptJob[]> {
-  const quotas = JSON.stringify(Object.fromEntries(p.quotas));
+  const params = claimParameters(dialect, p);
   if (dialect === 'postgres') {
-    const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, p.exclude, p.window, quotas, p.perChannel, p.limit];
     return db.transaction().execute(async (trx) => {
       await trx.executeQuery(ORDERED_CLAIM_PLAN);
       return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(CLAIM_PG, params))).rows;
     });
   }
-  const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, JSON.stringify(p.exclude), p.window, quotas, p.perChannel, p.limit];
   return db.transaction().execute(async (trx) => {
     const claimed = (await trx.executeQuery<{ id: string }>(CompiledQuery.raw(CLAIM_SQLITE, params))).rows;
     if (claimed.length === 0) return [];
@@ -105,16 +110,14 @@ export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams
 
 /** The claim's query plan for `p` (EXPLAIN, nothing executed), one line per plan node, in its transaction's settings. */
 export async function claimPlan(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<string[]> {
-  const quotas = JSON.stringify(Object.fromEntries(p.quotas));
+  const params = claimParameters(dialect, p);
   if (dialect === 'postgres') {
-    const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, p.exclude, p.window, quotas, p.perChannel, p.limit];
     return db.transaction().execute(async (trx) => {
       await trx.executeQuery(ORDERED_CLAIM_PLAN);
       const rows = (await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${CLAIM_PG}`, params))).rows;
       return rows.map((r) => r['QUERY PLAN']);
     });
   }
-  const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, JSON.stringify(p.exclude), p.window, quotas, p.perChannel, p.limit];
   const rows = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${CLAIM_SQLITE}`, params))).rows;
   return rows.map((r) => r.detail);
 }
