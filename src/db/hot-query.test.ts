@@ -24,9 +24,9 @@ forEachDialect((getDb) => {
       (db, [first, second]: readonly [string, string]) => db.selectFrom('accounts').select('id').where('username', '=', second).where('id', '=', first),
       2,
     );
-    await assert.rejects(reordered(t.deps.db, 'x', 'y'), /in order/);
+    await assert.rejects(async () => reordered(t.deps.db, 'x', 'y'), /in order/);
     const twice = hotQuery((db, [id]: readonly [string]) => db.selectFrom('accounts').select('id').where('id', '=', id).where('username', '=', id), 1);
-    await assert.rejects(twice(t.deps.db, 'x'), /exactly once/);
+    await assert.rejects(async () => twice(t.deps.db, 'x'), /exactly once/);
   });
 });
 
@@ -38,12 +38,13 @@ test('on SQLite the read connection sees each commit at once, closes with the da
   assert.deepEqual(await byId(tdb.db, account.id), [{ username: 'reader-a' }]);
   await tdb.db.updateTable('accounts').set({ username: 'reader-b' }).where('id', '=', account.id).execute();
   assert.deepEqual(await byId(tdb.db, account.id), [{ username: 'reader-b' }], 'a committed write is read at once');
+  assert.deepEqual(byId(tdb.db, account.id), [{ username: 'reader-b' }], 'the read connection answers synchronously');
   await tdb.db.transaction().execute(async (trx) => {
     await trx.updateTable('accounts').set({ username: 'reader-c' }).where('id', '=', account.id).execute();
     assert.deepEqual(await byId(tdb.db, account.id), [{ username: 'reader-b' }], 'the root database never reads an open transaction');
   });
   await tdb.drop();
-  await assert.rejects(byId(tdb.db, account.id), /not open/, 'the read connection closed with the database');
+  await assert.rejects(async () => byId(tdb.db, account.id), /not open/, 'the read connection closed with the database');
 
   for (const file of [':memory:', '']) {
     const { db } = openDatabase({ kind: 'sqlite', path: file });

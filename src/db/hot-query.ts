@@ -17,11 +17,16 @@ export function attachReader(db: Kysely<DB>, reader: SQLite.Database): void {
   readers.set(db, reader);
 }
 
-/** A query whose SQL text is compiled once per database and executed with fresh parameters. */
+/**
+ * A query whose SQL text is compiled once per database and executed with fresh parameters. On a SQLite read
+ * connection the rows come back synchronously (no promise, so a request's whole lookup stays on one turn of the
+ * event loop); elsewhere as a promise. A failure is always a rejected promise.
+ */
 export function hotQuery<P extends readonly unknown[], R>(build: (db: Kysely<DB>, params: P) => Compilable<R>, arity: P['length']) {
   const compiled = new WeakMap<Kysely<DB>, string>();
-  const prepared = new WeakMap<SQLite.Database, SQLite.Statement>();
-  return async (db: Kysely<DB>, ...params: P): Promise<R[]> => {
+  const prepared = new WeakMap<SQLite.Database, { stmt: SQLite.Statement; columns: string[] }>();
+
+  function compile(db: Kysely<DB>): string {
     let text = compiled.get(db);
     if (text === undefined) {
       const placeholders = Array.from({ length: arity }, (_, i) => `\u0000hot-query-param-${i}`) as unknown as P;
@@ -33,17 +38,35 @@ export function hotQuery<P extends readonly unknown[], R>(build: (db: Kysely<DB>
       text = template.sql;
       compiled.set(db, text);
     }
-    const reader = readers.get(db);
-    if (reader) {
-      let stmt = prepared.get(reader);
-      if (stmt === undefined) {
-        stmt = reader.prepare(text);
-        if (!stmt.reader) throw new Error('hotQuery: only queries that return rows can run on the read connection');
-        prepared.set(reader, stmt);
-      }
-      return stmt.all(...params) as R[];
+    return text;
+  }
+
+  function readSync(reader: SQLite.Database, text: string, params: P): R[] {
+    let entry = prepared.get(reader);
+    if (entry === undefined) {
+      const stmt = reader.prepare(text);
+      if (!stmt.reader) throw new Error('hotQuery: only queries that return rows can run on the read connection');
+      // Rows come back as arrays and are named here: better-sqlite3 names each column of each row through V8's
+      // string table, which costs more than the statement itself.
+      entry = { stmt: stmt.raw(true), columns: stmt.columns().map((c) => c.name) };
+      prepared.set(reader, entry);
     }
-    const result = await db.executeQuery<R>(CompiledQuery.raw(text, [...params]));
-    return result.rows;
+    const { stmt, columns } = entry;
+    return (stmt.all(...params) as unknown[][]).map((values) => {
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i];
+      return row as R;
+    });
+  }
+
+  return (db: Kysely<DB>, ...params: P): R[] | Promise<R[]> => {
+    try {
+      const text = compile(db);
+      const reader = readers.get(db);
+      if (reader) return readSync(reader, text, params);
+      return db.executeQuery<R>(CompiledQuery.raw(text, [...params])).then((result) => result.rows);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
 }

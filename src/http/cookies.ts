@@ -1,7 +1,6 @@
 // The session cookie's name and attributes, in one place.
 import type { HttpBindings } from '@hono/node-server';
 import { deleteCookie, setCookie } from 'hono/cookie';
-import { parse } from 'hono/utils/cookie';
 import type { Config } from '../config.ts';
 import type { Ctx } from './env.ts';
 
@@ -16,8 +15,23 @@ export function readSessionCookie(c: Ctx, config: Config): string | undefined {
   // copy all of them into a Headers object.
   const header = (c.env as Partial<HttpBindings> | undefined)?.incoming?.headers?.cookie ?? c.req.header('cookie');
   if (!header) return undefined;
-  const name = sessionCookieName(config);
-  return parse(header, name)[name];
+  return cookieValue(header, sessionCookieName(config));
+}
+
+/**
+ * The value of the first cookie called `name` in a Cookie header (`a=b; c=d`), whitespace trimmed, or undefined.
+ * Read on every request, so it scans the header in place instead of parsing every cookie into an object. The value
+ * is not decoded: the session id is base64url, and resolveSession refuses anything else.
+ */
+export function cookieValue(header: string, name: string): string | undefined {
+  for (let at = 0; at < header.length; ) {
+    let end = header.indexOf(';', at);
+    if (end === -1) end = header.length;
+    const eq = header.indexOf('=', at);
+    if (eq !== -1 && eq < end && header.slice(at, eq).trim() === name) return header.slice(eq + 1, end).trim();
+    at = end + 1;
+  }
+  return undefined;
 }
 
 /** Sets the session cookie: HttpOnly, SameSite=Lax, path /, Secure when configured; a browser-session cookie. */

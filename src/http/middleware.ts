@@ -1,4 +1,5 @@
 // The middleware chain: headers, session, gate, form parsing and CSRF. Order matters; see app.ts.
+import type { HttpBindings } from '@hono/node-server';
 import type { MiddlewareHandler, Next } from 'hono';
 import type { Deps } from '../deps.ts';
 import { safeEqual } from '../deps.ts';
@@ -22,46 +23,94 @@ const CSP = [
   "object-src 'none'",
 ].join('; ');
 
-/** Every response's security headers, in the order they are sent. */
+/**
+ * Every response's security headers, in the order they are sent. Names are lowercase, as Node keys them (header names
+ * are case-insensitive): a name that needs no lowercasing costs nothing more per request.
+ */
 export function securityHeaderTable(secure: boolean): readonly (readonly [string, string])[] {
   return [
-    ['Content-Security-Policy', CSP],
-    ['Cross-Origin-Opener-Policy', 'same-origin'],
-    ['Cross-Origin-Resource-Policy', 'same-origin'],
-    ['Origin-Agent-Cluster', '?1'],
-    ['Referrer-Policy', 'same-origin'],
+    ['content-security-policy', CSP],
+    ['cross-origin-opener-policy', 'same-origin'],
+    ['cross-origin-resource-policy', 'same-origin'],
+    ['origin-agent-cluster', '?1'],
+    ['referrer-policy', 'same-origin'],
     // Only when the operator says users arrive over HTTPS.
-    ...(secure ? [['Strict-Transport-Security', 'max-age=31536000'] as const] : []),
-    ['X-Content-Type-Options', 'nosniff'],
-    ['X-DNS-Prefetch-Control', 'off'],
-    ['X-Download-Options', 'noopen'],
-    ['X-Frame-Options', 'DENY'],
-    ['X-Permitted-Cross-Domain-Policies', 'none'],
-    ['X-XSS-Protection', '0'],
+    ...(secure ? [['strict-transport-security', 'max-age=31536000'] as const] : []),
+    ['x-content-type-options', 'nosniff'],
+    ['x-dns-prefetch-control', 'off'],
+    ['x-download-options', 'noopen'],
+    ['x-frame-options', 'DENY'],
+    ['x-permitted-cross-domain-policies', 'none'],
+    ['x-xss-protection', '0'],
     // Pages hold per-user content and form tokens; static assets override this.
-    ['Cache-Control', 'no-store'],
+    ['cache-control', 'no-store'],
   ];
 }
 
 /**
- * CSP without inline script, no framing, nosniff, a strict referrer policy, and no caching of pages. The headers are
- * set before the route runs, so the route's response is built with them in one header set (rewriting a finished
- * response's headers costs more than the rest of a page), and a route may override one: pages carrying tokens in
- * their URL tighten the referrer policy, static assets are cacheable. A response the route built by hand, without
- * the context, gets the missing ones afterwards.
+ * CSP without inline script, no framing, nosniff, a strict referrer policy, and no caching of pages, on every
+ * response; a route may override one (pages carrying tokens in their URL tighten the referrer policy, static assets
+ * are cacheable). Under the Node server they are set on the outgoing response before the route runs: Node merges the
+ * route's own headers over them when the response is written, whatever the route returned (a page, a redirect, a
+ * response built by hand), and the route's response never has to carry or rebuild them. Elsewhere (app.request in
+ * tests, other runtimes) they are set on the context before the route, and a response built by hand gets the
+ * missing ones on a copy afterwards.
  */
 export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
   const table = securityHeaderTable(secure);
-  return async (c, next) => {
+  return (c, next) => {
+    const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+    if (outgoing) {
+      for (const [name, value] of table) outgoing.setHeader(name, value);
+      return next();
+    }
+    return throughContext(c, next);
+  };
+
+  async function throughContext(c: Ctx, next: Next): Promise<void> {
     for (const [name, value] of table) c.header(name, value);
     await next();
     // Built through the context: it carries the whole set (all were set together; routes only override).
-    if (c.res.headers.get('Content-Security-Policy') === CSP) return;
+    if (c.res.headers.get('content-security-policy') === CSP) return;
     const missing = table.filter(([name]) => !c.res.headers.has(name));
     if (missing.length === 0) return;
     // A copy, since a response made elsewhere (Response.redirect, a fetch result) may have immutable headers.
     c.res = new Response(c.res.body, c.res);
     for (const [name, value] of missing) c.res.headers.set(name, value);
+  }
+}
+
+/** A middleware step: like Hono's middleware, but it may answer with a response synchronously. */
+export type Step = (c: Ctx, next: Next) => Promise<Response | void> | Response;
+
+/**
+ * Runs `steps` in order as ONE Hono middleware: each step continues through `next`, answers with a response, or
+ * awaits. Under Hono's own compose every layer costs promises on every request; here a step that finishes
+ * synchronously costs none. As under compose, a response a step answers with becomes the context's response
+ * before the step before it resumes, and what a step throws reaches the app's error handler.
+ */
+export function chain(...steps: Step[]): MiddlewareHandler<AppEnv> {
+  return (c, next) => {
+    let index = -1;
+    // As compose does, a response answered after the later steps already finalized one is ignored.
+    const adopt = (res: Response | void) => {
+      if (res instanceof Response && !c.finalized) c.res = res;
+    };
+    const run = (i: number): Promise<void> => {
+      if (i <= index) throw new Error('next() called multiple times');
+      index = i;
+      if (i === steps.length) return next();
+      let inner: Promise<void> | undefined;
+      const out = steps[i]!(c, () => (inner = run(i + 1)));
+      // Passed through untouched: whatever the later steps answered is on the context already.
+      if (out === inner) return out as Promise<void>;
+      if (out instanceof Response) {
+        adopt(out);
+        return Promise.resolve();
+      }
+      return out.then(adopt);
+    };
+    return run(0);
   };
 }
 
@@ -76,10 +125,15 @@ export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
       c.set('session', undefined);
       return next();
     }
-    return resolveSession(deps, cookie).then((session) => {
-      c.set('session', session);
-      return next();
-    });
+    const session = resolveSession(deps, cookie);
+    if (session instanceof Promise) {
+      return session.then((resolved) => {
+        c.set('session', resolved);
+        return next();
+      });
+    }
+    c.set('session', session);
+    return next();
   };
 }
 
@@ -98,8 +152,8 @@ export function loadApiAccount(deps: Deps): MiddlewareHandler<AppEnv> {
 }
 
 /** Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin prefixes, /api/ bearer-only. */
-export function enforceGate(): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export function enforceGate(): Step {
+  return (c, next) => {
     const access = accessFor(c.req.path);
     const session = c.get('session');
     if (access === 'public') return next();

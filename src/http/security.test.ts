@@ -1,6 +1,8 @@
 // Security headers on every HTML response, cross-site form refusal, and bad input never reaching a 500.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { buildTestApp } from '../../test/helpers/app.ts';
 import { forEachDialect } from '../../test/helpers/db.ts';
@@ -66,44 +68,62 @@ forEachDialect((getDb) => {
   });
 });
 
-test('every kind of response carries the security headers; a route may tighten the referrer policy or cache an asset', async () => {
-  const app = new Hono();
-  app.use('*', securityHeaders(true));
-  app.get('/page', (c) => c.html('<p>x</p>'));
-  app.get('/raw', () => new Response('built by hand', { headers: { 'X-Frame-Options': 'SAMEORIGIN' } }));
-  app.get('/redirect', (c) => c.redirect('/page', 303));
-  // Immutable headers (as a fetch result would have), and a hand-built response with a CSP of its own.
-  app.get('/immutable', () => Response.redirect('http://localhost/page', 302));
-  app.get('/own-csp', () => new Response('x', { headers: { 'Content-Security-Policy': "default-src 'none'" } }));
-  app.get('/token-page', (c) => {
-    c.header('Referrer-Policy', 'no-referrer');
-    return c.html('<p>token</p>');
-  });
-  app.get('/asset', (c) => {
-    c.header('Cache-Control', 'public, max-age=3600');
-    return c.body('body{}', 200, { 'Content-Type': 'text/css' });
-  });
-  app.get('/boom', () => {
-    throw new Error('boom');
-  });
-  app.onError((_err, c) => c.text('failed', 500));
-  const expected = new Map(securityHeaderTable(true));
-  for (const path of ['/page', '/raw', '/redirect', '/immutable', '/own-csp', '/token-page', '/asset', '/boom']) {
-    const res = await app.request(path);
-    if (path !== '/boom') assert.notEqual(res.status, 500, path);
-    for (const [name, value] of expected) {
-      if (path === '/raw' && name === 'X-Frame-Options') continue;
-      if (path === '/own-csp' && name === 'Content-Security-Policy') continue;
-      if (path === '/token-page' && name === 'Referrer-Policy') continue;
-      if (path === '/asset' && name === 'Cache-Control') continue;
-      assert.equal(res.headers.get(name), value, `${path} ${name}`);
+// Under the Node server the headers go on the outgoing response before the route runs; elsewhere (app.request)
+// through the context. Both must give every kind of response the same headers.
+for (const via of ['app.request', 'the Node server'] as const) {
+  test(`every kind of response carries the security headers; a route may tighten the referrer policy or cache an asset (${via})`, async () => {
+    const app = new Hono();
+    app.use('*', securityHeaders(true));
+    app.get('/page', (c) => c.html('<p>x</p>'));
+    app.get('/raw', () => new Response('built by hand', { headers: { 'X-Frame-Options': 'SAMEORIGIN' } }));
+    app.get('/redirect', (c) => c.redirect('/page', 303));
+    // Immutable headers (as a fetch result would have), and a hand-built response with a CSP of its own.
+    app.get('/immutable', () => Response.redirect('http://localhost/page', 302));
+    app.get('/own-csp', () => new Response('x', { headers: { 'Content-Security-Policy': "default-src 'none'" } }));
+    app.get('/token-page', (c) => {
+      c.header('Referrer-Policy', 'no-referrer');
+      return c.html('<p>token</p>');
+    });
+    app.get('/asset', (c) => {
+      c.header('Cache-Control', 'public, max-age=3600');
+      return c.body('body{}', 200, { 'Content-Type': 'text/css' });
+    });
+    app.get('/boom', () => {
+      throw new Error('boom');
+    });
+    app.onError((_err, c) => c.text('failed', 500));
+    let get = (path: string) => Promise.resolve(app.request(path));
+    let close = () => Promise.resolve();
+    if (via === 'the Node server') {
+      const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+      await new Promise<void>((resolve) => server.once('listening', resolve));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      get = (path) => fetch(`${base}${path}`, { redirect: 'manual' });
+      close = () => new Promise<void>((resolve) => server.close(() => resolve()));
     }
-  }
-  assert.match(expected.get('Strict-Transport-Security') ?? '', /max-age=/, 'HSTS when secure cookies are on');
-  assert.equal(new Map(securityHeaderTable(false)).has('Strict-Transport-Security'), false);
-  assert.equal((await app.request('/raw')).headers.get('X-Frame-Options'), 'SAMEORIGIN', 'a hand-built response keeps what it set');
-  assert.equal((await app.request('/token-page')).headers.get('Referrer-Policy'), 'no-referrer');
-  assert.equal((await app.request('/own-csp')).headers.get('Content-Security-Policy'), "default-src 'none'");
-  assert.equal((await app.request('/immutable')).headers.get('Location'), 'http://localhost/page');
-  assert.equal((await app.request('/asset')).headers.get('Cache-Control'), 'public, max-age=3600');
-});
+    try {
+      const expected = new Map(securityHeaderTable(true));
+      for (const path of ['/page', '/raw', '/redirect', '/immutable', '/own-csp', '/token-page', '/asset', '/boom', '/missing']) {
+        const res = await get(path);
+        if (path !== '/boom') assert.notEqual(res.status, 500, path);
+        for (const [name, value] of expected) {
+          if (path === '/raw' && name === 'x-frame-options') continue;
+          if (path === '/own-csp' && name === 'content-security-policy') continue;
+          if (path === '/token-page' && name === 'referrer-policy') continue;
+          if (path === '/asset' && name === 'cache-control') continue;
+          assert.equal(res.headers.get(name), value, `${path} ${name}`);
+        }
+      }
+      assert.match(expected.get('strict-transport-security') ?? '', /max-age=/, 'HSTS when secure cookies are on');
+      assert.equal(new Map(securityHeaderTable(false)).has('strict-transport-security'), false);
+      assert.equal((await get('/raw')).headers.get('X-Frame-Options'), 'SAMEORIGIN', 'a hand-built response keeps what it set');
+      assert.equal((await get('/token-page')).headers.get('Referrer-Policy'), 'no-referrer');
+      assert.equal((await get('/own-csp')).headers.get('Content-Security-Policy'), "default-src 'none'");
+      assert.equal((await get('/immutable')).headers.get('Location'), 'http://localhost/page');
+      assert.equal((await get('/asset')).headers.get('Cache-Control'), 'public, max-age=3600');
+      assert.equal((await get('/page')).headers.get('Content-Type'), 'text/html; charset=UTF-8');
+    } finally {
+      await close();
+    }
+  });
+}

@@ -97,22 +97,29 @@ export async function createSession(
 
 /**
  * Resolves a cookie value to a live session, reading the role from the account row. Sessions past their end, or
- * created before the account's last password change (except the one that made it), are deleted.
+ * created before the account's last password change (except the one that made it), are deleted. On SQLite a live
+ * session needing no write resolves synchronously (the lookup runs on every request; see hot-query.ts).
  */
-export async function resolveSession(deps: Deps, cookieValue: string): Promise<SessionContext | undefined> {
+export function resolveSession(deps: Deps, cookieValue: string): SessionContext | undefined | Promise<SessionContext | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(cookieValue)) return undefined;
   const idHash = sha256(cookieValue);
-  const [row] = await sessionByHash(deps.db, idHash);
+  const rows = sessionByHash(deps.db, idHash);
+  return rows instanceof Promise ? rows.then((r) => liveSession(deps, idHash, r[0])) : liveSession(deps, idHash, rows[0]);
+}
+
+type SessionRow = Awaited<ReturnType<typeof sessionByHash>>[number];
+
+function liveSession(deps: Deps, idHash: string, row: SessionRow | undefined): SessionContext | undefined | Promise<SessionContext | undefined> {
   if (!row) return undefined;
   const now = deps.clock.now();
   if (now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS || row.session_version < row.account_version) {
-    await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
-    return undefined;
+    return deps.db
+      .deleteFrom('sessions')
+      .where('id_hash', '=', idHash)
+      .execute()
+      .then(() => undefined);
   }
-  if (now - row.last_seen_at >= TOUCH_EVERY_MS) {
-    await deps.db.updateTable('sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).execute();
-  }
-  return {
+  const session: SessionContext = {
     idHash,
     publicId: row.public_id,
     stage: row.stage,
@@ -120,6 +127,15 @@ export async function resolveSession(deps: Deps, cookieValue: string): Promise<S
     account: { id: row.id, username: row.username, role: row.role, totp_enabled: row.totp_enabled },
     unread: Number(row.unread ?? 0),
   };
+  if (now - row.last_seen_at >= TOUCH_EVERY_MS) {
+    return deps.db
+      .updateTable('sessions')
+      .set({ last_seen_at: now })
+      .where('id_hash', '=', idHash)
+      .execute()
+      .then(() => session);
+  }
+  return session;
 }
 
 /**

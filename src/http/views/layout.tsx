@@ -1,7 +1,8 @@
 // The page frame: navigation, the signed-in user's name and role, and a sign-out button.
 import type { Child } from 'hono/jsx';
-import { escapeToBuffer, raw } from 'hono/utils/html';
+import { raw } from 'hono/utils/html';
 import { CsrfContext, Form } from './components.tsx';
+import { compileTemplate, escapeHtml, fillTemplate, slot, type Template } from './template.ts';
 
 /** Who is looking at the page, when signed in. */
 export interface Viewer {
@@ -62,48 +63,26 @@ export function Layout(props: { title: string; viewer?: Viewer; csrf?: string; c
   );
 }
 
-// The layout around every page is the same markup with a handful of values changed, yet rendering it through JSX
-// costs more than the rest of a page. So each shape of it (signed in as which role, bell or not, form token or not)
-// is rendered through <Layout> once, with markers in place of the values, and split into its fixed chunks; a page
-// is those chunks joined with the escaped values. <Layout> stays the one source of the markup (layout.test.tsx
-// checks the two agree for every shape).
-const SLOT = '\u0001';
-const slotMarker = (name: string) => `${SLOT}${name}${SLOT}`;
+// The layout around every page is the same markup with a handful of values changed: each shape of it (signed in as
+// which role, bell or not, form token or not) is precompiled from <Layout> (see template.ts); layout.test.tsx checks
+// the two agree for every shape.
 type SlotName = 'title' | 'username' | 'unreadLabel' | 'unreadText' | 'csrf' | 'body';
-interface CompiledLayout {
-  chunks: string[];
-  slots: SlotName[];
-}
-const compiledShapes = new Map<string, CompiledLayout>();
+const compiledShapes = new Map<string, Template<SlotName>>();
 
-function compileShape(role: Viewer['role'] | undefined, bell: boolean, csrf: boolean): CompiledLayout {
-  const viewer: Viewer | undefined = role
-    ? { username: slotMarker('username'), role, unread: bell ? (slotMarker('unreadLabel') as unknown as number) : undefined }
-    : undefined;
+function compileShape(role: Viewer['role'] | undefined, bell: boolean, csrf: boolean): Template<SlotName> {
+  const viewer: Viewer | undefined = role ? { username: slot('username'), role, unread: bell ? (slot('unreadLabel') as unknown as number) : undefined } : undefined;
   const html = (
-    <Layout title={slotMarker('title')} viewer={viewer} csrf={csrf ? slotMarker('csrf') : undefined}>
-      {raw(slotMarker('body'))}
+    <Layout title={slot('title')} viewer={viewer} csrf={csrf ? slot('csrf') : undefined}>
+      {raw(slot('body'))}
     </Layout>
   ).toString() as string;
-  // The bell shows the count in two forms: its label always, its text capped ("99+"); the marker stood for both.
-  const parts = html.replace(`>${slotMarker('unreadLabel')}<`, `>${slotMarker('unreadText')}<`).split(SLOT);
-  const chunks: string[] = [];
-  const slots: SlotName[] = [];
-  parts.forEach((part, i) => (i % 2 === 0 ? chunks.push(part) : slots.push(part as SlotName)));
-  // Each value must have come through <Layout> untouched, exactly where expected; anything else is a bug here.
   const expected: SlotName[] = ['title', 'title', 'body'];
   // Name, bell and the sign-out form (the layout's only use of the form token) are shown to a signed-in viewer.
   if (role) expected.push('username');
   if (role && bell) expected.push('unreadLabel', 'unreadText');
   if (role && csrf) expected.push('csrf');
-  if ([...slots].sort().join() !== expected.sort().join()) throw new Error(`layout markers came out as ${slots.join()}`);
-  return { chunks, slots };
-}
-
-function escapeHtml(value: string): string {
-  const buffer: [string] = [''];
-  escapeToBuffer(value, buffer);
-  return buffer[0];
+  // The bell shows the count in two forms: its label always, its text capped ("99+"); the marker stood for both.
+  return compileTemplate(html.replace(`>${slot('unreadLabel')}<`, `>${slot('unreadText')}<`), expected);
 }
 
 /** The whole document for a page: what <Layout> renders, from its precompiled chunks; `bodyHtml` is already HTML. */
@@ -115,15 +94,12 @@ export function renderLayout(props: { title: string; viewer?: Viewer; csrf?: str
     shape = compileShape(v?.role, v?.unread !== undefined, props.csrf !== undefined && props.csrf !== '');
     compiledShapes.set(key, shape);
   }
-  const values: Record<SlotName, string> = {
+  return fillTemplate(shape, {
     title: escapeHtml(props.title),
     username: v ? escapeHtml(v.username) : '',
     unreadLabel: v?.unread !== undefined ? escapeHtml(String(v.unread)) : '',
     unreadText: v?.unread !== undefined ? escapeHtml(v.unread > 99 ? '99+' : String(v.unread)) : '',
     csrf: props.csrf ? escapeHtml(props.csrf) : '',
     body: bodyHtml,
-  };
-  let html = shape.chunks[0]!;
-  for (let i = 0; i < shape.slots.length; i++) html += values[shape.slots[i]!] + shape.chunks[i + 1]!;
-  return html;
+  });
 }
