@@ -48,6 +48,18 @@ export function openDatabase(database: Config['database']): Database {
   return { db, dialect: 'sqlite' };
 }
 
+/**
+ * PostgreSQL: a separate pool of at most `max` connections whose sessions start with `settings` (planner settings for
+ * one role's statements, without a SET LOCAL transaction around each). Idle connections never keep the process alive;
+ * the caller destroys it.
+ */
+export function openPostgresSession(url: string, settings: Record<string, string>, max = 1): Kysely<DB> {
+  const options = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`).join(' ');
+  const pool = new pg.Pool({ connectionString: url, max, options, allowExitOnIdle: true });
+  pool.on('error', () => {}); // as in openDatabase
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}
+
 /** Kysely prepares every query afresh; reusing prepared statements by SQL text halves the cost of hot reads. */
 function withStatementCache(file: SQLite.Database): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
