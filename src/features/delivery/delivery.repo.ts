@@ -119,12 +119,29 @@ export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams
   return db.transaction().execute((trx) => claimJobsIn(trx, p));
 }
 
-/** The claim's query plan for `p` (EXPLAIN, nothing executed) on `db`'s session, one line per plan node. */
-export async function claimPlan(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<string[]> {
+/**
+ * The claim's query plan for `p` (EXPLAIN, nothing executed) on `db`'s session, one line per plan node. On PostgreSQL,
+ * `generic` shows the plan for any parameters, which a prepared statement uses after its first executions.
+ */
+export async function claimPlan(db: Kysely<DB>, dialect: Dialect, p: ClaimParams, generic = false): Promise<string[]> {
   const params = claimParameters(dialect, p);
   if (dialect === 'postgres') {
-    const rows = (await db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${CLAIM_PG}`, params))).rows;
-    return rows.map((r) => r['QUERY PLAN']);
+    const explain = async (q: Q, text: string, values: unknown[] = []) => (await q.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(text, values))).rows.map((r) => r['QUERY PLAN']);
+    if (!generic) return explain(db, `explain ${CLAIM_PG}`, params);
+    return db.connection().execute(async (conn) => {
+      const name = `claim_plan_${Date.now().toString(36)}`;
+      await conn.executeQuery(CompiledQuery.raw(`prepare ${name} as ${CLAIM_PG}`));
+      try {
+        return await conn.transaction().execute(async (trx) => {
+          await trx.executeQuery(CompiledQuery.raw('set local plan_cache_mode = force_generic_plan'));
+          // EXECUTE inside EXPLAIN takes no bound parameters: the values go in as literals (ids are base64url, numbers are numbers).
+          const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${(Array.isArray(v) ? `{${v.join(',')}}` : String(v)).replaceAll("'", "''")}'`);
+          return explain(trx, `explain execute ${name}(${params.map(literal).join(', ')})`);
+        });
+      } finally {
+        await conn.executeQuery(CompiledQuery.raw(`deallocate ${name}`));
+      }
+    });
   }
   const rows = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${CLAIM_SQLITE}`, params))).rows;
   return rows.map((r) => r.detail);

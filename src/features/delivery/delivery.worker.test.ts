@@ -304,7 +304,9 @@ forEachDialect((getDb) => {
     // On the session the worker claims on (PostgreSQL: its own, with CLAIM_SESSION_SETTINGS).
     const database = t.deps.config.database;
     const session = database.kind === 'postgres' ? openPostgresSession(database.url, CLAIM_SESSION_SETTINGS) : t.deps.db;
-    const plan = () => claimPlan(session, t.deps.dialect, { owner: 'w1', now, leaseUntil: now + 60_000, limit: 64, perChannel: 4, exclude: [], quotas: new Map(), window: 256 });
+    const params = { owner: 'w1', now, leaseUntil: now + 60_000, limit: 64, perChannel: 4, exclude: [], quotas: new Map(), window: 256 };
+    // The worker's statements are prepared: checked for these parameters and, on PostgreSQL, for any (the generic plan).
+    const plans = async () => [await claimPlan(session, t.deps.dialect, params), await claimPlan(session, t.deps.dialect, params, true)];
     const check = (lines: string[], when: string) => {
       const text = lines.join('\n');
       if (t.deps.dialect === 'postgres') {
@@ -315,9 +317,9 @@ forEachDialect((getDb) => {
       }
     };
     try {
-      check(await plan(), 'before ANALYZE');
+      for (const [i, lines] of (await plans()).entries()) check(lines, `before ANALYZE${i ? ', generic' : ''}`);
       await sql`analyze`.execute(t.deps.db);
-      check(await plan(), 'after ANALYZE');
+      for (const [i, lines] of (await plans()).entries()) check(lines, `after ANALYZE${i ? ', generic' : ''}`);
     } finally {
       if (session !== t.deps.db) await session.destroy();
     }
