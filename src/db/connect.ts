@@ -1,4 +1,5 @@
 // Opens the database named by the config: SQLite (embedded default) or PostgreSQL.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -46,6 +47,35 @@ export function openDatabase(database: Config['database']): Database {
   };
   const db: Kysely<DB> = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }, openReader) });
   return { db, dialect: 'sqlite' };
+}
+
+/**
+ * PostgreSQL: a separate pool of at most `max` connections whose sessions start with `settings` (planner settings for
+ * one role's statements, without a SET LOCAL transaction around each). Idle connections never keep the process alive;
+ * the caller destroys it.
+ */
+export function openPostgresSession(url: string, settings: Record<string, string>, max = 1): Kysely<DB> {
+  const options = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`).join(' ');
+  const pool = new pg.Pool({ connectionString: url, max, options, allowExitOnIdle: true });
+  pool.on('error', () => {}); // as in openDatabase
+  pool.on('connect', preparedByText);
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * Kysely sends every query as an unnamed statement, parsed and planned afresh each time (about 1 ms of the server's
+ * CPU for the worker's large statements); named by a digest of its text, a statement is parsed once per connection
+ * and its plan may be cached, as a prepared statement.
+ */
+function preparedByText(client: pg.PoolClient): void {
+  const names = new Map<string, string>();
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof text !== 'string' || !Array.isArray(values)) return query(text, values, callback);
+    let name = names.get(text);
+    if (!name) names.set(text, (name = `k${crypto.hash('sha1', text, 'hex')}`));
+    return query({ name, text, values }, callback);
+  }) as typeof client.query;
 }
 
 /** Kysely prepares every query afresh; reusing prepared statements by SQL text halves the cost of hot reads. */

@@ -36,10 +36,11 @@ export interface AttemptJob {
  * The claim: leases the oldest due deliveries of enabled channels, at most `quota` per channel, at most `limit` in all.
  * A row whose lease has expired (its worker died) is due again. Its text is fixed per dialect (the excluded channels
  * and the quotas are one JSON or array parameter each), so it is parsed and planned once, not once per claim.
- * `$x` marks where each dialect puts its own expression.
+ * On PostgreSQL its parameters start after `offset` others (the recording statement's, when both go in one), and
+ * rows being recorded by the same statement are never candidates (a row may not be updated twice in one statement).
  */
-function claimStatement(pg: boolean): string {
-  const p = pg ? (n: number) => `$${n}` : () => '?';
+function claimStatement(pg: boolean, offset = 0): string {
+  const p = pg ? (n: number) => `$${n + offset}` : () => '?';
   return `
     update deliveries set lease_owner = ${p(1)}, lease_until = ${p(2)}, updated_at = ${p(3)}
     where id ${pg ? '= any(array(' : 'in ('}
@@ -52,13 +53,13 @@ function claimStatement(pg: boolean): string {
           where d.state = 'pending' and d.next_attempt_at <= ${p(4)}
             and (d.lease_until is null or d.lease_until <= ${p(5)})
             and ch.enabled = 1
-            and ${pg ? 'd.channel_id <> all($6::text[])' : 'd.channel_id not in (select value from json_each(?))'}
+            and ${pg ? `d.channel_id <> all(${p(6)}::text[]) and d.id <> all(${p(11)}::text[])` : 'd.channel_id not in (select value from json_each(?))'}
           order by d.next_attempt_at
           limit ${p(7)}
           ${pg ? 'for update of d skip locked' : ''}
         ) c
       ) r
-      where r.rn <= ${pg ? 'coalesce(($8::jsonb ->> r.channel_id)::int, $9::int)' : 'coalesce((select q.value from json_each(?) q where q.key = r.channel_id), ?)'}
+      where r.rn <= ${pg ? `coalesce((${p(8)}::jsonb ->> r.channel_id)::int, ${p(9)}::int)` : 'coalesce((select q.value from json_each(?) q where q.key = r.channel_id), ?)'}
       order by r.next_attempt_at
       limit ${p(10)}
     ${pg ? '))' : ')'}
@@ -68,54 +69,78 @@ const CLAIM_SQLITE = claimStatement(false);
 // PostgreSQL: = any(array(...)) runs the selection once and updates by primary key (a plain IN would be planned as a
 // hash join over a scan of the whole deliveries table); FOR UPDATE SKIP LOCKED makes concurrent workers take different
 // rows, and the jobs are read in the same statement.
-const CLAIM_PG = `
-  with claimed as (${claimStatement(true)})
-  select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret
-  from claimed c join messages m on m.id = c.message_id join channels ch on ch.id = c.channel_id`;
-// PostgreSQL plans the candidates as an ordered scan of deliveries_due that stops after the window only when it
-// believes many rows are due. Without column statistics (a fresh database, before autovacuum's first ANALYZE) it
-// guesses a handful and plans a bitmap scan of EVERY due row plus a sort (10-20 ms for 8,000 due rows, not 0.2 ms);
-// with statistics and a small table it picks a sequential scan plus a sort. With bitmap and sequential scans off for
-// the claim's transaction, the plan reads the due index in order whatever the statistics; every other table in it has
-// a primary-key index. (enable_sort = off would say the same more directly, but inflates the cost of every plan with a
-// sort, which the claim needs above the candidates, past jit_above_cost.)
-const ORDERED_CLAIM_PLAN = CompiledQuery.raw('set local enable_bitmapscan = off; set local enable_seqscan = off');
+const claimedJobsPg = (offset: number) => `
+  claimed as (${claimStatement(true, offset)}),
+  jobs as (
+    select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret
+    from claimed c join messages m on m.id = c.message_id join channels ch on ch.id = c.channel_id
+  )`;
+const CLAIM_PG = `with ${claimedJobsPg(0)} select * from jobs`;
+
+/**
+ * PostgreSQL settings of the session the worker claims on (see openPostgresSession). PostgreSQL plans the candidates
+ * as an ordered scan of deliveries_due that stops after the window only when it believes many rows are due. Without
+ * column statistics (a fresh database, before autovacuum's first ANALYZE) it guesses a handful and plans a bitmap scan
+ * of EVERY due row plus a sort (10-20 ms for 8,000 due rows, not 0.2 ms); with statistics and a small table it picks a
+ * sequential scan plus a sort. With bitmap and sequential scans off for the session, the plan reads the due index in
+ * order whatever the statistics; every other table the worker's statements read has a primary-key index.
+ * (enable_sort = off would say the same more directly, but inflates the cost of every plan with a sort, which the
+ * claim needs above the candidates, past jit_above_cost.) A session setting rather than SET LOCAL per claim: no
+ * transaction and three round trips fewer per claim.
+ */
+export const CLAIM_SESSION_SETTINGS: Record<string, string> = { enable_bitmapscan: 'off', enable_seqscan: 'off' };
+
 // SQLite: the UPDATE ... RETURNING runs inside an immediate (write-locked) transaction; the jobs are read before committing.
 const JOBS_SQLITE = `
   select d.id, d.channel_id, d.attempts, m.body, ch.url, ch.secret
   from json_each(?) j join deliveries d on d.id = j.value join messages m on m.id = d.message_id join channels ch on ch.id = d.channel_id`;
 
-/** The claim statement's parameters in its order; excluded channels are an array on PostgreSQL, JSON on SQLite. */
-function claimParameters(dialect: Dialect, p: ClaimParams): unknown[] {
+/** The claim statement's parameters in its order; excluded channels (and recorded ids) are arrays on PostgreSQL, JSON on SQLite. */
+function claimParameters(dialect: Dialect, p: ClaimParams, recording: string[] = []): unknown[] {
   const exclude = dialect === 'postgres' ? p.exclude : JSON.stringify(p.exclude);
   const quotas = JSON.stringify(Object.fromEntries(p.quotas));
-  return [p.owner, p.leaseUntil, p.now, p.now, p.now, exclude, p.window, quotas, p.perChannel, p.limit];
+  const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, exclude, p.window, quotas, p.perChannel, p.limit];
+  return dialect === 'postgres' ? [...params, recording] : params;
 }
 
-/** Leases due deliveries (see claimStatement) and returns what their attempts need. */
+/** SQLite: the claim inside the caller's (immediate) transaction. */
+export async function claimJobsIn(trx: Q, p: ClaimParams): Promise<AttemptJob[]> {
+  const claimed = (await trx.executeQuery<{ id: string }>(CompiledQuery.raw(CLAIM_SQLITE, claimParameters('sqlite', p)))).rows;
+  if (claimed.length === 0) return [];
+  return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(JOBS_SQLITE, [JSON.stringify(claimed.map((c) => c.id))]))).rows;
+}
+
+/**
+ * Leases due deliveries (see claimStatement) and returns what their attempts need. On PostgreSQL `db` should be a
+ * session opened with CLAIM_SESSION_SETTINGS (the ordered plan); on another it is just as correct.
+ */
 export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<AttemptJob[]> {
-  const params = claimParameters(dialect, p);
-  if (dialect === 'postgres') {
-    return db.transaction().execute(async (trx) => {
-      await trx.executeQuery(ORDERED_CLAIM_PLAN);
-      return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(CLAIM_PG, params))).rows;
-    });
-  }
-  return db.transaction().execute(async (trx) => {
-    const claimed = (await trx.executeQuery<{ id: string }>(CompiledQuery.raw(CLAIM_SQLITE, params))).rows;
-    if (claimed.length === 0) return [];
-    return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(JOBS_SQLITE, [JSON.stringify(claimed.map((c) => c.id))]))).rows;
-  });
+  if (dialect === 'postgres') return (await recordAndClaimPg(db, [], p.owner, p.now, p)).jobs;
+  return db.transaction().execute((trx) => claimJobsIn(trx, p));
 }
 
-/** The claim's query plan for `p` (EXPLAIN, nothing executed), one line per plan node, in its transaction's settings. */
-export async function claimPlan(db: Kysely<DB>, dialect: Dialect, p: ClaimParams): Promise<string[]> {
+/**
+ * The claim's query plan for `p` (EXPLAIN, nothing executed) on `db`'s session, one line per plan node. On PostgreSQL,
+ * `generic` shows the plan for any parameters, which a prepared statement uses after its first executions.
+ */
+export async function claimPlan(db: Kysely<DB>, dialect: Dialect, p: ClaimParams, generic = false): Promise<string[]> {
   const params = claimParameters(dialect, p);
   if (dialect === 'postgres') {
-    return db.transaction().execute(async (trx) => {
-      await trx.executeQuery(ORDERED_CLAIM_PLAN);
-      const rows = (await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${CLAIM_PG}`, params))).rows;
-      return rows.map((r) => r['QUERY PLAN']);
+    const explain = async (q: Q, text: string, values: unknown[] = []) => (await q.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(text, values))).rows.map((r) => r['QUERY PLAN']);
+    if (!generic) return explain(db, `explain ${CLAIM_PG}`, params);
+    return db.connection().execute(async (conn) => {
+      const name = `claim_plan_${Date.now().toString(36)}`;
+      await conn.executeQuery(CompiledQuery.raw(`prepare ${name} as ${CLAIM_PG}`));
+      try {
+        return await conn.transaction().execute(async (trx) => {
+          await trx.executeQuery(CompiledQuery.raw('set local plan_cache_mode = force_generic_plan'));
+          // EXECUTE inside EXPLAIN takes no bound parameters: the values go in as literals (ids are base64url, numbers are numbers).
+          const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${(Array.isArray(v) ? `{${v.join(',')}}` : String(v)).replaceAll("'", "''")}'`);
+          return explain(trx, `explain execute ${name}(${params.map(literal).join(', ')})`);
+        });
+      } finally {
+        await conn.executeQuery(CompiledQuery.raw(`deallocate ${name}`));
+      }
     });
   }
   const rows = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${CLAIM_SQLITE}`, params))).rows;
@@ -197,8 +222,8 @@ export async function updateChannelTallies(db: Q, tallies: ChannelTally[], now: 
 // PostgreSQL: the whole batch in ONE statement (atomic without a transaction, one round trip): close the held
 // deliveries, insert their attempt rows, and fold their verdicts, in batch order, into each channel's counters.
 // The id arrays make both updates find rows by primary key (a join with the JSON rows alone may be planned as a scan).
-const PG_RECORD = `
-  with j as (
+const RECORD_PG = `
+  j as (
     select * from jsonb_to_recordset($1::jsonb) as x(n int, id text, channel_id text, attempt_id text, attempt_no int, verdict text,
       state text, next_attempt_at bigint, started_at bigint, status_code int, error text)
   ), upd as (
@@ -219,7 +244,7 @@ const PG_RECORD = `
       (array_agg(error order by n desc) filter (where verdict = 'failed'))[1] as error
     from (select held.*, max(n) filter (where verdict = 'delivered') over (partition by channel_id) as last_ok from held) h
     group by channel_id
-  ), ch as (
+  ), counters as (
     update channels c set
       consecutive_failures = case when t.succeeded then t.failures else c.consecutive_failures + t.failures end,
       last_success_at = case when t.succeeded then $3::bigint else c.last_success_at end,
@@ -228,15 +253,44 @@ const PG_RECORD = `
     from tally t
     where c.id = any($5::text[]) and c.id = t.channel_id
       and (not t.succeeded or t.failures > 0 or c.consecutive_failures <> 0 or c.last_success_at is null or c.last_success_at < $3::bigint - 1000)
-  )
-  select count(*)::int as recorded from upd`;
+  )`;
+const RECORD_ONLY_PG = `with ${RECORD_PG} select count(*)::int as recorded from upd`;
+// The recording and the next claim in one statement: one round trip and one commit for both. All its parts see one
+// snapshot, in which the rows being recorded are still leased (so not due) and are excluded from the candidates anyway.
+const RECORD_AND_CLAIM_PG = `
+  with ${RECORD_PG}, ${claimedJobsPg(5)}
+  select id, channel_id, attempts, body, url, secret, null::int as recorded from jobs
+  union all select null, null, null, null, null, null, count(*)::int from upd`;
 
-/** PostgreSQL: records a batch in one statement (see PG_RECORD); returns how many deliveries `owner` still held. */
-export async function recordBatchPg(db: Q, records: AttemptRecord[], owner: string, now: number): Promise<number> {
+/** What a recording (and claim) did: how many deliveries the owner still held and recorded, and the jobs it claimed. */
+export interface RecordAndClaimResult {
+  recorded: number;
+  jobs: AttemptJob[];
+}
+
+/**
+ * PostgreSQL: records a batch (see RECORD_PG; only deliveries `owner` still holds) and, with `claim`, leases the next
+ * deliveries, in one statement. For the claim's ordered plan `db` should be a CLAIM_SESSION_SETTINGS session.
+ */
+export async function recordAndClaimPg(db: Q, records: AttemptRecord[], owner: string, now: number, claim?: ClaimParams): Promise<RecordAndClaimResult> {
   const ids = records.map((r) => r.id);
-  const channels = [...new Set(records.map((r) => r.channel_id))];
-  const result = await db.executeQuery<{ recorded: number }>(CompiledQuery.raw(PG_RECORD, [JSON.stringify(records), owner, now, ids, channels]));
-  return result.rows[0]!.recorded;
+  const record = [JSON.stringify(records), owner, now, ids, [...new Set(records.map((r) => r.channel_id))]];
+  if (!claim) {
+    if (records.length === 0) return { recorded: 0, jobs: [] };
+    const result = await db.executeQuery<{ recorded: number }>(CompiledQuery.raw(RECORD_ONLY_PG, record));
+    return { recorded: result.rows[0]!.recorded, jobs: [] };
+  }
+  if (records.length === 0) {
+    return { recorded: 0, jobs: (await db.executeQuery<AttemptJob>(CompiledQuery.raw(CLAIM_PG, claimParameters('postgres', claim)))).rows };
+  }
+  const rows = (await db.executeQuery<AttemptJob & { recorded: number | null }>(CompiledQuery.raw(RECORD_AND_CLAIM_PG, [...record, ...claimParameters('postgres', claim, ids)]))).rows;
+  const jobs: AttemptJob[] = [];
+  let recorded = 0;
+  for (const { recorded: n, ...job } of rows) {
+    if (n === null) jobs.push(job);
+    else recorded = n;
+  }
+  return { recorded, jobs };
 }
 
 /** Gives leases back without an attempt (the worker stopped before a verdict, or never started it): due again at once. */

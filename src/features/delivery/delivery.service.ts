@@ -7,17 +7,20 @@ import {
   channelEnabled,
   countDeliveriesOfMessage,
   deliveriesOfMessage,
+  claimJobsIn,
   closeDeliveries,
   findDeliveryForUpdate,
   insertAttemptRecords,
   insertDelivery,
   laterSeriesExists,
-  recordBatchPg,
+  recordAndClaimPg,
   undeliveredLatest,
   updateChannelTallies,
   type AttemptJob,
   type AttemptRecord,
   type ChannelTally,
+  type ClaimParams,
+  type RecordAndClaimResult,
 } from './delivery.repo.ts';
 import { afterFailure, MAX_ATTEMPTS } from './retry-schedule.ts';
 
@@ -39,8 +42,17 @@ export interface FinishedAttempt {
  * Returns how many were recorded. Delivery failures are data on these rows, never a message and never a log line.
  */
 export async function recordAttempts(deps: Deps, owner: string, items: FinishedAttempt[]): Promise<number> {
-  if (items.length === 0) return 0;
+  return (await recordAndClaim(deps, owner, items)).recorded;
+}
+
+/**
+ * Records finished attempts as recordAttempts does and, with `claim`, leases the next due deliveries in the same
+ * transaction (PostgreSQL: the same statement): one commit and, on PostgreSQL, one round trip for both. On PostgreSQL
+ * `deps.db` should be the worker's claim session (CLAIM_SESSION_SETTINGS).
+ */
+export async function recordAndClaim(deps: Deps, owner: string, items: FinishedAttempt[], claim?: ClaimParams): Promise<RecordAndClaimResult> {
   const finishedAt = deps.clock.now();
+  const ids = attemptIds(finishedAt, items.length, deps.random);
   const records: AttemptRecord[] = items.map(({ job, verdict, startedAt }, n) => {
     const attemptNo = job.attempts + 1;
     const next = verdict.kind === 'failed' ? afterFailure(attemptNo, finishedAt, deps.random) : undefined;
@@ -48,7 +60,7 @@ export async function recordAttempts(deps: Deps, owner: string, items: FinishedA
       n,
       id: job.id,
       channel_id: job.channel_id,
-      attempt_id: attemptId(finishedAt, deps.random),
+      attempt_id: ids[n]!,
       attempt_no: attemptNo,
       verdict: verdict.kind,
       state: next ? next.state : 'delivered',
@@ -58,22 +70,30 @@ export async function recordAttempts(deps: Deps, owner: string, items: FinishedA
       error: verdict.kind === 'failed' ? verdict.error : null,
     };
   });
-  if (deps.dialect === 'postgres') return recordBatchPg(deps.db, records, owner, finishedAt);
+  if (deps.dialect === 'postgres') return recordAndClaimPg(deps.db, records, owner, finishedAt, claim);
+  if (records.length === 0 && !claim) return { recorded: 0, jobs: [] };
   return deps.db.transaction().execute(async (trx) => {
-    const held = await closeDeliveries(trx, records, owner, finishedAt);
-    const recorded = records.filter((r) => held.has(r.id));
-    await insertAttemptRecords(trx, recorded, finishedAt);
-    await updateChannelTallies(trx, channelTallies(recorded), finishedAt);
-    return recorded.length;
+    let recorded = 0;
+    if (records.length > 0) {
+      const held = await closeDeliveries(trx, records, owner, finishedAt);
+      const kept = records.filter((r) => held.has(r.id));
+      await insertAttemptRecords(trx, kept, finishedAt);
+      await updateChannelTallies(trx, channelTallies(kept), finishedAt);
+      recorded = kept.length;
+    }
+    return { recorded, jobs: claim ? await claimJobsIn(trx, claim) : [] };
   });
 }
 
 /**
- * An attempt row's id: the finish time (ms, base 36, fixed width) then 78 random bits. Ids that grow with time add
- * each batch's rows at the end of the primary-key index instead of at random places in it (fewer pages written).
+ * Attempt rows' ids: the finish time (ms, base 36, fixed width) then 78 random bits each, from one draw of the random
+ * source for the whole batch. Ids that grow with time add each batch's rows at the end of the primary-key index
+ * instead of at random places in it (fewer pages written).
  */
-export function attemptId(finishedAt: number, random: Deps['random']): string {
-  return Math.max(0, Math.floor(finishedAt)).toString(36).padStart(9, '0') + newId(random).slice(0, 13);
+export function attemptIds(finishedAt: number, count: number, random: Deps['random']): string[] {
+  const stamp = Math.max(0, Math.floor(finishedAt)).toString(36).padStart(9, '0');
+  const bytes = count > 0 ? random.bytes(10 * count) : Buffer.alloc(0);
+  return Array.from({ length: count }, (_, i) => stamp + bytes.toString('base64url', 10 * i, 10 * i + 10).slice(0, 13));
 }
 
 /** Per channel, in batch order: a success resets the streak, each failure after it extends it. */

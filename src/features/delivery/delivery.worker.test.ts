@@ -7,7 +7,8 @@ import { allowTestLoopback, clearOutbox, fixtureResolver } from '../../../test/h
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import { closedPort, HOOK_TEST_CERT, startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
 import { sql } from 'kysely';
-import { claimJobs, claimPlan } from './delivery.repo.ts';
+import { openPostgresSession } from '../../db/connect.ts';
+import { CLAIM_SESSION_SETTINGS, claimJobs, claimPlan } from './delivery.repo.ts';
 import { recordAttempts } from './delivery.service.ts';
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from './delivery.worker.ts';
 
@@ -300,7 +301,12 @@ forEachDialect((getDb) => {
     const ch = await buildChannel(t.deps.db, { url: `${rx.url}/plan` });
     for (let i = 0; i < 300; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - 1000 + i });
     const now = t.clock.now();
-    const plan = () => claimPlan(t.deps.db, t.deps.dialect, { owner: 'w1', now, leaseUntil: now + 60_000, limit: 64, perChannel: 4, exclude: [], quotas: new Map(), window: 256 });
+    // On the session the worker claims on (PostgreSQL: its own, with CLAIM_SESSION_SETTINGS).
+    const database = t.deps.config.database;
+    const session = database.kind === 'postgres' ? openPostgresSession(database.url, CLAIM_SESSION_SETTINGS) : t.deps.db;
+    const params = { owner: 'w1', now, leaseUntil: now + 60_000, limit: 64, perChannel: 4, exclude: [], quotas: new Map(), window: 256 };
+    // The worker's statements are prepared: checked for these parameters and, on PostgreSQL, for any (the generic plan).
+    const plans = async () => [await claimPlan(session, t.deps.dialect, params), await claimPlan(session, t.deps.dialect, params, true)];
     const check = (lines: string[], when: string) => {
       const text = lines.join('\n');
       if (t.deps.dialect === 'postgres') {
@@ -310,9 +316,13 @@ forEachDialect((getDb) => {
         assert.match(text, /SEARCH d USING INDEX deliveries_due \(state=\? AND next_attempt_at<\?\)/, `${when}:\n${text}`);
       }
     };
-    check(await plan(), 'before ANALYZE');
-    await sql`analyze`.execute(t.deps.db);
-    check(await plan(), 'after ANALYZE');
+    try {
+      for (const [i, lines] of (await plans()).entries()) check(lines, `before ANALYZE${i ? ', generic' : ''}`);
+      await sql`analyze`.execute(t.deps.db);
+      for (const [i, lines] of (await plans()).entries()) check(lines, `after ANALYZE${i ? ', generic' : ''}`);
+    } finally {
+      if (session !== t.deps.db) await session.destroy();
+    }
   });
 
   test('one batch over several channels: each delivery, attempt row and counter as recorded one by one; the fifth failure dead-letters', async () => {

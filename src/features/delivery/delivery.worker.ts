@@ -2,10 +2,11 @@
 // Bounded concurrency overall and per channel, so a dead or slow channel holds at most its own few slots
 // and never delays other channels, emission or the web tier (SPEC 6.4).
 import { setMaxListeners } from 'node:events';
+import { openPostgresSession } from '../../db/connect.ts';
 import { newId, type Deps } from '../../deps.ts';
 import { createOutboundClient, type OutboundOptions } from '../../net/outbound.ts';
-import { cancelUndeliverable, claimJobs, releaseLeases, type AttemptJob } from './delivery.repo.ts';
-import { recordAttempts, type FinishedAttempt } from './delivery.service.ts';
+import { cancelUndeliverable, CLAIM_SESSION_SETTINGS, releaseLeases, type AttemptJob, type ClaimParams } from './delivery.repo.ts';
+import { recordAndClaim, type FinishedAttempt } from './delivery.service.ts';
 import { deliveryHeaders } from './signature.ts';
 
 /** Tuning of one worker; defaults suit one process. Tests inject the outbound resolver, policy, CA and timeout. */
@@ -53,6 +54,8 @@ const SWEEP_EVERY_MS = 5_000;
 /** How long the loop waits after a database failure before trying again. */
 
 const ERROR_BACKOFF_MS = 1_000;
+/** Most verdicts recorded in one transaction. */
+const MAX_BATCH = 500;
 /** Verdicts waiting for their group commit, per slot, beyond which the worker claims nothing more until they are recorded. */
 const UNRECORDED_PER_SLOT = 4;
 /**
@@ -73,6 +76,11 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const queueTtl = Math.min(QUEUE_TTL_MS, leaseMs / 4);
   const client = createOutboundClient(options.outbound);
+  // Recording and claiming go through one session of the worker's own (PostgreSQL: with CLAIM_SESSION_SETTINGS, so the
+  // claim is one statement); SQLite has one connection per process anyway.
+  const database = deps.config.database;
+  const claimDb = deps.dialect === 'postgres' && database.kind === 'postgres' ? openPostgresSession(database.url, CLAIM_SESSION_SETTINGS) : deps.db;
+  const claimDeps: Deps = { ...deps, db: claimDb };
   // Requests in flight (the concurrency bounds count these), and verdicts not yet recorded: a slot is free again as
   // soon as its request has finished, so the next attempt does not wait for the previous one's bookkeeping. The lease
   // is held until the verdict is recorded, so nobody else makes that attempt again meanwhile.
@@ -128,39 +136,37 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   }
 
   /**
-   * Claims as many due deliveries as there is room for, queues them and starts what fits; returns how many it claimed.
-   * Unless `eager`, it waits until a quarter of the room is free, so claims come in batches rather than one per finished attempt.
+   * One database cycle: records the verdicts waiting for their group commit and claims as many due deliveries as there
+   * is room for, in one transaction (PostgreSQL: one statement), queues them and starts what fits; returns how many it
+   * claimed. Unless `eager`, it claims only once a quarter of the room is free, so claims come in batches rather than
+   * one per finished attempt. Cycles run one at a time (the only claimer), so each claim's quotas count every lease.
    */
-  async function tick(eager = true): Promise<number> {
-    const now = deps.clock.now();
-    if (now - lastSweep >= SWEEP_EVERY_MS || now < lastSweep) {
-      await cancelUndeliverable(deps.db, now);
-      lastSweep = now;
-    }
-    const room = claimRoom();
+  function cycle(eager: boolean): Promise<number> {
+    const run = cycling.then(() => cycleNow(eager));
+    cycling = run.catch(() => 0);
+    return run;
+  }
+  let cycling: Promise<number> = Promise.resolve(0);
+
+  async function cycleNow(eager: boolean): Promise<number> {
+    const batch = toRecord.splice(0, MAX_BATCH);
+    const claim = claimParams(eager, batch.length);
     lastClaimUnconstrained = false;
-    if (room <= 0) return 0;
-    if (!eager && inflight.size + queue.length > 0 && room < Math.max(1, Math.floor(concurrency / 4))) return 0;
-    const exclude: string[] = [];
-    const quotas = new Map<string, number>();
-    for (const channel of new Set([...inflightPerChannel.keys(), ...queuedPerChannel.keys()])) {
-      const n = channelRoom(channel, now);
-      if (n <= 0) exclude.push(channel);
-      else quotas.set(channel, n);
+    if (batch.length === 0 && !claim) return 0;
+    let jobs: AttemptJob[];
+    try {
+      const result = await recordAndClaim(claimDeps, id, batch, claim?.params);
+      recorded += result.recorded;
+      jobs = result.jobs;
+    } catch (err) {
+      // The database, not the receiver, failed: the leases run out and the attempts are made again.
+      if (batch.length > 0) deps.log.error({ err, worker: id }, 'delivery worker could not record attempts');
+      throw err;
+    } finally {
+      for (const item of batch) item.done();
     }
-    const unconstrained = inflight.size === 0 && queue.length === 0;
-    const jobs = await claimJobs(deps.db, deps.dialect, {
-      owner: id,
-      now,
-      leaseUntil: now + leaseMs,
-      limit: room,
-      perChannel,
-      exclude,
-      quotas,
-      // Every candidate's channel has room (saturated ones are excluded), so this window always yields work when there is any.
-      window: room * perChannel,
-    });
-    lastClaimUnconstrained = unconstrained;
+    if (!claim) return 0;
+    lastClaimUnconstrained = claim.unconstrained;
     const claimedAt = deps.clock.now();
     for (const job of jobs) {
       queue.push({ job, claimedAt });
@@ -168,6 +174,37 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     }
     pump();
     return jobs.length;
+  }
+
+  /** What the next claim may take (nothing while stopping or too many verdicts wait), or undefined for no claim. */
+  function claimParams(eager: boolean, recording: number): { params: ClaimParams; unconstrained: boolean } | undefined {
+    if (stopping || unrecorded.size - recording >= concurrency * UNRECORDED_PER_SLOT) return undefined;
+    const room = AHEAD_FACTOR * concurrency - inflight.size - queue.length;
+    if (room <= 0) return undefined;
+    if (!eager && inflight.size + queue.length > 0 && room < Math.max(1, Math.floor(concurrency / 4))) return undefined;
+    const now = deps.clock.now();
+    const exclude: string[] = [];
+    const quotas = new Map<string, number>();
+    for (const channel of new Set([...inflightPerChannel.keys(), ...queuedPerChannel.keys()])) {
+      const n = channelRoom(channel, now);
+      if (n <= 0) exclude.push(channel);
+      else quotas.set(channel, n);
+    }
+    return {
+      // Every candidate's channel has room (saturated ones are excluded), so the window always yields work when there is any.
+      params: { owner: id, now, leaseUntil: now + leaseMs, limit: room, perChannel, exclude, quotas, window: room * perChannel },
+      unconstrained: inflight.size === 0 && queue.length === 0,
+    };
+  }
+
+  /** The loop's and drain()'s step: sweeps disabled channels' deliveries now and then, then runs a cycle. */
+  async function tick(eager = true): Promise<number> {
+    const now = deps.clock.now();
+    if (now - lastSweep >= SWEEP_EVERY_MS || now < lastSweep) {
+      await cancelUndeliverable(deps.db, now);
+      lastSweep = now;
+    }
+    return cycle(eager);
   }
 
   /** Starts queued attempts, oldest claim first, while there are free slots and their channel has room. */
@@ -246,17 +283,9 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     flushing ??= new Promise((resolve) => setImmediate(resolve)).then(flush);
   }
 
+  /** Records what finished (claiming too, if there is room for a batch), until no verdict waits. */
   async function flush(): Promise<void> {
-    while (toRecord.length > 0) {
-      const batch = toRecord.splice(0, 500);
-      try {
-        recorded += await recordAttempts(deps, id, batch);
-      } catch (err) {
-        // The database, not the receiver, failed: the leases run out and the attempts are made again.
-        deps.log.error({ err, worker: id }, 'delivery worker could not record attempts');
-      }
-      for (const item of batch) item.done();
-    }
+    while (toRecord.length > 0) await cycle(false).catch(() => 0); // a failed recording is logged by the cycle
     flushing = undefined;
   }
 
@@ -343,7 +372,9 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
         await Promise.all(inflight);
       }
       await Promise.all([...unrecorded, releasing]);
+      await cycling;
       await client.close();
+      if (claimDb !== deps.db) await claimDb.destroy();
     },
   };
 }
