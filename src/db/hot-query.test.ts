@@ -24,9 +24,13 @@ forEachDialect((getDb) => {
       (db, [first, second]: readonly [string, string]) => db.selectFrom('accounts').select('id').where('username', '=', second).where('id', '=', first),
       2,
     );
-    await assert.rejects(async () => reordered(t.deps.db, 'x', 'y'), /in order/);
+    const reorderedResult = reordered(t.deps.db, 'x', 'y');
+    assert.ok(reorderedResult instanceof Promise, 'a failure is a rejected promise, never a synchronous throw');
+    await assert.rejects(reorderedResult, /in order/);
     const twice = hotQuery((db, [id]: readonly [string]) => db.selectFrom('accounts').select('id').where('id', '=', id).where('username', '=', id), 1);
-    await assert.rejects(async () => twice(t.deps.db, 'x'), /exactly once/);
+    const twiceResult = twice(t.deps.db, 'x');
+    assert.ok(twiceResult instanceof Promise);
+    await assert.rejects(twiceResult, /exactly once/);
   });
 });
 
@@ -44,7 +48,9 @@ test('on SQLite the read connection sees each commit at once, closes with the da
     assert.deepEqual(await byId(tdb.db, account.id), [{ username: 'reader-b' }], 'the root database never reads an open transaction');
   });
   await tdb.drop();
-  await assert.rejects(async () => byId(tdb.db, account.id), /not open/, 'the read connection closed with the database');
+  const closed = byId(tdb.db, account.id);
+  assert.ok(closed instanceof Promise, 'a failure on the read connection is a rejected promise');
+  await assert.rejects(closed, /not open/, 'the read connection closed with the database');
 
   for (const file of [':memory:', '']) {
     const { db } = openDatabase({ kind: 'sqlite', path: file });

@@ -104,3 +104,19 @@ test('as under compose, a response answered after the later steps finalized one 
   assert.equal(twice.status, 500);
   assert.match(await twice.text(), /called multiple times/);
 });
+
+test('a native Response (as fetch or Response.redirect make) answered by a step is the answer, under the Node server too', async () => {
+  const app = appWith(() => Response.redirect('http://localhost/elsewhere', 302));
+  const { serve } = await import('@hono/node-server');
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  try {
+    const { port } = server.address() as import('node:net').AddressInfo;
+    for (const res of [await app.request('/route'), await fetch(`http://127.0.0.1:${port}/route`, { redirect: 'manual' })]) {
+      assert.equal(res.status, 302);
+      assert.equal(res.headers.get('location'), 'http://localhost/elsewhere');
+    }
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});

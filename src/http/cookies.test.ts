@@ -21,7 +21,7 @@ test('finds the named cookie only: never one whose name merely contains it', () 
   assert.equal(cookieValue(`;;svc_session=${id};`, 'svc_session'), id);
 });
 
-test('agrees with hono/utils/cookie on headers carrying session-like values', () => {
+test('agrees with hono/utils/cookie on headers of plain session-like values', () => {
   const pieces = [`svc_session=${id}`, 'svc_session=other-value', 'xsvc_session=evil', 'svc_session2=evil', 'theme=dark', 'empty=', 'novalue', ' spaced = v ', 'q="quoted"'];
   let cases = 0;
   for (const a of pieces) {
@@ -34,4 +34,21 @@ test('agrees with hono/utils/cookie on headers carrying session-like values', ()
     }
   }
   assert.ok(cases > 200);
+});
+
+test('takes the value as sent: quoted, percent-encoded or malformed values are not turned into a session id', () => {
+  // Hono's parser would strip the quotes and decode; these values then fail resolveSession's check (signed out).
+  assert.equal(cookieValue(`svc_session="${id}"`, 'svc_session'), `"${id}"`);
+  assert.equal(cookieValue(`svc_session=%41${id.slice(1)}`, 'svc_session'), `%41${id.slice(1)}`);
+  // The first cookie of that name counts, even when it is not valid; a later one is never picked instead.
+  assert.equal(cookieValue(`svc_session=a b; svc_session=${id}`, 'svc_session'), 'a b');
+});
+
+test('headers without "=" for long stretches are read correctly', () => {
+  const filler = ';'.repeat(20_000);
+  assert.equal(cookieValue(`${filler}=`, 'svc_session'), undefined);
+  assert.equal(cookieValue(`svc_session${filler}=x`, 'svc_session'), undefined);
+  assert.equal(cookieValue(`a;b;c${filler}svc_session=${id}`, 'svc_session'), id);
+  assert.equal(cookieValue(`a;b;svc_session;c=d; svc_session=${id}`, 'svc_session'), id);
+  assert.equal(cookieValue(`x=1;${filler};svc_session=${id};y`, 'svc_session'), id);
 });

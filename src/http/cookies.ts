@@ -20,15 +20,23 @@ export function readSessionCookie(c: Ctx, config: Config): string | undefined {
 
 /**
  * The value of the first cookie called `name` in a Cookie header (`a=b; c=d`), whitespace trimmed, or undefined.
- * Read on every request, so it scans the header in place instead of parsing every cookie into an object. The value
- * is not decoded: the session id is base64url, and resolveSession refuses anything else.
+ * Read on every request, so it scans the header in place instead of parsing every cookie into an object, in one pass
+ * over the header whatever its shape. The value is taken as sent (no quote stripping, no percent-decoding): the
+ * session id is base64url, and resolveSession refuses anything else, so an odd value signs nobody in.
  */
 export function cookieValue(header: string, name: string): string | undefined {
+  if (!header.includes(name)) return undefined;
   for (let at = 0; at < header.length; ) {
     let end = header.indexOf(';', at);
     if (end === -1) end = header.length;
     const eq = header.indexOf('=', at);
-    if (eq !== -1 && eq < end && header.slice(at, eq).trim() === name) return header.slice(eq + 1, end).trim();
+    if (eq === -1) return undefined;
+    if (eq > end) {
+      // Pairs without "=" up to the one holding it: go straight to that pair.
+      at = header.lastIndexOf(';', eq) + 1;
+      continue;
+    }
+    if (header.slice(at, eq).trim() === name) return header.slice(eq + 1, end).trim();
     at = end + 1;
   }
   return undefined;

@@ -87,14 +87,17 @@ export type Step = (c: Ctx, next: Next) => Promise<Response | void> | Response;
  * Runs `steps` in order as ONE Hono middleware: each step continues through `next`, answers with a response, or
  * awaits. Under Hono's own compose every layer costs promises on every request; here a step that finishes
  * synchronously costs none. As under compose, a response a step answers with becomes the context's response
- * before the step before it resumes, and what a step throws reaches the app's error handler.
+ * before the step before it resumes. Unlike compose, which answers an error at the layer that threw it (setting
+ * c.error for the layers around it), what a step throws passes through the steps before it, which may catch it, to
+ * the app's error handler; no step here looks at c.error.
  */
 export function chain(...steps: Step[]): MiddlewareHandler<AppEnv> {
   return (c, next) => {
     let index = -1;
     // As compose does, a response answered after the later steps already finalized one is ignored.
     const adopt = (res: Response | void) => {
-      if (res instanceof Response && !c.finalized) c.res = res;
+      // Any response object, as compose takes it (a native one from fetch or Response.redirect included).
+      if (res && !c.finalized) c.res = res;
     };
     const run = (i: number): Promise<void> => {
       if (i <= index) throw new Error('next() called multiple times');
@@ -104,11 +107,9 @@ export function chain(...steps: Step[]): MiddlewareHandler<AppEnv> {
       const out = steps[i]!(c, () => (inner = run(i + 1)));
       // Passed through untouched: whatever the later steps answered is on the context already.
       if (out === inner) return out as Promise<void>;
-      if (out instanceof Response) {
-        adopt(out);
-        return Promise.resolve();
-      }
-      return out.then(adopt);
+      if (typeof (out as Promise<unknown> | undefined)?.then === 'function') return (out as Promise<Response | void>).then(adopt);
+      adopt(out as Response | void);
+      return Promise.resolve();
     };
     return run(0);
   };
@@ -196,9 +197,8 @@ export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
     let text: string;
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(await c.req.arrayBuffer());
-    } catch (err) {
-      // A chunked body over the limit surfaces here; let the body-limit middleware answer 413.
-      if (err instanceof Error && err.name === 'BodyLimitError') throw err;
+    } catch {
+      // The body limit has already read (and bounded) the body before this step: what fails here is its bytes.
       return errorPage(c, 400, 'Unreadable form', 'The form contained bytes that are not valid UTF-8.');
     }
     const form = new URLSearchParams(text);

@@ -6,6 +6,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { buildTestApp } from '../../test/helpers/app.ts';
 import { forEachDialect } from '../../test/helpers/db.ts';
+import { serveTestApp } from '../../test/helpers/browser.ts';
 import { signedInAs } from '../../test/helpers/factories.ts';
 import { securityHeaderTable, securityHeaders } from './middleware.ts';
 
@@ -23,6 +24,60 @@ forEachDialect((getDb) => {
       assert.ok(res.headers.get('referrer-policy'), path);
       assert.equal(res.headers.get('cache-control'), 'no-store', path);
       assert.doesNotMatch(res.text, /<script/i, path);
+    }
+  });
+
+  // The whole app as served, through both header paths: every early answer of the middleware chain (gate, body limit,
+  // form checks, CSRF), routes, errors and overrides.
+  test('every response of the real app carries the security headers, served by Node and through app.request', async () => {
+    const t = buildTestApp(getDb());
+    const { client } = await signedInAs(t, 'viewer');
+    const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const served = await serveTestApp(t);
+    const table = securityHeaderTable(false);
+    const form = { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' };
+    const big = 'a='.padEnd(70_000, 'x');
+    const probes: [label: string, status: number, path: string, init: RequestInit, overridden?: string][] = [
+      ['anonymous page', 303, '/', {}],
+      ['signed-in page', 200, '/', { headers: { cookie } }],
+      ['signed-in HEAD', 200, '/', { method: 'HEAD', headers: { cookie } }],
+      ['viewer on an admin page', 403, '/settings', { headers: { cookie } }],
+      ['no such page', 404, '/no-such-page', { headers: { cookie } }],
+      ['API without a token', 401, '/api/me', {}],
+      ['API, no such route', 401, '/api/nowhere', {}],
+      ['asset', 200, '/static/app.css', {}, 'cache-control'],
+      ['health', 200, '/healthz', {}],
+      ['invitation link no longer valid', 410, '/invite?token=x', {}, 'referrer-policy'],
+      ['body over the limit', 413, '/login', { method: 'POST', headers: form, body: big }],
+      ['not UTF-8', 400, '/login', { method: 'POST', headers: form, body: 'username=%ff' }],
+      ['not a form', 415, '/login', { method: 'POST', headers: { ...form, 'content-type': 'application/json' }, body: '{}' }],
+      ['cross-site post', 403, '/logout', { method: 'POST', headers: { ...form, cookie, 'sec-fetch-site': 'cross-site' }, body: '_csrf=x' }],
+      ['wrong form token', 403, '/logout', { method: 'POST', headers: { ...form, cookie }, body: '_csrf=x' }],
+    ];
+    try {
+      for (const via of ['node', 'app.request'] as const) {
+        for (const [label, status, path, init, overridden] of probes) {
+          const res = via === 'node' ? await fetch(`${served.url}${path}`, { ...init, redirect: 'manual' }) : await t.app.request(path, init);
+          assert.equal(res.status, status, `${via}: ${label}`);
+          for (const [name, value] of table) {
+            if (name !== overridden) assert.equal(res.headers.get(name), value, `${via}: ${label}: ${name}`);
+          }
+          if (overridden) assert.ok(res.headers.get(overridden), `${via}: ${label}: ${overridden}`);
+        }
+        // A body over the limit without a length (chunked): read up to the limit, then refused.
+        const chunked = new ReadableStream({
+          start(controller) {
+            for (let i = 0; i < 8; i++) controller.enqueue(new TextEncoder().encode(big.slice(i * 10_000, (i + 1) * 10_000)));
+            controller.close();
+          },
+        });
+        const init = { method: 'POST', headers: form, body: chunked, duplex: 'half' } as RequestInit;
+        const res = via === 'node' ? await fetch(`${served.url}/login`, init) : await t.app.request('/login', init);
+        assert.equal(res.status, 413, `${via}: chunked body over the limit`);
+        for (const [name, value] of table) assert.equal(res.headers.get(name), value, `${via}: chunked 413: ${name}`);
+      }
+    } finally {
+      await served.close();
     }
   });
 
