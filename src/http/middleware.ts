@@ -94,9 +94,9 @@ export type Step = (c: Ctx, next: Next) => Promise<Response | void> | Response;
 export function chain(...steps: Step[]): MiddlewareHandler<AppEnv> {
   return (c, next) => {
     let index = -1;
-    // As compose does, a response answered after the later steps already finalized one is ignored.
+    // As compose does: any response object is taken (a native one from fetch or Response.redirect included), unless
+    // the later steps already finalized one.
     const adopt = (res: Response | void) => {
-      // Any response object, as compose takes it (a native one from fetch or Response.redirect included).
       if (res && !c.finalized) c.res = res;
     };
     const run = (i: number): Promise<void> => {
