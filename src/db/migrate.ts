@@ -6,6 +6,7 @@ import * as m0004 from './migrations/0004-profile.ts';
 import * as m0005 from './migrations/0005-sso.ts';
 import * as m0006 from './migrations/0006-messages.ts';
 import * as m0008 from './migrations/0008-second-factor-hardening.ts';
+import * as m0009 from './migrations/0009-delivery-due-pending.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0005-sso': m0005,
   '0006-messages': m0006,
   '0008-second-factor-hardening': m0008,
+  '0009-delivery-due-pending': m0009,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

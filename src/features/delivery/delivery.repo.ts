@@ -34,16 +34,18 @@ export interface AttemptJob {
 
 /**
  * The claim: leases the oldest due deliveries of enabled channels, at most `quota` per channel, at most `limit` in all.
- * A row whose lease has expired (its worker died) is due again. Its text is fixed per dialect (the excluded channels
- * and the quotas are one JSON or array parameter each), so it is parsed and planned once, not once per claim.
- * On PostgreSQL its parameters start after `offset` others (the recording statement's, when both go in one), and
- * rows being recorded by the same statement are never candidates (a row may not be updated twice in one statement).
+ * A row whose lease has expired (its worker died) is due again. Its text is fixed (the excluded channels and the
+ * quotas are one array or JSON parameter each), so it is parsed and planned once, not once per claim.
+ * PostgreSQL: its parameters start after `offset` others (the recording statement's, when both go in one), and rows
+ * being recorded by the same statement are never candidates (a row may not be updated twice in one statement). Those
+ * are leased, so only a row whose lease has run out is compared with them: the array is not scanned for every row.
+ * SQLite does the same in three statements inside one immediate transaction (see claimJobsIn).
  */
-function claimStatement(pg: boolean, offset = 0): string {
-  const p = pg ? (n: number) => `$${n + offset}` : () => '?';
+function claimStatement(offset = 0): string {
+  const p = (n: number) => `$${n + offset}`;
   return `
     update deliveries set lease_owner = ${p(1)}, lease_until = ${p(2)}, updated_at = ${p(3)}
-    where id ${pg ? '= any(array(' : 'in ('}
+    where id = any(array(
       select r.id from (
         select c.id, c.channel_id, c.next_attempt_at,
                row_number() over (partition by c.channel_id order by c.next_attempt_at) as rn
@@ -51,28 +53,38 @@ function claimStatement(pg: boolean, offset = 0): string {
           select d.id, d.channel_id, d.next_attempt_at
           from deliveries d join channels ch on ch.id = d.channel_id
           where d.state = 'pending' and d.next_attempt_at <= ${p(4)}
-            and (d.lease_until is null or d.lease_until <= ${p(5)})
+            and (d.lease_until is null or (d.lease_until <= ${p(5)} and d.id <> all(${p(11)}::text[])))
             and ch.enabled = 1
-            and ${pg ? `d.channel_id <> all(${p(6)}::text[]) and d.id <> all(${p(11)}::text[])` : 'd.channel_id not in (select value from json_each(?))'}
+            and d.channel_id <> all(${p(6)}::text[])
           order by d.next_attempt_at
           limit ${p(7)}
-          ${pg ? 'for update of d skip locked' : ''}
+          for update of d skip locked
         ) c
       ) r
-      where r.rn <= ${pg ? `coalesce((${p(8)}::jsonb ->> r.channel_id)::int, ${p(9)}::int)` : 'coalesce((select q.value from json_each(?) q where q.key = r.channel_id), ?)'}
+      where r.rn <= coalesce((${p(8)}::jsonb ->> r.channel_id)::int, ${p(9)}::int)
       order by r.next_attempt_at
       limit ${p(10)}
-    ${pg ? '))' : ')'}
-    returning id, message_id, channel_id, attempts`;
+    ))
+    returning id, message_id, channel_id, attempts, next_attempt_at`;
 }
-const CLAIM_SQLITE = claimStatement(false);
+// SQLite: the oldest due rows of enabled, not excluded channels, read in order from the due index (no sort). With
+// statistics SQLite may prefer scanning the channels and then all of their deliveries plus a sort; INDEXED BY and
+// CROSS JOIN (which fixes the join order) keep the ordered plan, which stops after the window.
+const CANDIDATES_SQLITE = `
+  select d.id, d.channel_id
+  from deliveries d indexed by deliveries_due cross join channels ch on ch.id = d.channel_id
+  where d.state = 'pending' and d.next_attempt_at <= ? and (d.lease_until is null or d.lease_until <= ?)
+    and ch.enabled = 1 and d.channel_id not in (select value from json_each(?))
+  order by d.next_attempt_at
+  limit ?`;
+const LEASE_SQLITE = `update deliveries set lease_owner = ?, lease_until = ?, updated_at = ? where id in (select value from json_each(?))`;
 // PostgreSQL: = any(array(...)) runs the selection once and updates by primary key (a plain IN would be planned as a
 // hash join over a scan of the whole deliveries table); FOR UPDATE SKIP LOCKED makes concurrent workers take different
 // rows, and the jobs are read in the same statement.
 const claimedJobsPg = (offset: number) => `
-  claimed as (${claimStatement(true, offset)}),
+  claimed as (${claimStatement(offset)}),
   jobs as (
-    select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret
+    select c.id, c.channel_id, c.attempts, m.body, ch.url, ch.secret, c.next_attempt_at as due
     from claimed c join messages m on m.id = c.message_id join channels ch on ch.id = c.channel_id
   )`;
 const CLAIM_PG = `with ${claimedJobsPg(0)} select * from jobs`;
@@ -90,24 +102,41 @@ const CLAIM_PG = `with ${claimedJobsPg(0)} select * from jobs`;
  */
 export const CLAIM_SESSION_SETTINGS: Record<string, string> = { enable_bitmapscan: 'off', enable_seqscan: 'off' };
 
-// SQLite: the UPDATE ... RETURNING runs inside an immediate (write-locked) transaction; the jobs are read before committing.
+// SQLite: what the leased rows' attempts need, read in the claim's (immediate) transaction, in candidate (due) order.
 const JOBS_SQLITE = `
   select d.id, d.channel_id, d.attempts, m.body, ch.url, ch.secret
-  from json_each(?) j join deliveries d on d.id = j.value join messages m on m.id = d.message_id join channels ch on ch.id = d.channel_id`;
+  from json_each(?) j join deliveries d on d.id = j.value join messages m on m.id = d.message_id join channels ch on ch.id = d.channel_id
+  order by j.key`;
 
-/** The claim statement's parameters in its order; excluded channels (and recorded ids) are arrays on PostgreSQL, JSON on SQLite. */
-function claimParameters(dialect: Dialect, p: ClaimParams, recording: string[] = []): unknown[] {
-  const exclude = dialect === 'postgres' ? p.exclude : JSON.stringify(p.exclude);
-  const quotas = JSON.stringify(Object.fromEntries(p.quotas));
-  const params = [p.owner, p.leaseUntil, p.now, p.now, p.now, exclude, p.window, quotas, p.perChannel, p.limit];
-  return dialect === 'postgres' ? [...params, recording] : params;
+/** The PostgreSQL claim statement's parameters in its order. */
+function claimParameters(p: ClaimParams, recording: string[] = []): unknown[] {
+  return [p.owner, p.leaseUntil, p.now, p.now, p.now, p.exclude, p.window, JSON.stringify(Object.fromEntries(p.quotas)), p.perChannel, p.limit, recording];
 }
 
-/** SQLite: the claim inside the caller's (immediate) transaction. */
+/** SQLite: the candidate query's parameters. */
+function candidateParameters(p: ClaimParams): unknown[] {
+  return [p.now, p.now, JSON.stringify(p.exclude), p.window];
+}
+
+/**
+ * SQLite: the claim inside the caller's (immediate) transaction: the window of oldest due candidates, then the quotas
+ * (oldest first), then the lease and the jobs' bodies, URLs and secrets. No other writer can run in between.
+ */
 export async function claimJobsIn(trx: Q, p: ClaimParams): Promise<AttemptJob[]> {
-  const claimed = (await trx.executeQuery<{ id: string }>(CompiledQuery.raw(CLAIM_SQLITE, claimParameters('sqlite', p)))).rows;
-  if (claimed.length === 0) return [];
-  return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(JOBS_SQLITE, [JSON.stringify(claimed.map((c) => c.id))]))).rows;
+  const candidates = (await trx.executeQuery<{ id: string; channel_id: string }>(CompiledQuery.raw(CANDIDATES_SQLITE, candidateParameters(p)))).rows;
+  const taken = new Map<string, number>();
+  const ids: string[] = [];
+  for (const c of candidates) {
+    if (ids.length >= p.limit) break;
+    const n = taken.get(c.channel_id) ?? 0;
+    if (n >= (p.quotas.get(c.channel_id) ?? p.perChannel)) continue;
+    taken.set(c.channel_id, n + 1);
+    ids.push(c.id);
+  }
+  if (ids.length === 0) return [];
+  const json = JSON.stringify(ids);
+  await trx.executeQuery(CompiledQuery.raw(LEASE_SQLITE, [p.owner, p.leaseUntil, p.now, json]));
+  return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(JOBS_SQLITE, [json]))).rows;
 }
 
 /**
@@ -124,27 +153,35 @@ export async function claimJobs(db: Kysely<DB>, dialect: Dialect, p: ClaimParams
  * `generic` shows the plan for any parameters, which a prepared statement uses after its first executions.
  */
 export async function claimPlan(db: Kysely<DB>, dialect: Dialect, p: ClaimParams, generic = false): Promise<string[]> {
-  const params = claimParameters(dialect, p);
-  if (dialect === 'postgres') {
-    const explain = async (q: Q, text: string, values: unknown[] = []) => (await q.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(text, values))).rows.map((r) => r['QUERY PLAN']);
-    if (!generic) return explain(db, `explain ${CLAIM_PG}`, params);
-    return db.connection().execute(async (conn) => {
-      const name = `claim_plan_${Date.now().toString(36)}`;
-      await conn.executeQuery(CompiledQuery.raw(`prepare ${name} as ${CLAIM_PG}`));
-      try {
-        return await conn.transaction().execute(async (trx) => {
-          await trx.executeQuery(CompiledQuery.raw('set local plan_cache_mode = force_generic_plan'));
-          // EXECUTE inside EXPLAIN takes no bound parameters: the values go in as literals (ids are base64url, numbers are numbers).
-          const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${(Array.isArray(v) ? `{${v.join(',')}}` : String(v)).replaceAll("'", "''")}'`);
-          return explain(trx, `explain execute ${name}(${params.map(literal).join(', ')})`);
-        });
-      } finally {
-        await conn.executeQuery(CompiledQuery.raw(`deallocate ${name}`));
-      }
-    });
-  }
-  const rows = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${CLAIM_SQLITE}`, params))).rows;
+  if (dialect === 'postgres') return postgresPlan(db, CLAIM_PG, claimParameters(p), generic);
+  const rows = (await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${CANDIDATES_SQLITE}`, candidateParameters(p)))).rows;
   return rows.map((r) => r.detail);
+}
+
+/** PostgreSQL: the plan of the worker's recording-and-claiming statement for these parameters (see claimPlan). */
+export function recordAndClaimPlan(db: Kysely<DB>, records: AttemptRecord[], owner: string, now: number, claim: ClaimParams, generic = false): Promise<string[]> {
+  const ids = records.map((r) => r.id);
+  const params = [JSON.stringify(records), owner, now, ids, [...new Set(records.map((r) => r.channel_id))], ...claimParameters(claim, ids)];
+  return postgresPlan(db, RECORD_AND_CLAIM_PG, params, generic);
+}
+
+async function postgresPlan(db: Kysely<DB>, text: string, params: unknown[], generic: boolean): Promise<string[]> {
+  const explain = async (q: Q, sqlText: string, values: unknown[] = []) => (await q.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(sqlText, values))).rows.map((r) => r['QUERY PLAN']);
+  if (!generic) return explain(db, `explain ${text}`, params);
+  return db.connection().execute(async (conn) => {
+    const name = `worker_plan_${Date.now().toString(36)}`;
+    await conn.executeQuery(CompiledQuery.raw(`prepare ${name} as ${text}`));
+    try {
+      return await conn.transaction().execute(async (trx) => {
+        await trx.executeQuery(CompiledQuery.raw('set local plan_cache_mode = force_generic_plan'));
+        // EXECUTE inside EXPLAIN takes no bound parameters: the values go in as literals (ids are base64url, numbers are numbers).
+        const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${(Array.isArray(v) ? `{${v.join(',')}}` : String(v)).replaceAll("'", "''")}'`);
+        return explain(trx, `explain execute ${name}(${params.map(literal).join(', ')})`);
+      });
+    } finally {
+      await conn.executeQuery(CompiledQuery.raw(`deallocate ${name}`));
+    }
+  });
 }
 
 /** One finished attempt of a batch, as the set-based recording statements take it. */
@@ -222,6 +259,8 @@ export async function updateChannelTallies(db: Q, tallies: ChannelTally[], now: 
 // PostgreSQL: the whole batch in ONE statement (atomic without a transaction, one round trip): close the held
 // deliveries, insert their attempt rows, and fold their verdicts, in batch order, into each channel's counters.
 // The id arrays make both updates find rows by primary key (a join with the JSON rows alone may be planned as a scan).
+// The deliveries update has no `state = 'pending'` term (holding the lease implies pending: every change of state
+// clears it): with one, and no statistics yet, the planner chose the due index and walked every pending row.
 const RECORD_PG = `
   j as (
     select * from jsonb_to_recordset($1::jsonb) as x(n int, id text, channel_id text, attempt_id text, attempt_no int, verdict text,
@@ -231,7 +270,7 @@ const RECORD_PG = `
       delivered_at = case when j.verdict = 'delivered' then $3::bigint end, last_error = j.error, updated_at = $3::bigint,
       lease_owner = null, lease_until = null
     from j
-    where d.id = any($4::text[]) and d.id = j.id and d.lease_owner = $2 and d.state = 'pending'
+    where d.id = any($4::text[]) and d.id = j.id and d.lease_owner = $2
     returning d.id
   ), held as (
     select j.* from j join upd on upd.id = j.id
@@ -259,8 +298,8 @@ const RECORD_ONLY_PG = `with ${RECORD_PG} select count(*)::int as recorded from 
 // snapshot, in which the rows being recorded are still leased (so not due) and are excluded from the candidates anyway.
 const RECORD_AND_CLAIM_PG = `
   with ${RECORD_PG}, ${claimedJobsPg(5)}
-  select id, channel_id, attempts, body, url, secret, null::int as recorded from jobs
-  union all select null, null, null, null, null, null, count(*)::int from upd`;
+  select id, channel_id, attempts, body, url, secret, due, null::int as recorded from jobs
+  union all select null, null, null, null, null, null, null, count(*)::int from upd`;
 
 /** What a recording (and claim) did: how many deliveries the owner still held and recorded, and the jobs it claimed. */
 export interface RecordAndClaimResult {
@@ -280,17 +319,20 @@ export async function recordAndClaimPg(db: Q, records: AttemptRecord[], owner: s
     const result = await db.executeQuery<{ recorded: number }>(CompiledQuery.raw(RECORD_ONLY_PG, record));
     return { recorded: result.rows[0]!.recorded, jobs: [] };
   }
-  if (records.length === 0) {
-    return { recorded: 0, jobs: (await db.executeQuery<AttemptJob>(CompiledQuery.raw(CLAIM_PG, claimParameters('postgres', claim)))).rows };
-  }
-  const rows = (await db.executeQuery<AttemptJob & { recorded: number | null }>(CompiledQuery.raw(RECORD_AND_CLAIM_PG, [...record, ...claimParameters('postgres', claim, ids)]))).rows;
-  const jobs: AttemptJob[] = [];
+  type Row = AttemptJob & { due: number | null; recorded: number | null };
+  const rows =
+    records.length === 0
+      ? (await db.executeQuery<Row>(CompiledQuery.raw(CLAIM_PG, claimParameters(claim)))).rows
+      : (await db.executeQuery<Row>(CompiledQuery.raw(RECORD_AND_CLAIM_PG, [...record, ...claimParameters(claim, ids)]))).rows;
+  const jobs: (AttemptJob & { due: number })[] = [];
   let recorded = 0;
-  for (const { recorded: n, ...job } of rows) {
-    if (n === null) jobs.push(job);
+  for (const { recorded: n, due, ...job } of rows) {
+    if (n === null || n === undefined) jobs.push({ ...job, due: due! });
     else recorded = n;
   }
-  return { recorded, jobs };
+  // Oldest due first, as the worker starts them (the statement's output order is not defined).
+  jobs.sort((a, b) => a.due - b.due);
+  return { recorded, jobs: jobs.map(({ due: _, ...job }) => job) };
 }
 
 /** Gives leases back without an attempt (the worker stopped before a verdict, or never started it): due again at once. */
@@ -396,7 +438,8 @@ export function undeliveredLatest(db: Q, limit: number) {
     .innerJoin('messages as m', 'm.id', 'd.message_id')
     .leftJoin('channels as c', 'c.id', 'd.channel_id')
     .select(['d.id', 'd.message_id', 'd.channel_id', 'd.state', 'd.attempts', 'd.last_error', 'd.updated_at', 'm.headline', 'c.url as channel_url', 'c.enabled as channel_enabled'])
-    .where('d.state', 'in', ['dead', 'cancelled'])
+    // Literal states, so the planner (SQLite's too) can use the partial index deliveries_undelivered.
+    .where(sql<boolean>`d.state in ('dead', 'cancelled')`)
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(

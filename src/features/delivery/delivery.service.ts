@@ -1,5 +1,6 @@
 // Delivery domain: recording an attempt's verdict, the admin re-send, and what a message shows about its deliveries.
-import type { DeliveriesTable } from '../../db/schema.ts';
+import type { Kysely } from 'kysely';
+import type { DB, DeliveriesTable } from '../../db/schema.ts';
 import { newId, type Deps } from '../../deps.ts';
 import type { PostOutcome } from '../../net/outbound.ts';
 import {
@@ -47,15 +48,22 @@ export async function recordAttempts(deps: Deps, owner: string, items: FinishedA
 
 /**
  * Records finished attempts as recordAttempts does and, with `claim`, leases the next due deliveries in the same
- * transaction (PostgreSQL: the same statement): one commit and, on PostgreSQL, one round trip for both. On PostgreSQL
- * `deps.db` should be the worker's claim session (CLAIM_SESSION_SETTINGS).
+ * transaction (PostgreSQL: the same statement): one commit and, on PostgreSQL, one round trip for both. The worker
+ * sends the records through its DeliveryStore (its own session or thread) instead; this runs them on `deps.db`.
  */
 export async function recordAndClaim(deps: Deps, owner: string, items: FinishedAttempt[], claim?: ClaimParams): Promise<RecordAndClaimResult> {
   const finishedAt = deps.clock.now();
-  const ids = attemptIds(finishedAt, items.length, deps.random);
-  const records: AttemptRecord[] = items.map(({ job, verdict, startedAt }, n) => {
+  const records = attemptRecords(items, finishedAt, deps.random);
+  if (deps.dialect === 'postgres') return recordAndClaimPg(deps.db, records, owner, finishedAt, claim);
+  return recordAndClaimSqlite(deps.db, records, owner, finishedAt, claim);
+}
+
+/** Each finished attempt as the recording statements take it: its new attempt row and its delivery's next state. */
+export function attemptRecords(items: FinishedAttempt[], finishedAt: number, random: Deps['random']): AttemptRecord[] {
+  const ids = attemptIds(finishedAt, items.length, random);
+  return items.map(({ job, verdict, startedAt }, n) => {
     const attemptNo = job.attempts + 1;
-    const next = verdict.kind === 'failed' ? afterFailure(attemptNo, finishedAt, deps.random) : undefined;
+    const next = verdict.kind === 'failed' ? afterFailure(attemptNo, finishedAt, random) : undefined;
     return {
       n,
       id: job.id,
@@ -70,9 +78,15 @@ export async function recordAndClaim(deps: Deps, owner: string, items: FinishedA
       error: verdict.kind === 'failed' ? verdict.error : null,
     };
   });
-  if (deps.dialect === 'postgres') return recordAndClaimPg(deps.db, records, owner, finishedAt, claim);
+}
+
+/**
+ * SQLite: records a batch (only deliveries `owner` still holds) and, with `claim`, leases the next due deliveries, in
+ * one immediate transaction. `db` is any connection to the file (the worker's store thread has its own).
+ */
+export async function recordAndClaimSqlite(db: Kysely<DB>, records: AttemptRecord[], owner: string, finishedAt: number, claim?: ClaimParams): Promise<RecordAndClaimResult> {
   if (records.length === 0 && !claim) return { recorded: 0, jobs: [] };
-  return deps.db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     let recorded = 0;
     if (records.length > 0) {
       const held = await closeDeliveries(trx, records, owner, finishedAt);

@@ -2,11 +2,11 @@
 // Bounded concurrency overall and per channel, so a dead or slow channel holds at most its own few slots
 // and never delays other channels, emission or the web tier (SPEC 6.4).
 import { setMaxListeners } from 'node:events';
-import { openPostgresSession } from '../../db/connect.ts';
 import { newId, type Deps } from '../../deps.ts';
 import { createOutboundClient, type OutboundOptions } from '../../net/outbound.ts';
-import { cancelUndeliverable, CLAIM_SESSION_SETTINGS, releaseLeases, type AttemptJob, type ClaimParams } from './delivery.repo.ts';
-import { recordAndClaim, type FinishedAttempt } from './delivery.service.ts';
+import { cancelUndeliverable, releaseLeases, type AttemptJob, type ClaimParams } from './delivery.repo.ts';
+import { attemptRecords, type FinishedAttempt } from './delivery.service.ts';
+import { openDeliveryStore } from './delivery.store.ts';
 import { deliveryHeaders } from './signature.ts';
 
 /** Tuning of one worker; defaults suit one process. Tests inject the outbound resolver, policy, CA and timeout. */
@@ -23,6 +23,8 @@ export interface WorkerOptions {
   leaseMs?: number;
   /** Guarded-client options; production uses the defaults. */
   outbound?: OutboundOptions;
+  /** SQLite file: record and claim on a thread of the worker's own (the default), or on deps.db in this thread. */
+  storeThread?: boolean;
 }
 
 /** A running (or runnable) worker. */
@@ -57,15 +59,27 @@ const ERROR_BACKOFF_MS = 1_000;
 /** Most verdicts recorded in one transaction. */
 const MAX_BATCH = 500;
 /** Verdicts waiting for their group commit, per slot, beyond which the worker claims nothing more until they are recorded. */
-const UNRECORDED_PER_SLOT = 4;
+const UNRECORDED_PER_SLOT = 8;
 /**
  * How long a delivery claimed ahead may wait in the local queue for a free slot (ms of the deps clock). Older ones are
  * given back unsent, so a queued attempt starts well inside its lease and at most this long after the claim checked
  * that its channel is enabled.
  */
 export const QUEUE_TTL_MS = 1_000;
-/** A flowing channel may hold this many times its per-channel bound in leases (the rest queued); a worker, this many times its concurrency. */
-const AHEAD_FACTOR = 2;
+/**
+ * A channel may hold up to this many times its per-channel bound in leases (the rest queued) while it answers fast
+ * enough to use them (see channelRoom); a worker, this many times its concurrency. A deep queue per channel keeps every
+ * slot busy between claims: with the slots split evenly between channels, a channel whose queue runs dry idles its own.
+ */
+const AHEAD_FACTOR = 8;
+/** Attempts of a channel that finished within this long (ms) bound how many of its deliveries are claimed ahead. */
+const PACE_WINDOW_MS = QUEUE_TTL_MS / 4;
+/**
+ * A claim considers this many times as many of the oldest due rows as it may lease. Rows of saturated channels are
+ * excluded in the query, so every candidate's channel has room and a claim leases at least one row whenever one is
+ * due; rows beyond a channel's quota are skipped, and the loop claims again while there is room.
+ */
+const CLAIM_WINDOW_FACTOR = 2;
 
 /** Creates a worker over `deps`. */
 export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): DeliveryWorker {
@@ -76,11 +90,9 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const queueTtl = Math.min(QUEUE_TTL_MS, leaseMs / 4);
   const client = createOutboundClient(options.outbound);
-  // Recording and claiming go through one session of the worker's own (PostgreSQL: with CLAIM_SESSION_SETTINGS, so the
-  // claim is one statement); SQLite has one connection per process anyway.
-  const database = deps.config.database;
-  const claimDb = deps.dialect === 'postgres' && database.kind === 'postgres' ? openPostgresSession(database.url, CLAIM_SESSION_SETTINGS) : deps.db;
-  const claimDeps: Deps = { ...deps, db: claimDb };
+  // Recording and claiming go through a connection of the worker's own: a PostgreSQL session with the claim's
+  // settings, or a SQLite connection on a thread of its own (see delivery.store.ts).
+  const store = openDeliveryStore(deps, { thread: options.storeThread });
   // Requests in flight (the concurrency bounds count these), and verdicts not yet recorded: a slot is free again as
   // soon as its request has finished, so the next attempt does not wait for the previous one's bookkeeping. The lease
   // is held until the verdict is recorded, so nobody else makes that attempt again meanwhile.
@@ -88,11 +100,12 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   const unrecorded = new Set<Promise<void>>();
   const inflightPerChannel = new Map<string, number>();
   // Claimed ahead (leased to this worker) while requests are in flight, so a freed slot starts its next attempt at
-  // once instead of waiting for a claim. A channel holds at most `perChannel` leases, or twice that while it is
-  // flowing (one of its attempts finished within the queue TTL): a channel that never answers is never claimed ahead.
+  // once instead of waiting for a claim. A channel holds at most `perChannel` leases plus as many as it finished
+  // attempts lately (see aheadOf): a channel that never answers is never claimed ahead, and a slow one hardly.
   const queue: { job: AttemptJob; claimedAt: number }[] = [];
   const queuedPerChannel = new Map<string, number>();
-  const lastFinished = new Map<string, number>();
+  // Per channel, attempts finished in the current and in the previous pace window.
+  const pace = new Map<string, { start: number; current: number; previous: number }>();
   const abort = new AbortController();
   setMaxListeners(0, abort.signal); // one listener per attempt in flight
   let lastSweep = -Infinity;
@@ -122,11 +135,30 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     else m.set(key, n);
   };
 
+  /**
+   * How many of `channel`'s deliveries may wait in the queue beyond its slots: as many attempts as it finished in the
+   * current or the previous pace window, so its queue holds about one window of its pace (well inside the queue TTL),
+   * at most (AHEAD_FACTOR - 1) x perChannel.
+   */
+  function aheadOf(channel: string, now: number): number {
+    const p = pace.get(channel);
+    if (!p || now - p.start >= 2 * PACE_WINDOW_MS || now < p.start) return 0;
+    const lately = now - p.start < PACE_WINDOW_MS ? Math.max(p.current, p.previous) : p.current;
+    return Math.min((AHEAD_FACTOR - 1) * perChannel, lately);
+  }
+
+  /** Counts a finished attempt of `channel` towards its pace. */
+  function countFinished(channel: string, now: number): void {
+    let p = pace.get(channel);
+    if (!p || now - p.start >= 2 * PACE_WINDOW_MS || now < p.start) p = { start: now, current: 0, previous: 0 };
+    else if (now - p.start >= PACE_WINDOW_MS) p = { start: now, current: 0, previous: p.current };
+    p.current++;
+    pace.set(channel, p);
+  }
+
   /** Leases this worker may still take for `channel`. */
   function channelRoom(channel: string, now: number): number {
-    const finished = lastFinished.get(channel);
-    const flowing = finished !== undefined && now - finished <= queueTtl;
-    return (flowing ? AHEAD_FACTOR * perChannel : perChannel) - (inflightPerChannel.get(channel) ?? 0) - (queuedPerChannel.get(channel) ?? 0);
+    return perChannel + aheadOf(channel, now) - (inflightPerChannel.get(channel) ?? 0) - (queuedPerChannel.get(channel) ?? 0);
   }
 
   /** How many more deliveries a claim may lease: room for every slot, plus as many again queued ahead. */
@@ -155,7 +187,8 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     if (batch.length === 0 && !claim) return 0;
     let jobs: AttemptJob[];
     try {
-      const result = await recordAndClaim(claimDeps, id, batch, claim?.params);
+      const finishedAt = deps.clock.now();
+      const result = await store.recordAndClaim(attemptRecords(batch, finishedAt, deps.random), id, finishedAt, claim?.params);
       recorded += result.recorded;
       jobs = result.jobs;
     } catch (err) {
@@ -185,14 +218,15 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     const now = deps.clock.now();
     const exclude: string[] = [];
     const quotas = new Map<string, number>();
-    for (const channel of new Set([...inflightPerChannel.keys(), ...queuedPerChannel.keys()])) {
+    // Channels without an entry here get `perChannel` (the room of a channel this worker holds nothing of, idle lately).
+    for (const channel of new Set([...inflightPerChannel.keys(), ...queuedPerChannel.keys(), ...pace.keys()])) {
       const n = channelRoom(channel, now);
       if (n <= 0) exclude.push(channel);
-      else quotas.set(channel, n);
+      else if (n !== perChannel) quotas.set(channel, n);
     }
     return {
       // Every candidate's channel has room (saturated ones are excluded), so the window always yields work when there is any.
-      params: { owner: id, now, leaseUntil: now + leaseMs, limit: room, perChannel, exclude, quotas, window: room * perChannel },
+      params: { owner: id, now, leaseUntil: now + leaseMs, limit: room, perChannel, exclude, quotas, window: CLAIM_WINDOW_FACTOR * room },
       unconstrained: inflight.size === 0 && queue.length === 0,
     };
   }
@@ -250,9 +284,9 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     const p = attempt(job).finally(() => {
       inflight.delete(p);
       count(inflightPerChannel, job.channel_id, -1);
-      lastFinished.set(job.channel_id, deps.clock.now());
-      if (!inflightPerChannel.has(job.channel_id) && !queuedPerChannel.has(job.channel_id) && lastFinished.size > 4 * concurrency) {
-        lastFinished.delete(job.channel_id);
+      countFinished(job.channel_id, deps.clock.now());
+      if (!inflightPerChannel.has(job.channel_id) && !queuedPerChannel.has(job.channel_id) && pace.size > 4 * concurrency) {
+        pace.delete(job.channel_id);
       }
       pump();
       wake();
@@ -374,7 +408,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       await Promise.all([...unrecorded, releasing]);
       await cycling;
       await client.close();
-      if (claimDb !== deps.db) await claimDb.destroy();
+      await store.close();
     },
   };
 }
