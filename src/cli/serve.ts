@@ -23,7 +23,8 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   if (token) deps.log.info({ setupLink: `${base}/setup?token=${encodeURIComponent(token)}` }, `setup: open ${base}/setup?token=${encodeURIComponent(token)}`);
 
   const stopHousekeeping = startHousekeeping(deps);
-  // The worker shares this process's database handle; a dead channel cannot slow the web tier (SPEC 6.4).
+  // The worker runs in this process (on SQLite its recording and claiming on a thread of its own, see
+  // delivery.store.ts); a dead channel cannot slow the web tier (SPEC 6.4).
   const worker = options.worker ? createDeliveryWorker(deps) : undefined;
   worker?.start();
 

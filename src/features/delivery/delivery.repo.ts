@@ -77,7 +77,10 @@ const CANDIDATES_SQLITE = `
     and ch.enabled = 1 and d.channel_id not in (select value from json_each(?))
   order by d.next_attempt_at
   limit ?`;
-const LEASE_SQLITE = `update deliveries set lease_owner = ?, lease_until = ?, updated_at = ? where id in (select value from json_each(?))`;
+// Inside the claim's immediate transaction the candidates cannot change; the conditions repeat the candidates' anyway.
+const LEASE_SQLITE = `
+  update deliveries set lease_owner = ?, lease_until = ?, updated_at = ?
+  where id in (select value from json_each(?)) and state = 'pending' and (lease_until is null or lease_until <= ?)`;
 // PostgreSQL: = any(array(...)) runs the selection once and updates by primary key (a plain IN would be planned as a
 // hash join over a scan of the whole deliveries table); FOR UPDATE SKIP LOCKED makes concurrent workers take different
 // rows, and the jobs are read in the same statement.
@@ -135,7 +138,7 @@ export async function claimJobsIn(trx: Q, p: ClaimParams): Promise<AttemptJob[]>
   }
   if (ids.length === 0) return [];
   const json = JSON.stringify(ids);
-  await trx.executeQuery(CompiledQuery.raw(LEASE_SQLITE, [p.owner, p.leaseUntil, p.now, json]));
+  await trx.executeQuery(CompiledQuery.raw(LEASE_SQLITE, [p.owner, p.leaseUntil, p.now, json, p.now]));
   return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(JOBS_SQLITE, [json]))).rows;
 }
 

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeEach, test } from 'node:test';
+import { promisify } from 'node:util';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { clearOutbox } from '../../../test/helpers/delivery.ts';
@@ -10,6 +12,8 @@ import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/
 import type { ClaimParams } from './delivery.repo.ts';
 import { attemptRecords } from './delivery.service.ts';
 import { openDeliveryStore, type DeliveryStore } from './delivery.store.ts';
+
+const execFileAsync = promisify(execFile);
 
 /** Waits for a condition that background work will make true (never a fixed sleep). */
 async function until(condition: () => boolean, limitMs = 30_000): Promise<void> {
@@ -78,6 +82,24 @@ forEachDialect((getDb, dialect) => {
   }
 
   if (dialect === 'sqlite') {
+    test('an idle store never keeps the process alive, before or after its thread is ready', async () => {
+      const database = getDb().database;
+      assert.equal(database.kind, 'sqlite');
+      const store = new URL('./delivery.store.ts', import.meta.url).href;
+      for (const waitForThread of [false, true]) {
+        // A process that opens a store, never uses or closes it, and then has nothing left to do.
+        const script: string = `
+          import { openDeliveryStore } from ${JSON.stringify(store)};
+          const store = openDeliveryStore({ dialect: 'sqlite', log: { error() {} }, config: { database: ${JSON.stringify(database)} } });
+          const deadline = Date.now() + 20_000;
+          const report = () => process.stdout.write(store.runsOn + '\\n');
+          if (${waitForThread}) (function poll() { store.runsOn === 'thread' || Date.now() > deadline ? report() : setTimeout(poll, 5); })();
+          else report();`;
+        const { stdout }: { stdout: string } = await execFileAsync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 30_000 });
+        assert.equal(stdout.trim(), waitForThread ? 'thread' : 'event loop', 'the process exited by itself');
+      }
+    });
+
     test('a store thread that cannot open its database costs speed, not deliveries: requests run on the event loop', async () => {
       const ch = await buildChannel(t.deps.db, { url: 'http://127.0.0.1:9/store' });
       await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - 1 });

@@ -13,7 +13,8 @@ let queue: Promise<void> = Promise.resolve();
 port.postMessage({ ready: true } satisfies StoreReply);
 
 port.on('message', (request: StoreRequest) => {
-  queue = queue.then(() => serve(request));
+  // serve() answers its own failures; the catch only keeps one unexpected throw from stopping the chain for good.
+  queue = queue.then(() => serve(request)).catch(() => undefined);
 });
 
 async function serve(request: StoreRequest): Promise<void> {

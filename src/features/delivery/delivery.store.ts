@@ -21,8 +21,9 @@ export interface DeliveryStore {
   close(): Promise<void>;
 }
 
-/** How long after a store thread died, or failed to start, the next one is started. */
+/** How long after a store thread died the next one is started; doubled after each one that never became ready, to at most 5 minutes. */
 export const THREAD_RESTART_MS = 5_000;
+const MAX_THREAD_RESTART_MS = 300_000;
 
 /** The store for `deps`' database; `thread: false` keeps SQLite's statements on the caller's connection and thread. */
 export function openDeliveryStore(deps: Deps, options: { thread?: boolean } = {}): DeliveryStore {
@@ -47,14 +48,16 @@ export type StoreRequest = { id: number; records: AttemptRecord[]; owner: string
  * A SQLite store whose statements run on a thread of its own, started at once. Until the thread has opened its
  * connection (and whenever it is down) requests run on `db` on the event loop instead, so a worker never waits for
  * the thread, and a thread that cannot start costs speed, not deliveries. A thread that dies fails the requests it
- * had (its open transaction rolls back with its connection; the worker treats that as any database failure) and is
- * started again THREAD_RESTART_MS later. It keeps the process alive only while a request is waiting on it.
+ * had (the worker treats that as any database failure: an open transaction rolls back with its connection; one that
+ * had committed keeps its verdicts, and its new leases run out unused) and is started again THREAD_RESTART_MS later.
+ * It keeps the process alive only while a request is waiting on it.
  */
 function threadStore(path: string, db: Kysely<DB>, log: Logger): DeliveryStore {
   let thread: Worker | undefined;
   let ready = false;
   let closing = false;
   let restartAt = 0;
+  let restartDelay = THREAD_RESTART_MS;
   let nextId = 0;
   const waiting = new Map<number, { resolve(value: RecordAndClaimResult): void; reject(err: Error): void }>();
 
@@ -62,10 +65,12 @@ function threadStore(path: string, db: Kysely<DB>, log: Logger): DeliveryStore {
     // execArgv: [] so the thread loads the sources the same way whether or not the parent was started with --import tsx.
     const w = new Worker(new URL('./delivery.store.thread.mjs', import.meta.url), { workerData: { path }, execArgv: [] });
     thread = w;
-    w.unref();
+    let wasReady = false;
     w.on('message', (reply: StoreReply) => {
       if ('ready' in reply) {
         ready = thread === w;
+        wasReady = true;
+        restartDelay = THREAD_RESTART_MS;
         return;
       }
       const waiter = waiting.get(reply.id);
@@ -79,13 +84,16 @@ function threadStore(path: string, db: Kysely<DB>, log: Logger): DeliveryStore {
       if (thread !== w) return;
       thread = undefined;
       ready = false;
-      restartAt = Date.now() + THREAD_RESTART_MS;
+      restartAt = Date.now() + restartDelay;
+      if (!wasReady) restartDelay = Math.min(2 * restartDelay, MAX_THREAD_RESTART_MS);
       if (!closing) log.error({ err }, 'delivery store thread stopped; recording on the event loop until it is restarted');
       for (const waiter of waiting.values()) waiter.reject(err);
       waiting.clear();
     };
     w.on('error', died);
     w.on('exit', (code) => died(new Error(`the delivery store thread exited (code ${code})`)));
+    // Only after the listeners: on Node 20 adding a 'message' listener to an unreferenced worker references it again.
+    w.unref();
   }
   start();
 
@@ -101,7 +109,13 @@ function threadStore(path: string, db: Kysely<DB>, log: Logger): DeliveryStore {
       w.ref();
       return new Promise<RecordAndClaimResult>((resolve, reject) => {
         waiting.set(id, { resolve, reject });
-        w.postMessage({ id, records, owner, finishedAt, claim } satisfies StoreRequest);
+        try {
+          w.postMessage({ id, records, owner, finishedAt, claim } satisfies StoreRequest);
+        } catch (err) {
+          waiting.delete(id);
+          if (waiting.size === 0) w.unref();
+          reject(err as Error);
+        }
       });
     },
     async close() {
