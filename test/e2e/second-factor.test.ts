@@ -37,6 +37,8 @@ forEachDialect((getDb) => {
       await page.goto(`${server.url}/profile`);
       await page.getByLabel('Confirm password to set up').fill(account.password);
       await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
+      // isVisible() does not wait: the click's page load may not have rendered yet. waitFor() throws if it never does.
+      await page.locator('figure.qr svg').waitFor({ state: 'visible', timeout: 10_000 });
       assert.ok(await page.locator('figure.qr svg').isVisible(), 'the QR code renders');
       const secret = ((await page.locator('#totp-secret').textContent()) ?? '').trim();
       assert.match(secret, /^[A-Z2-7]{32}$/);
