@@ -20,8 +20,11 @@ export interface Database {
   dialect: Dialect;
 }
 
-/** Opens the configured database; the caller runs migrations and eventually calls db.destroy(). */
-export function openDatabase(database: Config['database']): Database {
+/**
+ * Opens the configured database; the caller runs migrations and eventually calls db.destroy(). `reader: false` skips
+ * SQLite's read-only connection for page views (a delivery store thread only writes).
+ */
+export function openDatabase(database: Config['database'], options: { reader?: boolean } = {}): Database {
   if (database.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: database.url, max: 10 });
     // An idle client losing its server (restart, admin termination) must not crash the process; the pool replaces it.
@@ -39,7 +42,7 @@ export function openDatabase(database: Config['database']): Database {
   // uses the writer, so db.destroy() always closes it. An in-memory or temporary database exists only inside its
   // one connection, so it has none.
   const openReader = () => {
-    if (file.memory) return undefined;
+    if (file.memory || options.reader === false) return undefined;
     const reader = new SQLite(file.name, { readonly: true, fileMustExist: true });
     reader.pragma('busy_timeout = 5000');
     attachReader(db, reader);

@@ -27,3 +27,12 @@ export async function clearOutbox(db: Kysely<DB>): Promise<void> {
   await db.deleteFrom('messages').execute();
   await db.deleteFrom('channels').execute();
 }
+
+/** Waits for a condition that background work or other processes will make true (polled; never a fixed sleep). */
+export async function until(condition: () => boolean | Promise<boolean>, options: { limitMs?: number; everyMs?: number } = {}): Promise<void> {
+  const deadline = Date.now() + (options.limitMs ?? 30_000);
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 5));
+  }
+}

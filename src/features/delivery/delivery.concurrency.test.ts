@@ -5,7 +5,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { openDatabase } from '../../db/connect.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { clearOutbox } from '../../../test/helpers/delivery.ts';
+import { clearOutbox, until as waitUntil } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
 import { claimJobs } from './delivery.repo.ts';
@@ -14,14 +14,8 @@ import { createDeliveryWorker, DEFAULT_LEASE_MS } from './delivery.worker.ts';
 
 const childScript = fileURLToPath(new URL('../../../test/helpers/delivery-worker-child.ts', import.meta.url));
 
-/** Waits for a condition that other processes will make true (checked every few ms; never a fixed sleep). */
-async function until(condition: () => Promise<boolean>, limitMs = 60_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** Waits for a condition that other processes will make true (they start slower than background work in this one). */
+const until = (condition: () => Promise<boolean>) => waitUntil(condition, { limitMs: 60_000, everyMs: 10 });
 
 forEachDialect((getDb) => {
   let t: TestApp;

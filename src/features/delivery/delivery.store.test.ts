@@ -7,22 +7,13 @@ import { beforeEach, test } from 'node:test';
 import { promisify } from 'node:util';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { clearOutbox } from '../../../test/helpers/delivery.ts';
+import { clearOutbox, until } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import type { ClaimParams } from './delivery.repo.ts';
 import { attemptRecords } from './delivery.service.ts';
 import { openDeliveryStore, type DeliveryStore } from './delivery.store.ts';
 
 const execFileAsync = promisify(execFile);
-
-/** Waits for a condition that background work will make true (never a fixed sleep). */
-async function until(condition: () => boolean, limitMs = 30_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 forEachDialect((getDb, dialect) => {
   let t: TestApp;

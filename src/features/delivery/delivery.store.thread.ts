@@ -6,7 +6,7 @@ import { recordAndClaimSqlite } from './delivery.service.ts';
 import type { StoreReply, StoreRequest } from './delivery.store.ts';
 
 const port = parentPort!;
-const { db } = openDatabase({ kind: 'sqlite', path: (workerData as { path: string }).path });
+const { db } = openDatabase({ kind: 'sqlite', path: (workerData as { path: string }).path }, { reader: false });
 // One at a time, in order: each request's transaction is synchronous on this thread anyway, and the next claim must
 // see the previous one's leases.
 let queue: Promise<void> = Promise.resolve();

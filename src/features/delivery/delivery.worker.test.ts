@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { allowTestLoopback, clearOutbox, fixtureResolver } from '../../../test/helpers/delivery.ts';
+import { allowTestLoopback, clearOutbox, fixtureResolver, until } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import { closedPort, HOOK_TEST_CERT, startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
 import { sql } from 'kysely';
@@ -18,15 +18,6 @@ function verify(secret: string, headers: Record<string, unknown>, body: string):
   const expected = 'v1=' + crypto.createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex');
   const got = String(headers['x-svc-signature'] ?? '');
   return got.length === expected.length && crypto.timingSafeEqual(Buffer.from(got), Buffer.from(expected));
-}
-
-/** Waits for a condition that background work will make true (checked between event-loop turns; never a fixed sleep). */
-async function until(condition: () => Promise<boolean>, limitMs = 30_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 forEachDialect((getDb, dialect) => {
