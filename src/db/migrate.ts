@@ -7,8 +7,10 @@ import * as m0005 from './migrations/0005-sso.ts';
 import * as m0006 from './migrations/0006-messages.ts';
 import * as m0008 from './migrations/0008-second-factor-hardening.ts';
 import * as m0009 from './migrations/0009-delivery-due-pending.ts';
+import * as m0010 from './migrations/0010-delivery-attempt-log.ts';
 
-const migrations: Record<string, Migration> = {
+/** Every migration by name; tests take a prefix of them to start from an older schema. */
+export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-outbox': m0002,
   '0004-profile': m0004,
@@ -16,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0006-messages': m0006,
   '0008-second-factor-hardening': m0008,
   '0009-delivery-due-pending': m0009,
+  '0010-delivery-attempt-log': m0010,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -149,13 +149,14 @@ export interface DeliveriesTable {
   delivered_at: number | null;
   last_error: string | null;
   created_at: number;
+  /** When the row last changed: created, an attempt recorded, cancelled. Leases do not touch it. */
   updated_at: number;
+  /** JSON array of AttemptLogEntry, oldest first: at most five (a re-send is a new row). */
+  attempt_log: Generated<string>;
 }
 
-/** One POST attempt of a delivery and its verdict. */
-export interface DeliveryAttemptsTable {
-  id: string;
-  delivery_id: string;
+/** One POST attempt of a delivery and its verdict: an element of deliveries.attempt_log. */
+export interface AttemptLogEntry {
   attempt_no: number;
   started_at: number;
   finished_at: number;
@@ -222,7 +223,6 @@ export interface DB {
   messages: MessagesTable;
   channels: ChannelsTable;
   deliveries: DeliveriesTable;
-  delivery_attempts: DeliveryAttemptsTable;
   message_read_marks: MessageReadMarksTable;
   message_reads: MessageReadsTable;
   sso_providers: SsoProvidersTable;

@@ -1,6 +1,6 @@
 // Delivery test helpers: a fixture resolver, a test address policy, and table cleanup.
 import type { Kysely } from 'kysely';
-import type { DB } from '../../src/db/schema.ts';
+import type { AttemptLogEntry, DB } from '../../src/db/schema.ts';
 import { isGloballyReachable } from '../../src/net/address-policy.ts';
 import type { ResolvedAddress, Resolver } from '../../src/net/outbound.ts';
 
@@ -22,10 +22,19 @@ export const allowTestLoopback = (address: string) => address === '127.0.0.1' ||
 
 /** Empties the outbox tables (tests in one file share a database). */
 export async function clearOutbox(db: Kysely<DB>): Promise<void> {
-  await db.deleteFrom('delivery_attempts').execute();
   await db.deleteFrom('deliveries').execute();
   await db.deleteFrom('messages').execute();
   await db.deleteFrom('channels').execute();
+}
+
+/** The attempts recorded on the given delivery (or on every delivery), oldest first, each with its delivery's id. */
+export async function attemptsOf(db: Kysely<DB>, deliveryId?: string): Promise<(AttemptLogEntry & { delivery_id: string })[]> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select(['id', 'attempt_log'])
+    .$if(deliveryId !== undefined, (q) => q.where('id', '=', deliveryId!))
+    .execute();
+  return rows.flatMap((r) => (JSON.parse(r.attempt_log) as AttemptLogEntry[]).map((a) => ({ ...a, delivery_id: r.id })));
 }
 
 /** Waits for a condition that background work or other processes will make true (polled; never a fixed sleep). */

@@ -38,7 +38,6 @@ export async function clearOutbox(t: TestApp): Promise<void> {
   const db = t.deps.db;
   await db.deleteFrom('message_reads').execute();
   await db.deleteFrom('message_read_marks').execute();
-  await db.deleteFrom('delivery_attempts').execute();
   await db.deleteFrom('deliveries').execute();
   await db.deleteFrom('messages').execute();
   await db.deleteFrom('channels').execute();

@@ -5,7 +5,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { openDatabase } from '../../db/connect.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { clearOutbox, until as waitUntil } from '../../../test/helpers/delivery.ts';
+import { attemptsOf, clearOutbox, until as waitUntil } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
 import { claimJobs } from './delivery.repo.ts';
@@ -89,7 +89,7 @@ forEachDialect((getDb) => {
     const counts = [a, b].map((w) => Number(/recorded (\d+)/.exec(w.output())?.[1]));
     assert.ok(counts.every((n) => n > 0), `both workers took part (${counts.join(' + ')})`);
     assert.equal(counts[0]! + counts[1]!, total);
-    const owners = await t.deps.db.selectFrom('delivery_attempts').select(['attempt_no']).execute();
+    const owners = await attemptsOf(t.deps.db);
     assert.equal(owners.length, total);
     assert.ok(owners.every((r) => r.attempt_no === 1));
   });
@@ -109,7 +109,7 @@ forEachDialect((getDb) => {
     assertEachAttemptOnce(total);
     const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts']).execute();
     assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1));
-    assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, total);
+    assert.equal((await attemptsOf(t.deps.db)).length, total);
   });
 
   test('a lease is exclusive until it expires; then another worker makes the attempt and the late worker records nothing', async () => {
@@ -133,8 +133,7 @@ forEachDialect((getDb) => {
     assert.equal((await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state, 'delivered');
 
     assert.equal(await recordAttempt(t.deps, job!, 'vanished-worker', { kind: 'failed', status: 503, error: 'HTTP 503' }, now), false);
-    const rows = await t.deps.db.selectFrom('delivery_attempts').select('verdict').where('delivery_id', '=', id).execute();
-    assert.deepEqual(rows, [{ verdict: 'delivered' }]);
+    assert.deepEqual((await attemptsOf(t.deps.db, id)).map((a) => a.verdict), ['delivered']);
   });
 
   test('a delivery claimed ahead whose lease expires is taken by another worker; the first worker never sends it', async () => {
@@ -168,7 +167,7 @@ forEachDialect((getDb) => {
     assert.equal(sentOf(third), 1, 'never sent by the worker whose lease expired');
     const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts', 'lease_owner']).execute();
     assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1 && r.lease_owner === null));
-    assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, 3, "the late worker's verdict is not recorded over the other's");
+    assert.equal((await attemptsOf(t.deps.db)).length, 3, "the late worker's verdict is not recorded over the other's");
   });
 
   test('stop gives back the leases of deliveries claimed ahead, unsent, and they are delivered later', async () => {

@@ -1,7 +1,7 @@
-// Plain queries over the outbox (deliveries, delivery_attempts) and the channel counters; no business rules.
-import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
+// Plain queries over the outbox (deliveries, each with its attempt log) and the channel counters; no business rules.
+import { CompiledQuery, sql, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/connect.ts';
-import type { DB, DeliveriesTable, DeliveryAttemptsTable } from '../../db/schema.ts';
+import type { AttemptLogEntry, DB, DeliveriesTable } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
@@ -40,11 +40,13 @@ export interface AttemptJob {
  * being recorded by the same statement are never candidates (a row may not be updated twice in one statement). Those
  * are leased, so only a row whose lease has run out is compared with them: the array is not scanned for every row.
  * SQLite does the same in three statements inside one immediate transaction (see claimJobsIn).
+ * A lease changes no indexed column (not even updated_at), so on PostgreSQL the update can stay on its page (HOT) and
+ * writes no index entry; the deliveries table leaves room in its pages for that (migration 0010).
  */
 function claimStatement(offset = 0): string {
   const p = (n: number) => `$${n + offset}`;
   return `
-    update deliveries set lease_owner = ${p(1)}, lease_until = ${p(2)}, updated_at = ${p(3)}
+    update deliveries set lease_owner = ${p(1)}, lease_until = ${p(2)}
     where id = any(array(
       select r.id from (
         select c.id, c.channel_id, c.next_attempt_at,
@@ -52,18 +54,18 @@ function claimStatement(offset = 0): string {
         from (
           select d.id, d.channel_id, d.next_attempt_at
           from deliveries d join channels ch on ch.id = d.channel_id
-          where d.state = 'pending' and d.next_attempt_at <= ${p(4)}
-            and (d.lease_until is null or (d.lease_until <= ${p(5)} and d.id <> all(${p(11)}::text[])))
+          where d.state = 'pending' and d.next_attempt_at <= ${p(3)}
+            and (d.lease_until is null or (d.lease_until <= ${p(3)} and d.id <> all(${p(9)}::text[])))
             and ch.enabled = 1
-            and d.channel_id <> all(${p(6)}::text[])
+            and d.channel_id <> all(${p(4)}::text[])
           order by d.next_attempt_at
-          limit ${p(7)}
+          limit ${p(5)}
           for update of d skip locked
         ) c
       ) r
-      where r.rn <= coalesce((${p(8)}::jsonb ->> r.channel_id)::int, ${p(9)}::int)
+      where r.rn <= coalesce((${p(6)}::jsonb ->> r.channel_id)::int, ${p(7)}::int)
       order by r.next_attempt_at
-      limit ${p(10)}
+      limit ${p(8)}
     ))
     returning id, message_id, channel_id, attempts, next_attempt_at`;
 }
@@ -79,7 +81,7 @@ const CANDIDATES_SQLITE = `
   limit ?`;
 // Inside the claim's immediate transaction the candidates cannot change; the conditions repeat the candidates' anyway.
 const LEASE_SQLITE = `
-  update deliveries set lease_owner = ?, lease_until = ?, updated_at = ?
+  update deliveries set lease_owner = ?, lease_until = ?
   where id in (select value from json_each(?)) and state = 'pending' and (lease_until is null or lease_until <= ?)`;
 // PostgreSQL: = any(array(...)) runs the selection once and updates by primary key (a plain IN would be planned as a
 // hash join over a scan of the whole deliveries table); FOR UPDATE SKIP LOCKED makes concurrent workers take different
@@ -113,7 +115,7 @@ const JOBS_SQLITE = `
 
 /** The PostgreSQL claim statement's parameters in its order. */
 function claimParameters(p: ClaimParams, recording: string[] = []): unknown[] {
-  return [p.owner, p.leaseUntil, p.now, p.now, p.now, p.exclude, p.window, JSON.stringify(Object.fromEntries(p.quotas)), p.perChannel, p.limit, recording];
+  return [p.owner, p.leaseUntil, p.now, p.exclude, p.window, JSON.stringify(Object.fromEntries(p.quotas)), p.perChannel, p.limit, recording];
 }
 
 /** SQLite: the candidate query's parameters. */
@@ -138,7 +140,7 @@ export async function claimJobsIn(trx: Q, p: ClaimParams): Promise<AttemptJob[]>
   }
   if (ids.length === 0) return [];
   const json = JSON.stringify(ids);
-  await trx.executeQuery(CompiledQuery.raw(LEASE_SQLITE, [p.owner, p.leaseUntil, p.now, json, p.now]));
+  await trx.executeQuery(CompiledQuery.raw(LEASE_SQLITE, [p.owner, p.leaseUntil, json, p.now]));
   return (await trx.executeQuery<AttemptJob>(CompiledQuery.raw(JOBS_SQLITE, [json]))).rows;
 }
 
@@ -194,8 +196,7 @@ export interface AttemptRecord {
   /** The delivery. */
   id: string;
   channel_id: string;
-  /** The new attempt row's id and number. */
-  attempt_id: string;
+  /** The attempt's number, 1 to 5: its delivery's attempts so far, this one included. */
   attempt_no: number;
   verdict: 'delivered' | 'failed';
   /** The delivery's new state, and its next attempt time (null: unchanged, for a delivered one). */
@@ -215,18 +216,18 @@ export interface ChannelTally {
 }
 
 // SQLite: each statement takes the whole batch as one JSON parameter, so its text (and prepared statement) never
-// varies with the batch size. Rows are found by primary key, driven by the JSON rows.
+// varies with the batch size. Rows are found by primary key, driven by the JSON rows. The attempt joins the end of its
+// delivery's attempt log in the same update.
 const SQLITE_CLOSE = `
   update deliveries set state = j.state, attempts = j.attempt_no, next_attempt_at = coalesce(j.next_attempt_at, deliveries.next_attempt_at),
-    delivered_at = case when j.verdict = 'delivered' then ? end, last_error = j.error, updated_at = ?, lease_owner = null, lease_until = null
+    delivered_at = case when j.verdict = 'delivered' then ? end, last_error = j.error, updated_at = ?, lease_owner = null, lease_until = null,
+    attempt_log = json_insert(deliveries.attempt_log, '$[#]', json_object('attempt_no', j.attempt_no, 'started_at', j.started_at,
+      'finished_at', ?, 'verdict', j.verdict, 'status_code', j.status_code, 'error', j.error))
   from (select value ->> 'id' as id, value ->> 'state' as state, value ->> 'attempt_no' as attempt_no, value ->> 'next_attempt_at' as next_attempt_at,
-               value ->> 'verdict' as verdict, value ->> 'error' as error from json_each(?)) j
+               value ->> 'verdict' as verdict, value ->> 'started_at' as started_at, value ->> 'status_code' as status_code,
+               value ->> 'error' as error from json_each(?)) j
   where deliveries.id = j.id and deliveries.lease_owner = ?
   returning deliveries.id`;
-const SQLITE_ATTEMPTS = `
-  insert into delivery_attempts (id, delivery_id, attempt_no, started_at, finished_at, verdict, status_code, error)
-  select value ->> 'attempt_id', value ->> 'id', value ->> 'attempt_no', value ->> 'started_at', ?, value ->> 'verdict', value ->> 'status_code', value ->> 'error'
-  from json_each(?)`;
 const SQLITE_CHANNELS = `
   update channels set
     consecutive_failures = case when j.succeeded = 1 then j.failures else channels.consecutive_failures + j.failures end,
@@ -238,17 +239,12 @@ const SQLITE_CHANNELS = `
     and (j.succeeded = 0 or j.failures > 0 or channels.consecutive_failures <> 0 or channels.last_success_at is null or channels.last_success_at < ? - 1000)`;
 
 /**
- * SQLite: closes the attempts on their delivery rows (only those `owner` still holds; holding the lease implies
- * pending) in one statement; returns the ids it closed.
+ * SQLite: records the attempts on their delivery rows (only those `owner` still holds; holding the lease implies
+ * pending) in one statement: new state, attempt log, lease given back; returns the ids it recorded.
  */
 export async function closeDeliveries(db: Q, records: AttemptRecord[], owner: string, now: number): Promise<Set<string>> {
-  const result = await db.executeQuery<{ id: string }>(CompiledQuery.raw(SQLITE_CLOSE, [now, now, JSON.stringify(records), owner]));
+  const result = await db.executeQuery<{ id: string }>(CompiledQuery.raw(SQLITE_CLOSE, [now, now, now, JSON.stringify(records), owner]));
   return new Set(result.rows.map((r) => r.id));
-}
-
-/** SQLite: inserts the attempt rows of a batch in one statement. */
-export async function insertAttemptRecords(db: Q, records: AttemptRecord[], now: number): Promise<void> {
-  if (records.length > 0) await db.executeQuery(CompiledQuery.raw(SQLITE_ATTEMPTS, [now, JSON.stringify(records)]));
 }
 
 /**
@@ -259,27 +255,26 @@ export async function updateChannelTallies(db: Q, tallies: ChannelTally[], now: 
   if (tallies.length > 0) await db.executeQuery(CompiledQuery.raw(SQLITE_CHANNELS, [now, now, JSON.stringify(tallies), now]));
 }
 
-// PostgreSQL: the whole batch in ONE statement (atomic without a transaction, one round trip): close the held
-// deliveries, insert their attempt rows, and fold their verdicts, in batch order, into each channel's counters.
+// PostgreSQL: the whole batch in ONE statement (atomic without a transaction, one round trip): record the held
+// deliveries (state, attempt log) and fold their verdicts, in batch order, into each channel's counters.
 // The id arrays make both updates find rows by primary key (a join with the JSON rows alone may be planned as a scan).
 // The deliveries update has no `state = 'pending'` term (holding the lease implies pending: every change of state
 // clears it): with one, and no statistics yet, the planner chose the due index and walked every pending row.
 const RECORD_PG = `
   j as (
-    select * from jsonb_to_recordset($1::jsonb) as x(n int, id text, channel_id text, attempt_id text, attempt_no int, verdict text,
+    select * from jsonb_to_recordset($1::jsonb) as x(n int, id text, channel_id text, attempt_no int, verdict text,
       state text, next_attempt_at bigint, started_at bigint, status_code int, error text)
   ), upd as (
     update deliveries d set state = j.state, attempts = j.attempt_no, next_attempt_at = coalesce(j.next_attempt_at, d.next_attempt_at),
       delivered_at = case when j.verdict = 'delivered' then $3::bigint end, last_error = j.error, updated_at = $3::bigint,
-      lease_owner = null, lease_until = null
+      lease_owner = null, lease_until = null,
+      attempt_log = (d.attempt_log::jsonb || jsonb_build_array(jsonb_build_object('attempt_no', j.attempt_no, 'started_at', j.started_at,
+        'finished_at', $3::bigint, 'verdict', j.verdict, 'status_code', j.status_code, 'error', j.error)))::text
     from j
     where d.id = any($4::text[]) and d.id = j.id and d.lease_owner = $2
     returning d.id
   ), held as (
     select j.* from j join upd on upd.id = j.id
-  ), ins as (
-    insert into delivery_attempts (id, delivery_id, attempt_no, started_at, finished_at, verdict, status_code, error)
-    select attempt_id, id, attempt_no, started_at, $3::bigint, verdict, status_code, error from held
   ), tally as (
     select channel_id, bool_or(verdict = 'delivered') as succeeded,
       count(*) filter (where verdict = 'failed' and n > coalesce(last_ok, -1)) as failures,
@@ -339,11 +334,11 @@ export async function recordAndClaimPg(db: Q, records: AttemptRecord[], owner: s
 }
 
 /** Gives leases back without an attempt (the worker stopped before a verdict, or never started it): due again at once. */
-export async function releaseLeases(db: Q, ids: string[], owner: string, now: number): Promise<void> {
+export async function releaseLeases(db: Q, ids: string[], owner: string): Promise<void> {
   if (ids.length === 0) return;
   await db
     .updateTable('deliveries')
-    .set({ lease_owner: null, lease_until: null, updated_at: now })
+    .set({ lease_owner: null, lease_until: null })
     .where('id', 'in', ids)
     .where('lease_owner', '=', owner)
     .where('state', '=', 'pending')
@@ -374,7 +369,7 @@ export async function cancelUndeliverable(db: Q, now: number): Promise<number> {
 }
 
 /** A delivery with its channel's URL (null once deleted), enabled flag, and whether a later re-send replaced it. */
-export type DeliveryWithChannel = DeliveriesTable & { channel_url: string | null; channel_enabled: number | null; superseded: number };
+export type DeliveryWithChannel = Selectable<DeliveriesTable> & { channel_url: string | null; channel_enabled: number | null; superseded: number };
 
 /** Deliveries of a message, undelivered first (dead, pending, cancelled, then delivered), oldest series first within each. */
 export function deliveriesOfMessage(db: Q, messageId: string, limit: number): Promise<DeliveryWithChannel[]> {
@@ -422,16 +417,9 @@ export async function countDeliveriesOfMessage(db: Q, messageId: string): Promis
   return counts;
 }
 
-/** Every attempt of the given deliveries, in order. */
-export function attemptsOf(db: Q, deliveryIds: string[]): Promise<DeliveryAttemptsTable[]> {
-  if (deliveryIds.length === 0) return Promise.resolve([]);
-  return db
-    .selectFrom('delivery_attempts')
-    .selectAll()
-    .where('delivery_id', 'in', deliveryIds)
-    .orderBy('delivery_id')
-    .orderBy('attempt_no')
-    .execute();
+/** A delivery's attempts, oldest first, from its attempt log. */
+export function attemptLog(row: Pick<Selectable<DeliveriesTable>, 'attempt_log'>): AttemptLogEntry[] {
+  return JSON.parse(row.attempt_log) as AttemptLogEntry[];
 }
 
 /** Dead-lettered and cancelled deliveries that no later series replaced, newest first, with their message headline. */
@@ -461,7 +449,7 @@ export function undeliveredLatest(db: Q, limit: number) {
 }
 
 /** One delivery by id; on PostgreSQL row-locked for the rest of the transaction. */
-export function findDeliveryForUpdate(db: Q, dialect: Dialect, id: string): Promise<DeliveriesTable | undefined> {
+export function findDeliveryForUpdate(db: Q, dialect: Dialect, id: string): Promise<Selectable<DeliveriesTable> | undefined> {
   return db
     .selectFrom('deliveries')
     .selectAll()
@@ -483,7 +471,7 @@ export async function laterSeriesExists(db: Q, d: Pick<DeliveriesTable, 'message
 }
 
 /** Inserts a delivery row (a fresh pending series). */
-export async function insertDelivery(db: Q, row: DeliveriesTable): Promise<void> {
+export async function insertDelivery(db: Q, row: Insertable<DeliveriesTable>): Promise<void> {
   await db.insertInto('deliveries').values(row).execute();
 }
 

@@ -4,14 +4,13 @@ import type { DB, DeliveriesTable } from '../../db/schema.ts';
 import { newId, type Deps } from '../../deps.ts';
 import type { PostOutcome } from '../../net/outbound.ts';
 import {
-  attemptsOf,
+  attemptLog,
   channelEnabled,
   countDeliveriesOfMessage,
   deliveriesOfMessage,
   claimJobsIn,
   closeDeliveries,
   findDeliveryForUpdate,
-  insertAttemptRecords,
   insertDelivery,
   laterSeriesExists,
   recordAndClaimPg,
@@ -36,7 +35,7 @@ export interface FinishedAttempt {
 }
 
 /**
- * Records finished attempts (the worker's group commit), atomically: each attempt row, each delivery's new state
+ * Records finished attempts (the worker's group commit), atomically: each delivery's new state and attempt log entry
  * (delivered, next attempt, or dead-lettered after the fifth failure) and each channel's counters, with set-based
  * statements whose cost hardly grows with the batch (PostgreSQL: one statement; SQLite: three in one transaction).
  * A delivery this worker no longer holds the lease of (another worker took it over) is skipped entirely.
@@ -58,9 +57,8 @@ export async function recordAndClaim(deps: Deps, owner: string, items: FinishedA
   return recordAndClaimSqlite(deps.db, records, owner, finishedAt, claim);
 }
 
-/** Each finished attempt as the recording statements take it: its new attempt row and its delivery's next state. */
+/** Each finished attempt as the recording statements take it: its attempt log entry and its delivery's next state. */
 export function attemptRecords(items: FinishedAttempt[], finishedAt: number, random: Deps['random']): AttemptRecord[] {
-  const ids = attemptIds(finishedAt, items.length, random);
   return items.map(({ job, verdict, startedAt }, n) => {
     const attemptNo = job.attempts + 1;
     const next = verdict.kind === 'failed' ? afterFailure(attemptNo, finishedAt, random) : undefined;
@@ -68,7 +66,6 @@ export function attemptRecords(items: FinishedAttempt[], finishedAt: number, ran
       n,
       id: job.id,
       channel_id: job.channel_id,
-      attempt_id: ids[n]!,
       attempt_no: attemptNo,
       verdict: verdict.kind,
       state: next ? next.state : 'delivered',
@@ -91,23 +88,11 @@ export async function recordAndClaimSqlite(db: Kysely<DB>, records: AttemptRecor
     if (records.length > 0) {
       const held = await closeDeliveries(trx, records, owner, finishedAt);
       const kept = records.filter((r) => held.has(r.id));
-      await insertAttemptRecords(trx, kept, finishedAt);
       await updateChannelTallies(trx, channelTallies(kept), finishedAt);
       recorded = kept.length;
     }
     return { recorded, jobs: claim ? await claimJobsIn(trx, claim) : [] };
   });
-}
-
-/**
- * Attempt rows' ids: the finish time (ms, base 36, fixed width) then 78 random bits each, from one draw of the random
- * source for the whole batch. Ids that grow with time add each batch's rows at the end of the primary-key index
- * instead of at random places in it (fewer pages written).
- */
-export function attemptIds(finishedAt: number, count: number, random: Deps['random']): string[] {
-  const stamp = Math.max(0, Math.floor(finishedAt)).toString(36).padStart(9, '0');
-  const bytes = count > 0 ? random.bytes(10 * count) : Buffer.alloc(0);
-  return Array.from({ length: count }, (_, i) => stamp + bytes.toString('base64url', 10 * i, 10 * i + 10).slice(0, 13));
 }
 
 /** Per channel, in batch order: a success resets the streak, each failure after it extends it. */
@@ -204,7 +189,6 @@ export const MESSAGE_DELIVERY_ROWS = 100;
 /** The per-channel delivery state of a message, with every attempt's verdict (SPEC 6.7). */
 export async function messageDeliveries(deps: Deps, messageId: string, limit = MESSAGE_DELIVERY_ROWS): Promise<MessageDeliveriesView> {
   const [rows, counts] = await Promise.all([deliveriesOfMessage(deps.db, messageId, limit), countDeliveriesOfMessage(deps.db, messageId)]);
-  const attempts = await attemptsOf(deps.db, rows.map((r) => r.id));
   return {
     counts,
     rows: rows.map((r) => ({
@@ -218,9 +202,7 @@ export async function messageDeliveries(deps: Deps, messageId: string, limit = M
       lastError: r.last_error,
       superseded: Number(r.superseded) === 1,
       resendable: (r.state === 'dead' || r.state === 'cancelled') && Number(r.superseded) !== 1 && r.channel_enabled === 1,
-      attemptList: attempts
-        .filter((a) => a.delivery_id === r.id)
-        .map((a) => ({ attemptNo: a.attempt_no, startedAt: a.started_at, verdict: a.verdict, statusCode: a.status_code, error: a.error })),
+      attemptList: attemptLog(r).map((a) => ({ attemptNo: a.attempt_no, startedAt: a.started_at, verdict: a.verdict, statusCode: a.status_code, error: a.error })),
     })),
   };
 }

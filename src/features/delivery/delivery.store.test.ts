@@ -7,7 +7,7 @@ import { beforeEach, test } from 'node:test';
 import { promisify } from 'node:util';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { clearOutbox, until } from '../../../test/helpers/delivery.ts';
+import { attemptsOf, clearOutbox, until } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import type { ClaimParams } from './delivery.repo.ts';
 import { attemptRecords } from './delivery.service.ts';
@@ -61,7 +61,7 @@ forEachDialect((getDb, dialect) => {
         assert.deepEqual(byId.get(first.jobs[0]!.id), { id: first.jobs[0]!.id, state: 'delivered', attempts: 1, lease_owner: null });
         assert.deepEqual(byId.get(first.jobs[1]!.id), { id: first.jobs[1]!.id, state: 'pending', attempts: 1, lease_owner: null });
         assert.equal(byId.get(second.jobs[0]!.id)!.lease_owner, 'w1');
-        assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, 2);
+        assert.equal((await attemptsOf(t.deps.db)).length, 2);
 
         // A verdict for a delivery the owner no longer holds is not recorded.
         const stale = attemptRecords([{ job: second.jobs[0]!, verdict: { kind: 'delivered', status: 200 }, startedAt: now }], now, t.deps.random);

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { allowTestLoopback, clearOutbox, fixtureResolver, until } from '../../../test/helpers/delivery.ts';
+import { allowTestLoopback, attemptsOf, clearOutbox, fixtureResolver, until } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
 import { closedPort, HOOK_TEST_CERT, startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
 import { sql } from 'kysely';
@@ -53,7 +53,7 @@ forEachDialect((getDb, dialect) => {
     return w;
   };
   const delivery = (id: string) => t.deps.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  const attempts = (id: string) => t.deps.db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', id).orderBy('attempt_no').execute();
+  const attempts = (id: string) => attemptsOf(t.deps.db, id);
   const channel = (id: string) => t.deps.db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   test('POSTs the stored body bytes to every channel, with the timestamp, a verifiable signature only with a secret, and no bearer header', async () => {
@@ -269,7 +269,7 @@ forEachDialect((getDb, dialect) => {
     c = await channel(ch.id);
     assert.deepEqual([c.consecutive_failures, c.last_success_at], [0, t.clock.now()]);
     assert.equal(await recordAttempts(t.deps, 'someone-else', [{ job: jobs[0]!, verdict: ok, startedAt: now }]), 0, 'no lease, no record');
-    assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, 4);
+    assert.equal((await attemptsOf(t.deps.db)).length, 4);
   });
 
   test('a claim honours excluded channels and per-channel quotas, and leases each due row to one owner only', async () => {
@@ -396,23 +396,28 @@ forEachDialect((getDb, dialect) => {
     }
   });
 
-  test('attempt rows get distinct ids that sort by finish time, so each batch is added at the end of their index', async () => {
-    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/ids` });
-    for (let i = 0; i < 6; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() + i });
-    t.clock.advance(10);
-    const finishedAt: number[] = [];
-    for (let batch = 0; batch < 3; batch++) {
-      const now = t.clock.now();
-      const jobs = await claimJobs(t.deps.db, t.deps.dialect, { owner: 'w1', now, leaseUntil: now + 60_000, limit: 2, perChannel: 2, exclude: [], quotas: new Map(), window: 8 });
-      assert.equal(await recordAttempts(t.deps, 'w1', jobs.map((job) => ({ job, verdict: { kind: 'delivered', status: 200 } as const, startedAt: now }))), 2);
-      finishedAt.push(now, now);
-      t.clock.advance(batch === 0 ? 1 : 36 ** 3); // one millisecond, then across a change in a higher base-36 digit
+  test("each recorded attempt joins the end of its delivery's attempt log, with its own times, verdict and status", async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/log` });
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
+    const id = deliveryIds.get(ch.id)!;
+    const verdicts = [
+      { kind: 'failed', status: 503, error: 'HTTP 503' },
+      { kind: 'failed', status: null, error: 'connection refused' },
+      { kind: 'delivered', status: 204 },
+    ] as const;
+    const expected: unknown[] = [];
+    for (const [n, verdict] of verdicts.entries()) {
+      const startedAt = t.clock.now();
+      const [job, ...more] = await claimJobs(t.deps.db, t.deps.dialect, { owner: 'w1', now: startedAt, leaseUntil: startedAt + 60_000, limit: 5, perChannel: 5, exclude: [], quotas: new Map(), window: 8 });
+      assert.equal(more.length, 0);
+      assert.equal(job!.attempts, n);
+      t.clock.advance(7);
+      assert.equal(await recordAttempts(t.deps, 'w1', [{ job: job!, verdict, startedAt }]), 1);
+      expected.push({ attempt_no: n + 1, started_at: startedAt, finished_at: t.clock.now(), verdict: verdict.kind, status_code: verdict.status, error: verdict.kind === 'failed' ? verdict.error : null, delivery_id: id });
+      t.clock.t = (await delivery(id)).next_attempt_at;
     }
-    const rows = await t.deps.db.selectFrom('delivery_attempts').select(['id', 'finished_at']).execute();
-    const byId = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((r) => r.finished_at);
-    assert.deepEqual(byId, finishedAt);
-    assert.equal(new Set(rows.map((r) => r.id)).size, 6);
-    assert.ok(rows.every((r) => /^[0-9a-z]{9}[A-Za-z0-9_-]{13}$/.test(r.id)));
+    assert.deepEqual(await attemptsOf(t.deps.db, id), expected);
+    assert.deepEqual([(await delivery(id)).state, (await delivery(id)).attempts], ['delivered', 3]);
   });
 
   test('pending deliveries of a disabled or deleted channel are not sent: the store shows them cancelled', async () => {
@@ -449,7 +454,7 @@ forEachDialect((getDb, dialect) => {
     await w.stop(0);
     const holes = await t.deps.db.selectFrom('deliveries').selectAll().where('channel_id', '=', hole.id).execute();
     assert.ok(holes.every((d) => d.state === 'pending' && d.lease_owner === null && d.attempts === 0), 'aborted attempts are freed, not counted');
-    assert.equal((await t.deps.db.selectFrom('delivery_attempts').select('id').execute()).length, 30);
+    assert.equal((await attemptsOf(t.deps.db)).length, 30);
   });
 
   test('a channel that answers is claimed ahead of its slots by about what it finished lately; one that never answers never is', async () => {

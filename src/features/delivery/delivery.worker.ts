@@ -270,7 +270,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       const ids = toRelease;
       toRelease = [];
       try {
-        await releaseLeases(deps.db, ids, id, deps.clock.now());
+        await releaseLeases(deps.db, ids, id);
       } catch (err) {
         // They run out on their own.
         deps.log.error({ err, worker: id }, 'delivery worker could not free a lease');
