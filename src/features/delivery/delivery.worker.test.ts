@@ -8,7 +8,7 @@ import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/
 import { closedPort, HOOK_TEST_CERT, startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
 import { sql } from 'kysely';
 import { openPostgresSession } from '../../db/connect.ts';
-import { CLAIM_SESSION_SETTINGS, claimJobs, claimPlan, recordAndClaimPlan } from './delivery.repo.ts';
+import { CLAIM_SESSION_SETTINGS, claimJobs, claimPlan, recordAndClaimPg, recordAndClaimPlan } from './delivery.repo.ts';
 import { attemptRecords, recordAttempts } from './delivery.service.ts';
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from './delivery.worker.ts';
 
@@ -357,7 +357,23 @@ forEachDialect((getDb, dialect) => {
     }
   });
 
-  test('one batch over several channels: each delivery, attempt row and counter as recorded one by one; the fifth failure dead-letters', async () => {
+  // A lease touches no indexed column and the table leaves room in its pages, so PostgreSQL updates a claimed row in
+  // place (HOT) instead of adding an entry to every index; counted by the transaction's own statistics.
+  if (dialect === 'postgres') test('on PostgreSQL a claim updates its rows in place (HOT): a lease writes no index entry', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/hot` });
+    for (let i = 0; i < 20; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - 100 + i });
+    const now = t.clock.now();
+    const params = { owner: 'w1', now, leaseUntil: now + 60_000, limit: 20, perChannel: 20, exclude: [], quotas: new Map(), window: 40 };
+    await t.deps.db.transaction().execute(async (trx) => {
+      const { jobs } = await recordAndClaimPg(trx, [], 'w1', now, params);
+      assert.equal(jobs.length, 20);
+      const counts = await sql<{ updated: string; hot: string }>`
+        select pg_stat_get_xact_tuples_updated('deliveries'::regclass) as updated, pg_stat_get_xact_tuples_hot_updated('deliveries'::regclass) as hot`.execute(trx);
+      assert.deepEqual(counts.rows.map((r) => [Number(r.updated), Number(r.hot)]), [[20, 20]]);
+    });
+  });
+
+  test('one batch over several channels: each delivery, attempt log entry and counter as recorded one by one; the fifth failure dead-letters', async () => {
     const failing = await buildChannel(t.deps.db, { url: `${rx.url}/failing` });
     const healthy = await buildChannel(t.deps.db, { url: `${rx.url}/healthy` });
     await t.deps.db.updateTable('channels').set({ consecutive_failures: 3 }).where('id', '=', failing.id).execute();
