@@ -75,6 +75,12 @@ const AHEAD_FACTOR = 8;
 /** Attempts of a channel that finished within this long (ms) bound how many of its deliveries are claimed ahead. */
 const PACE_WINDOW_MS = QUEUE_TTL_MS / 4;
 /**
+ * While at least `concurrency` deliveries are queued, a cycle starts at most this long (ms) after the previous one.
+ * Part of a cycle's cost is fixed (PostgreSQL: about 0.36 ms of the server's CPU per statement; SQLite: the hand-off to
+ * the store thread), so fewer, larger cycles cost less per delivery; the queue keeps the slots busy meanwhile.
+ */
+const CYCLE_SPACING_MS = 10;
+/**
  * A claim considers this many times as many of the oldest due rows as it may lease. Rows of saturated channels are
  * excluded in the query, so every candidate's channel has room and a claim leases at least one row whenever one is
  * due; rows beyond a channel's quota are skipped, and the loop claims again while there is room.
@@ -174,11 +180,19 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
    * one per finished attempt. Cycles run one at a time (the only claimer), so each claim's quotas count every lease.
    */
   function cycle(eager: boolean): Promise<number> {
-    const run = cycling.then(() => cycleNow(eager));
+    const run = cycling.then(async () => {
+      // Under load (a full slot's worth queued, so every slot stays busy meanwhile) cycles start at most every
+      // CYCLE_SPACING_MS: each records and claims more at once, and part of a cycle's cost is the same whatever its size.
+      const wait = lastCycleAt + CYCLE_SPACING_MS - performance.now();
+      if (wait > 0 && !eager && !stopping && queue.length >= concurrency) await new Promise((resolve) => setTimeout(resolve, wait));
+      lastCycleAt = performance.now();
+      return cycleNow(eager);
+    });
     cycling = run.catch(() => 0);
     return run;
   }
   let cycling: Promise<number> = Promise.resolve(0);
+  let lastCycleAt = -Infinity;
 
   async function cycleNow(eager: boolean): Promise<number> {
     const batch = toRecord.splice(0, MAX_BATCH);
