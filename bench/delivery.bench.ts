@@ -8,6 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import pino from 'pino';
 import { Pool, request } from 'undici';
 import { systemClock, systemRandom, type Deps } from '../src/deps.ts';
+import { attemptLog } from '../src/features/delivery/delivery.repo.ts';
 import { createDeliveryWorker, DEFAULT_CONCURRENCY, DEFAULT_PER_CHANNEL } from '../src/features/delivery/delivery.worker.ts';
 import { testConfig } from '../test/helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/db.ts';
@@ -15,7 +16,6 @@ import { clearOutbox } from '../test/helpers/delivery.ts';
 import { emit } from '../src/features/messages/emit.service.ts';
 import { buildChannel } from '../test/helpers/outbox-factories.ts';
 import { report } from './helpers.ts';
-import type { AttemptLogEntry } from '../src/db/schema.ts';
 
 const THROUGHPUT_MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1000);
 const THROUGHPUT_CHANNELS = 8;
@@ -134,7 +134,7 @@ async function isolationRun(deps: Deps, rx: string, withHole: boolean): Promise<
     .select(['d.attempt_log', 'm.created_at'])
     .where('d.channel_id', 'in', healthy)
     .execute();
-  const latencies = rows.map((r) => (JSON.parse(r.attempt_log) as AttemptLogEntry[])[0]!.finished_at - r.created_at).sort((a, b) => a - b);
+  const latencies = rows.map((r) => attemptLog(r)[0]!.finished_at - r.created_at).sort((a, b) => a - b);
   if (withHole && inFlightToHole > 4) throw new Error(`the black hole held ${inFlightToHole} slots`);
   return { p50: percentile(latencies, 50), p95: percentile(latencies, 95), max: latencies.at(-1)!, count: latencies.length };
 }

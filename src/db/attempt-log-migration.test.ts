@@ -2,22 +2,15 @@
 // and going back down restores them as rows.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Migrator, sql, type Kysely, type Migration } from 'kysely';
-import { createTestDatabase, dialects } from '../../test/helpers/db.ts';
-import { migrations } from './migrate.ts';
-
-/** The migrations before 0010, and those up to it. */
-const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '0010'));
-const through0010 = Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= '0010-delivery-attempt-log'));
-const migrator = (db: Kysely<any>, set: Record<string, Migration>) =>
-  new Migrator({ db, provider: { getMigrations: async () => set }, allowUnorderedMigrations: true });
+import { sql, type Kysely } from 'kysely';
+import { createTestDatabase, dialects, migratorThrough } from '../../test/helpers/db.ts';
 
 for (const dialect of dialects()) {
   test(`${dialect}: 0010 moves each delivery's attempts onto its row in order, and back down again`, async () => {
     const tdb = await createTestDatabase(dialect, { migrate: false });
     const db = tdb.db as unknown as Kysely<any>;
     try {
-      assert.equal((await migrator(db, before).migrateToLatest()).error, undefined);
+      assert.equal((await migratorThrough(db, '0009-delivery-due-pending').migrateToLatest()).error, undefined);
       await db.insertInto('accounts').values({ id: 'a1', username: 'admin', username_lower: 'admin', password_hash: 'x', role: 'admin', totp_secret: null, totp_enabled: 0, totp_last_step: null, totp_enrol_prompt: 0, created_at: 1 }).execute();
       await db.insertInto('channels').values({ id: 'c1', url: 'https://hooks.example.com/x', secret: null, classes: 'drift', enabled: 1, created_at: 1, updated_at: 1, created_by: 'a1' }).execute();
       await db.insertInto('messages').values({ id: 'm1', class: 'drift', cause: 'drift', subject_kind: 'host', subject_key: 'web-1', instant: 1, headline: 'h', census: null, link: null, body: '{}', created_at: 1 }).execute();
@@ -39,7 +32,7 @@ for (const dialect of dialects()) {
         ])
         .execute();
 
-      assert.equal((await migrator(db, through0010).migrateToLatest()).error, undefined);
+      assert.equal((await migratorThrough(db, '0010-delivery-attempt-log').migrateToLatest()).error, undefined);
       const rows = await db.selectFrom('deliveries').select(['id', 'attempt_log']).orderBy('id').execute();
       assert.deepEqual(
         rows.map((r: { id: string; attempt_log: string }) => [r.id, JSON.parse(r.attempt_log)]),
@@ -60,7 +53,7 @@ for (const dialect of dialects()) {
           : (await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = 'delivery_attempts'`.execute(db)).rows[0]!.n;
       assert.equal(await tables(), 0, 'the attempts table is gone');
 
-      assert.equal((await migrator(db, through0010).migrateDown()).error, undefined);
+      assert.equal((await migratorThrough(db, '0010-delivery-attempt-log').migrateDown()).error, undefined);
       const back = await db.selectFrom('delivery_attempts').select(['delivery_id', 'attempt_no', 'started_at', 'finished_at', 'verdict', 'status_code', 'error']).orderBy('attempt_no').execute();
       assert.deepEqual(
         back.map((r: Record<string, unknown>) => ({ ...r, started_at: Number(r.started_at), finished_at: Number(r.finished_at) })),

@@ -4,10 +4,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe } from 'node:test';
+import { Migrator, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../../src/config.ts';
 import { openDatabase, type Database, type Dialect } from '../../src/db/connect.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
+import { migrateToLatest, migrations } from '../../src/db/migrate.ts';
 
 /** The dialects under test: SQLite always, PostgreSQL when TEST_DATABASE_URL is set. */
 export function dialects(): Dialect[] {
@@ -86,4 +87,10 @@ export function forEachDialect(suite: (get: () => TestDatabase, dialect: Dialect
       }, dialect);
     });
   }
+}
+
+/** A migrator over the migrations up to and including `last` (by name): starts a test from an older schema. */
+export function migratorThrough(db: Kysely<any>, last: string): Migrator {
+  const set = Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= last));
+  return new Migrator({ db, provider: { getMigrations: async () => set }, allowUnorderedMigrations: true });
 }

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { AttemptLogEntry, DB } from '../../src/db/schema.ts';
 import { isGloballyReachable } from '../../src/net/address-policy.ts';
 import type { ResolvedAddress, Resolver } from '../../src/net/outbound.ts';
+import { attemptLog } from '../../src/features/delivery/delivery.repo.ts';
 
 /** A resolver answering from a table; a function entry is called per lookup (for rebinding fixtures). Records every lookup. */
 export function fixtureResolver(table: Record<string, string[] | ((call: number) => string[])>): Resolver & { calls: string[] } {
@@ -34,7 +35,7 @@ export async function attemptsOf(db: Kysely<DB>, deliveryId?: string): Promise<(
     .select(['id', 'attempt_log'])
     .$if(deliveryId !== undefined, (q) => q.where('id', '=', deliveryId!))
     .execute();
-  return rows.flatMap((r) => (JSON.parse(r.attempt_log) as AttemptLogEntry[]).map((a) => ({ ...a, delivery_id: r.id })));
+  return rows.flatMap((r) => attemptLog(r).map((a) => ({ ...a, delivery_id: r.id })));
 }
 
 /** Waits for a condition that background work or other processes will make true (polled; never a fixed sleep). */

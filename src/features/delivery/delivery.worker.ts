@@ -181,8 +181,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
    */
   function cycle(eager: boolean): Promise<number> {
     const run = cycling.then(async () => {
-      // Under load (a full slot's worth queued, so every slot stays busy meanwhile) cycles start at most every
-      // CYCLE_SPACING_MS: each records and claims more at once, and part of a cycle's cost is the same whatever its size.
+      // Under load, fewer and larger cycles (see CYCLE_SPACING_MS); the queued deliveries keep every slot busy meanwhile.
       const wait = lastCycleAt + CYCLE_SPACING_MS - performance.now();
       if (wait > 0 && !eager && !stopping && queue.length >= concurrency) await new Promise((resolve) => setTimeout(resolve, wait));
       lastCycleAt = performance.now();
