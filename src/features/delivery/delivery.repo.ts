@@ -165,8 +165,7 @@ export async function claimPlan(db: Kysely<DB>, dialect: Dialect, p: ClaimParams
 
 /** PostgreSQL: the plan of the worker's recording-and-claiming statement for these parameters (see claimPlan). */
 export function recordAndClaimPlan(db: Kysely<DB>, records: AttemptRecord[], owner: string, now: number, claim: ClaimParams, generic = false): Promise<string[]> {
-  const ids = records.map((r) => r.id);
-  const params = [JSON.stringify(records), owner, now, ids, [...new Set(records.map((r) => r.channel_id))], ...claimParameters(claim, ids)];
+  const params = [...recordParameters(records, owner, now), ...claimParameters(claim, records.map((r) => r.id))];
   return postgresPlan(db, RECORD_AND_CLAIM_PG, params, generic);
 }
 
@@ -257,19 +256,20 @@ export async function updateChannelTallies(db: Q, tallies: ChannelTally[], now: 
 
 // PostgreSQL: the whole batch in ONE statement (atomic without a transaction, one round trip): record the held
 // deliveries (state, attempt log) and fold their verdicts, in batch order, into each channel's counters.
+// Each attempt's log entry arrives as JSON text (attemptEntry) and joins the end of the log's text, so the log is never
+// parsed: a log holds either no entry ('[]') or objects, and ends with its closing bracket (whitespace after it is cut).
 // The id arrays make both updates find rows by primary key (a join with the JSON rows alone may be planned as a scan).
 // The deliveries update has no `state = 'pending'` term (holding the lease implies pending: every change of state
 // clears it): with one, and no statistics yet, the planner chose the due index and walked every pending row.
 const RECORD_PG = `
   j as (
     select * from jsonb_to_recordset($1::jsonb) as x(n int, id text, channel_id text, attempt_no int, verdict text,
-      state text, next_attempt_at bigint, started_at bigint, status_code int, error text)
+      state text, next_attempt_at bigint, error text, entry text)
   ), upd as (
     update deliveries d set state = j.state, attempts = j.attempt_no, next_attempt_at = coalesce(j.next_attempt_at, d.next_attempt_at),
       delivered_at = case when j.verdict = 'delivered' then $3::bigint end, last_error = j.error, updated_at = $3::bigint,
       lease_owner = null, lease_until = null,
-      attempt_log = (d.attempt_log::jsonb || jsonb_build_array(jsonb_build_object('attempt_no', j.attempt_no, 'started_at', j.started_at,
-        'finished_at', $3::bigint, 'verdict', j.verdict, 'status_code', j.status_code, 'error', j.error)))::text
+      attempt_log = case when strpos(d.attempt_log, '{') = 0 then '[' || j.entry || ']' else left(rtrim(d.attempt_log, E' \\t\\r\\n'), -1) || ',' || j.entry || ']' end
     from j
     where d.id = any($4::text[]) and d.id = j.id and d.lease_owner = $2
     returning d.id
@@ -291,6 +291,18 @@ const RECORD_PG = `
     where c.id = any($5::text[]) and c.id = t.channel_id
       and (not t.succeeded or t.failures > 0 or c.consecutive_failures <> 0 or c.last_success_at is null or c.last_success_at < $3::bigint - 1000)
   )`;
+
+/** One attempt's entry in its delivery's attempt log (an AttemptLogEntry), as JSON text. */
+export function attemptEntry(r: AttemptRecord, finishedAt: number): string {
+  const entry: AttemptLogEntry = { attempt_no: r.attempt_no, started_at: r.started_at, finished_at: finishedAt, verdict: r.verdict, status_code: r.status_code, error: r.error };
+  return JSON.stringify(entry);
+}
+
+/** RECORD_PG's first five parameters: the batch (as JSON rows, each with its log entry), the owner, the time, the ids, the channels. */
+function recordParameters(records: AttemptRecord[], owner: string, now: number): unknown[] {
+  const rows = records.map((r) => ({ n: r.n, id: r.id, channel_id: r.channel_id, attempt_no: r.attempt_no, verdict: r.verdict, state: r.state, next_attempt_at: r.next_attempt_at, error: r.error, entry: attemptEntry(r, now) }));
+  return [JSON.stringify(rows), owner, now, records.map((r) => r.id), [...new Set(records.map((r) => r.channel_id))]];
+}
 const RECORD_ONLY_PG = `with ${RECORD_PG} select count(*)::int as recorded from upd`;
 // The recording and the next claim in one statement: one round trip and one commit for both. All its parts see one
 // snapshot, in which the rows being recorded are still leased (so not due) and are excluded from the candidates anyway.
@@ -311,7 +323,7 @@ export interface RecordAndClaimResult {
  */
 export async function recordAndClaimPg(db: Q, records: AttemptRecord[], owner: string, now: number, claim?: ClaimParams): Promise<RecordAndClaimResult> {
   const ids = records.map((r) => r.id);
-  const record = [JSON.stringify(records), owner, now, ids, [...new Set(records.map((r) => r.channel_id))]];
+  const record = recordParameters(records, owner, now);
   if (!claim) {
     if (records.length === 0) return { recorded: 0, jobs: [] };
     const result = await db.executeQuery<{ recorded: number }>(CompiledQuery.raw(RECORD_ONLY_PG, record));
@@ -322,15 +334,16 @@ export async function recordAndClaimPg(db: Q, records: AttemptRecord[], owner: s
     records.length === 0
       ? (await db.executeQuery<Row>(CompiledQuery.raw(CLAIM_PG, claimParameters(claim)))).rows
       : (await db.executeQuery<Row>(CompiledQuery.raw(RECORD_AND_CLAIM_PG, [...record, ...claimParameters(claim, ids)]))).rows;
-  const jobs: (AttemptJob & { due: number })[] = [];
   let recorded = 0;
-  for (const { recorded: n, due, ...job } of rows) {
-    if (n === null || n === undefined) jobs.push({ ...job, due: due! });
-    else recorded = n;
+  const claimed: Row[] = [];
+  for (const row of rows) {
+    if (row.recorded === null || row.recorded === undefined) claimed.push(row);
+    else recorded = row.recorded;
   }
   // Oldest due first, as the worker starts them (the statement's output order is not defined).
-  jobs.sort((a, b) => a.due - b.due);
-  return { recorded, jobs: jobs.map(({ due: _, ...job }) => job) };
+  claimed.sort((a, b) => a.due! - b.due!);
+  const jobs = claimed.map((r): AttemptJob => ({ id: r.id, channel_id: r.channel_id, attempts: r.attempts, body: r.body, url: r.url, secret: r.secret }));
+  return { recorded, jobs };
 }
 
 /** Gives leases back without an attempt (the worker stopped before a verdict, or never started it): due again at once. */

@@ -442,6 +442,26 @@ forEachDialect((getDb, dialect) => {
     assert.deepEqual([(await delivery(id)).state, (await delivery(id)).attempts], ['delivered', 3]);
   });
 
+  // PostgreSQL appends the new entry to the log's text without parsing it; the log may have been written in another
+  // layout (the 0010 migration's json_agg puts spaces and line breaks between entries).
+  test('an attempt joins the end of a log written in another layout, and any characters in its error keep the log valid JSON', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/log-layout` });
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
+    const id = deliveryIds.get(ch.id)!;
+    const earlier = [
+      { attempt_no: 1, started_at: 1, finished_at: 2, verdict: 'failed', status_code: 503, error: 'HTTP 503' },
+      { attempt_no: 2, started_at: 3, finished_at: 4, verdict: 'failed', status_code: null, error: 'connection refused' },
+    ];
+    const layout = `[${earlier.map((e) => JSON.stringify(e, null, 1)).join(', \n ')}] \n`;
+    await t.deps.db.updateTable('deliveries').set({ attempts: 2, attempt_log: layout }).where('id', '=', id).execute();
+    const startedAt = t.clock.now();
+    const [job] = await claimJobs(t.deps.db, t.deps.dialect, { owner: 'w1', now: startedAt, leaseUntil: startedAt + 60_000, limit: 1, perChannel: 1, exclude: [], quotas: new Map(), window: 2 });
+    const error = 'HTTP 418 "teapot", \\ ] } [ { ✓ \u0001';
+    assert.equal(await recordAttempts(t.deps, 'w1', [{ job: job!, verdict: { kind: 'failed', status: 418, error }, startedAt }]), 1);
+    const third = { attempt_no: 3, started_at: startedAt, finished_at: t.clock.now(), verdict: 'failed', status_code: 418, error };
+    assert.deepEqual(JSON.parse((await delivery(id)).attempt_log), [...earlier, third]);
+  });
+
   test('pending deliveries of a disabled or deleted channel are not sent: the store shows them cancelled', async () => {
     const disabled = await buildChannel(t.deps.db, { url: `${rx.url}/disabled` });
     const deleted = await buildChannel(t.deps.db, { url: `${rx.url}/deleted` });
