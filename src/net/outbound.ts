@@ -77,7 +77,21 @@ class PlainFailure extends Error {
 }
 
 /** Where a request may go: the parsed URL, and how the connected socket's address must be judged. */
-type Target = { url: URL; literal: string | undefined; loopbackException: boolean };
+type Target = {
+  url: URL;
+  literal: string | undefined;
+  loopbackException: boolean;
+  /** An IP literal's one address, which needs no resolution. */
+  pinned: ResolvedAddress[] | undefined;
+  /** origin + path + query, as the request line and pool take them. */
+  origin: string;
+  path: string;
+};
+
+function makeTarget(url: URL, literal: string | undefined, loopbackException: boolean): Target {
+  const pinned = literal ? [{ address: literal, family: literal.includes(':') ? (6 as const) : (4 as const) }] : undefined;
+  return { url, literal, loopbackException, pinned, origin: url.origin, path: url.pathname + url.search };
+}
 
 function checkTarget(raw: string, policy: AddressPolicy): Target | PlainFailure {
   if (!URL.canParse(raw)) return new PlainFailure('blocked: not an absolute URL');
@@ -86,12 +100,12 @@ function checkTarget(raw: string, policy: AddressPolicy): Target | PlainFailure 
   const literal = ipLiteralOfHostname(url.hostname);
   if (url.protocol === 'http:') {
     // SPEC 2.5: plain http only to a loopback IP literal, never to a name.
-    if (literal && isLoopbackAddress(literal)) return { url, literal, loopbackException: true };
+    if (literal && isLoopbackAddress(literal)) return makeTarget(url, literal, true);
     return new PlainFailure('blocked: http is allowed only to a loopback IP address');
   }
   if (url.protocol !== 'https:') return new PlainFailure(`blocked: ${url.protocol.replace(':', '')} URLs are not allowed`);
   if (literal && !policy(literal)) return new PlainFailure(BLOCKED_LITERAL);
-  return { url, literal, loopbackException: false };
+  return makeTarget(url, literal, false);
 }
 
 /** Builds the guarded client. */
@@ -107,23 +121,28 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
   const pools = new Map<string, { pool: Pool; lastUsed: number }>();
 
   function poolFor(target: Target, vetted: ResolvedAddress[]): Pool {
-    const key = `${target.url.origin}|${vetted.map((a) => a.address).join(',')}`;
+    const key = vetted.length === 1 ? `${target.origin}|${vetted[0]!.address}` : `${target.origin}|${vetted.map((a) => a.address).join(',')}`;
     const now = Date.now();
     const hit = pools.get(key);
     if (hit) {
       hit.lastUsed = now;
-      pools.delete(key);
-      pools.set(key, hit); // keep insertion order = recency order
       return hit.pool;
     }
-    for (const [k, entry] of pools) {
-      if (pools.size < MAX_POOLS && now - entry.lastUsed < POOL_IDLE_MS) break;
-      pools.delete(k);
-      void entry.pool.close().catch(() => undefined);
+    // A new pool: first close the idle ones, then, while still at the bound, the least recently used.
+    for (const [k, entry] of pools) if (now - entry.lastUsed >= POOL_IDLE_MS) closePool(k, entry);
+    while (pools.size >= MAX_POOLS) {
+      let oldest: [string, { pool: Pool; lastUsed: number }] | undefined;
+      for (const e of pools) if (!oldest || e[1].lastUsed < oldest[1].lastUsed) oldest = e;
+      closePool(...oldest!);
     }
-    const pool = new Pool(target.url.origin, { connect: guardedConnector(target, vetted), connections: null, pipelining: 1 });
+    const pool = new Pool(target.origin, { connect: guardedConnector(target, vetted), connections: null, pipelining: 1 });
     pools.set(key, { pool, lastUsed: now });
     return pool;
+  }
+
+  function closePool(key: string, entry: { pool: Pool }): void {
+    pools.delete(key);
+    void entry.pool.close().catch(() => undefined);
   }
 
   // The dialer: resolution is pinned to the vetted addresses (re-checked here), and the connected
@@ -227,11 +246,11 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
         const send = (vetted: ResolvedAddress[]) => {
           if (settled) return;
           poolFor(target, vetted).dispatch(
-            { origin: target.url.origin, path: target.url.pathname + target.url.search, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+            { origin: target.origin, path: target.path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
             handler,
           );
         };
-        if (target.literal) send([{ address: target.literal, family: target.literal.includes(':') ? 6 : 4 }]);
+        if (target.pinned) send(target.pinned);
         else vet(target).then(send, (err) => settle({ kind: 'failed', status: null, error: describeFailure(err, timedOut) }));
       });
     },

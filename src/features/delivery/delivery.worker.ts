@@ -254,12 +254,20 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     return cycle(eager);
   }
 
-  /** Starts queued attempts, oldest claim first, while there are free slots and their channel has room. */
+  /**
+   * Starts queued attempts, oldest claim first, while there are free slots and their channel has room, and gives back
+   * those that waited longer than the queue TTL. Each one is checked before it starts; the whole queue is checked for age
+   * at least every tenth of the TTL, and in between the scan stops once every slot is busy (it runs after every attempt).
+   */
   function pump(): void {
     if (queue.length === 0) return;
     const now = deps.clock.now();
+    const checkAll = stopping || now - lastAgeCheck >= queueTtl / 10 || now < lastAgeCheck;
+    if (checkAll) lastAgeCheck = now;
     let kept = 0;
-    for (let i = 0; i < queue.length; i++) {
+    let i = 0;
+    for (; i < queue.length; i++) {
+      if (!checkAll && inflight.size >= concurrency) break;
       const item = queue[i]!;
       const channel = item.job.channel_id;
       if (stopping || now - item.claimedAt > queueTtl || now < item.claimedAt) {
@@ -274,9 +282,13 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       }
       queue[kept++] = item;
     }
-    queue.length = kept;
+    if (kept < i) {
+      queue.copyWithin(kept, i);
+      queue.length -= i - kept;
+    }
     if (toRelease.length > 0) releasing ??= releaseQueued();
   }
+  let lastAgeCheck = -Infinity;
 
   async function releaseQueued(): Promise<void> {
     while (toRelease.length > 0) {
