@@ -213,7 +213,8 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     }
     if (!claim) return 0;
     lastClaimUnconstrained = claim.unconstrained;
-    const claimedAt = deps.clock.now();
+    // The queue TTL counts from before the claim ran, as the lease does, so a claim that took long eats into it.
+    const claimedAt = claim.params.now;
     for (const job of jobs) {
       queue.push({ job, claimedAt });
       count(queuedPerChannel, job.channel_id, 1);
