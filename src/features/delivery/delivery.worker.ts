@@ -103,7 +103,9 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   // soon as its request has finished, so the next attempt does not wait for the previous one's bookkeeping. The lease
   // is held until the verdict is recorded, so nobody else makes that attempt again meanwhile.
   const inflight = new Set<Promise<void>>();
-  const unrecorded = new Set<Promise<void>>();
+  let unrecorded = 0;
+  // drain() and stop() waiting for every verdict to be recorded.
+  const recordedWaiters: (() => void)[] = [];
   const inflightPerChannel = new Map<string, number>();
   // Claimed ahead (leased to this worker) while requests are in flight, so a freed slot starts its next attempt at
   // once instead of waiting for a claim. A channel holds at most `perChannel` leases plus as many as it finished
@@ -120,7 +122,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   let wakeUp: (() => void) | undefined;
   let recorded = 0;
   // Group commit: finished attempts queue here and are recorded together, one transaction per batch.
-  const toRecord: (FinishedAttempt & { done: () => void })[] = [];
+  const toRecord: FinishedAttempt[] = [];
   let flushing: Promise<void> | undefined;
   // Queued deliveries that waited too long: their leases are given back together.
   let toRelease: string[] = [];
@@ -169,7 +171,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
 
   /** How many more deliveries a claim may lease: room for every slot, plus as many again queued ahead. */
   function claimRoom(): number {
-    if (stopping || unrecorded.size >= concurrency * UNRECORDED_PER_SLOT) return 0;
+    if (stopping || unrecorded >= concurrency * UNRECORDED_PER_SLOT) return 0;
     return AHEAD_FACTOR * concurrency - inflight.size - queue.length;
   }
 
@@ -209,7 +211,12 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       if (batch.length > 0) deps.log.error({ err, worker: id }, 'delivery worker could not record attempts');
       throw err;
     } finally {
-      for (const item of batch) item.done();
+      // Recorded, or (the cycle failed) left to their leases, which run out: either way no longer waiting.
+      if (batch.length > 0) {
+        unrecorded -= batch.length;
+        if (unrecorded === 0) for (const resolve of recordedWaiters.splice(0)) resolve();
+        wake();
+      }
     }
     if (!claim) return 0;
     lastClaimUnconstrained = claim.unconstrained;
@@ -225,7 +232,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
 
   /** What the next claim may take (nothing while stopping or too many verdicts wait), or undefined for no claim. */
   function claimParams(eager: boolean, recording: number): { params: ClaimParams; unconstrained: boolean } | undefined {
-    if (stopping || unrecorded.size - recording >= concurrency * UNRECORDED_PER_SLOT) return undefined;
+    if (stopping || unrecorded - recording >= concurrency * UNRECORDED_PER_SLOT) return undefined;
     const room = AHEAD_FACTOR * concurrency - inflight.size - queue.length;
     if (room <= 0) return undefined;
     if (!eager && inflight.size + queue.length > 0 && room < Math.max(1, Math.floor(concurrency / 4))) return undefined;
@@ -284,8 +291,8 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       queue[kept++] = item;
     }
     if (kept < i) {
-      queue.copyWithin(kept, i);
-      queue.length -= i - kept;
+      while (i < queue.length) queue[kept++] = queue[i++]!;
+      queue.length = kept;
     }
     if (toRelease.length > 0) releasing ??= releaseQueued();
   }
@@ -325,22 +332,23 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     const headers = deliveryHeaders(job.body, job.secret, Math.floor(startedAt / 1000));
     const outcome = await client.post(job.url, job.body, headers, abort.signal);
     if (outcome.kind !== 'aborted') {
-      const recordedPromise = new Promise<void>((done) => enqueue({ job, verdict: outcome, startedAt, done }));
-      unrecorded.add(recordedPromise);
-      void recordedPromise.then(() => {
-        unrecorded.delete(recordedPromise);
-        wake();
-      });
+      unrecorded++;
+      enqueue({ job, verdict: outcome, startedAt });
       return;
     }
     toRelease.push(job.id);
     await (releasing ??= releaseQueued());
   }
 
-  function enqueue(item: FinishedAttempt & { done: () => void }): void {
+  function enqueue(item: FinishedAttempt): void {
     toRecord.push(item);
     // Deferred to the check phase, so every response that arrived in this turn of the event loop joins the batch.
     flushing ??= new Promise((resolve) => setImmediate(resolve)).then(flush);
+  }
+
+  /** Resolves once every finished attempt's verdict has been recorded (or its cycle failed). */
+  function recordedAll(): Promise<void> {
+    return unrecorded === 0 ? Promise.resolve() : new Promise((resolve) => recordedWaiters.push(resolve));
   }
 
   /** Records what finished (claiming too, if there is room for a batch), until no verdict waits. */
@@ -401,8 +409,8 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
         if (inflight.size === 0 && queue.length === 0) {
           if (claimed > 0) continue;
           if (stopping) return;
-          if (unrecorded.size > 0 || releasing) {
-            await Promise.all([...unrecorded, releasing]);
+          if (unrecorded > 0 || releasing) {
+            await Promise.all([recordedAll(), releasing]);
             eager = true;
             continue;
           }
@@ -431,7 +439,7 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
         abort.abort();
         await Promise.all(inflight);
       }
-      await Promise.all([...unrecorded, releasing]);
+      await Promise.all([recordedAll(), releasing]);
       await cycling;
       await client.close();
       await store.close();

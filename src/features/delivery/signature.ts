@@ -9,7 +9,7 @@ export const SIGNATURE_VERSION = 'v1';
  * secret's UTF-8 bytes, over the UTF-8 bytes of `<unix-seconds>.<body>`.
  */
 export function signBody(secret: string, unixSeconds: number, body: string): string {
-  const mac = crypto.createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${unixSeconds}.${body}`, 'utf8').digest('hex');
+  const mac = crypto.createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${unixSeconds}.`, 'utf8').update(body, 'utf8').digest('hex');
   return `${SIGNATURE_VERSION}=${mac}`;
 }
 
