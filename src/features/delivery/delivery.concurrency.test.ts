@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, beforeEach, test } from 'node:test';
+import { sql } from 'kysely';
 import { openDatabase } from '../../db/connect.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
@@ -10,14 +11,14 @@ import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/
 import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
 import { claimJobs } from './delivery.repo.ts';
 import { recordAttempt } from './delivery.service.ts';
-import { createDeliveryWorker, DEFAULT_LEASE_MS } from './delivery.worker.ts';
+import { createDeliveryWorker, DEFAULT_LEASE_MS, QUEUE_TTL_MS } from './delivery.worker.ts';
 
 const childScript = fileURLToPath(new URL('../../../test/helpers/delivery-worker-child.ts', import.meta.url));
 
 /** Waits for a condition that other processes will make true (they start slower than background work in this one). */
 const until = (condition: () => Promise<boolean>) => waitUntil(condition, { limitMs: 60_000, everyMs: 10 });
 
-forEachDialect((getDb) => {
+forEachDialect((getDb, dialect) => {
   let t: TestApp;
   let rx: Receiver;
   before(async () => {
@@ -168,6 +169,45 @@ forEachDialect((getDb) => {
     const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts', 'lease_owner']).execute();
     assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1 && r.lease_owner === null));
     assert.equal((await attemptsOf(t.deps.db)).length, 3, "the late worker's verdict is not recorded over the other's");
+  });
+
+  // A claim's queue TTL counts from before it ran, as its lease does: a claim that stalled (here on a row lock another
+  // transaction holds) past the TTL sends nothing it claimed, since its check that the channel is enabled is that old.
+  if (dialect === 'postgres') test('what a claim that stalled past the queue TTL leased is not sent: its channel was disabled meanwhile', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/stall` });
+    const base = t.clock.now();
+    const first = (await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: base - 2 })).deliveryIds.get(ch.id)!;
+    const second = (await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: base - 1 })).deliveryIds.get(ch.id)!;
+    // Answered late enough for the lock below to be taken first.
+    rx.answer = () => ({ status: 200, delayMs: 1000 });
+    const w = createDeliveryWorker(t.deps, { concurrency: 1, perChannel: 1, idlePollMs: 5 });
+    w.start();
+    // While the first request is in flight, another transaction locks its delivery: the cycle that records its verdict
+    // and claims the second delivery (one statement, one snapshot, in which the channel is enabled) waits for the lock.
+    await rx.waitFor(1);
+    let unlock!: () => void;
+    const unlocked = new Promise<void>((resolve) => (unlock = resolve));
+    let locked!: () => void;
+    const lockHeld = new Promise<void>((resolve) => (locked = resolve));
+    const holder = t.deps.db.transaction().execute(async (trx) => {
+      await sql`select id from deliveries where id = ${first} for update`.execute(trx);
+      locked();
+      await unlocked;
+    });
+    await lockHeld;
+    const waitingOnLock = async () =>
+      Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.deps.db)).rows[0]!.n) > 0;
+    await until(waitingOnLock);
+    t.clock.advance(QUEUE_TTL_MS + 1);
+    await t.deps.db.updateTable('channels').set({ enabled: 0 }).where('id', '=', ch.id).execute();
+    unlock();
+    await holder;
+    await until(async () => (await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', first).executeTakeFirstOrThrow()).state === 'delivered');
+    await w.stop();
+    assert.equal(rx.received.length, 1, 'the second delivery was never sent');
+    const row = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts', 'lease_owner']).where('id', '=', second).executeTakeFirstOrThrow();
+    assert.equal(row.attempts, 0);
+    assert.equal(row.lease_owner, null, 'its lease was given back');
   });
 
   test('stop gives back the leases of deliveries claimed ahead, unsent, and they are delivered later', async () => {
