@@ -441,6 +441,8 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
       }
       await Promise.all([recordedAll(), releasing]);
       await cycling;
+      // A cycle that was running when stop began gives back, unsent, what it claimed.
+      await releasing;
       await client.close();
       await store.close();
     },
