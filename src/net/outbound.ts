@@ -83,11 +83,12 @@ type Target = {
   loopbackException: boolean;
   /** An IP literal's one address, which needs no resolution. */
   pinned: ResolvedAddress[] | undefined;
-  /** origin + path + query, as the request line and pool take them. */
+  /** The origin, and the path with the query, as the pool and the request line take them. */
   origin: string;
   path: string;
 };
 
+/** A checked target, with what every request to it needs worked out once. */
 function makeTarget(url: URL, literal: string | undefined, loopbackException: boolean): Target {
   const pinned = literal ? [{ address: literal, family: literal.includes(':') ? (6 as const) : (4 as const) }] : undefined;
   return { url, literal, loopbackException, pinned, origin: url.origin, path: url.pathname + url.search };
