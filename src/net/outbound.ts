@@ -122,7 +122,7 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
   const pools = new Map<string, { pool: Pool; lastUsed: number }>();
 
   function poolFor(target: Target, vetted: ResolvedAddress[]): Pool {
-    const key = vetted.length === 1 ? `${target.origin}|${vetted[0]!.address}` : `${target.origin}|${vetted.map((a) => a.address).join(',')}`;
+    const key = `${target.origin}|${vetted.map((a) => a.address).join(',')}`;
     const now = Date.now();
     const hit = pools.get(key);
     if (hit) {

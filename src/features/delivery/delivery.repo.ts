@@ -165,7 +165,8 @@ export async function claimPlan(db: Kysely<DB>, dialect: Dialect, p: ClaimParams
 
 /** PostgreSQL: the plan of the worker's recording-and-claiming statement for these parameters (see claimPlan). */
 export function recordAndClaimPlan(db: Kysely<DB>, records: AttemptRecord[], owner: string, now: number, claim: ClaimParams, generic = false): Promise<string[]> {
-  const params = [...recordParameters(records, owner, now), ...claimParameters(claim, records.map((r) => r.id))];
+  const ids = records.map((r) => r.id);
+  const params = [...recordParameters(records, ids, owner, now), ...claimParameters(claim, ids)];
   return postgresPlan(db, RECORD_AND_CLAIM_PG, params, generic);
 }
 
@@ -298,10 +299,10 @@ export function attemptEntry(r: AttemptRecord, finishedAt: number): string {
   return JSON.stringify(entry);
 }
 
-/** RECORD_PG's first five parameters: the batch (as JSON rows, each with its log entry), the owner, the time, the ids, the channels. */
-function recordParameters(records: AttemptRecord[], owner: string, now: number): unknown[] {
+/** RECORD_PG's five parameters: the batch (as JSON rows, each with its log entry), the owner, the time, the batch's ids, its channels. */
+function recordParameters(records: AttemptRecord[], ids: string[], owner: string, now: number): unknown[] {
   const rows = records.map((r) => ({ n: r.n, id: r.id, channel_id: r.channel_id, attempt_no: r.attempt_no, verdict: r.verdict, state: r.state, next_attempt_at: r.next_attempt_at, error: r.error, entry: attemptEntry(r, now) }));
-  return [JSON.stringify(rows), owner, now, records.map((r) => r.id), [...new Set(records.map((r) => r.channel_id))]];
+  return [JSON.stringify(rows), owner, now, ids, [...new Set(records.map((r) => r.channel_id))]];
 }
 const RECORD_ONLY_PG = `with ${RECORD_PG} select count(*)::int as recorded from upd`;
 // The recording and the next claim in one statement: one round trip and one commit for both. All its parts see one
@@ -323,7 +324,7 @@ export interface RecordAndClaimResult {
  */
 export async function recordAndClaimPg(db: Q, records: AttemptRecord[], owner: string, now: number, claim?: ClaimParams): Promise<RecordAndClaimResult> {
   const ids = records.map((r) => r.id);
-  const record = recordParameters(records, owner, now);
+  const record = recordParameters(records, ids, owner, now);
   if (!claim) {
     if (records.length === 0) return { recorded: 0, jobs: [] };
     const result = await db.executeQuery<{ recorded: number }>(CompiledQuery.raw(RECORD_ONLY_PG, record));

@@ -124,8 +124,10 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
   // Group commit: finished attempts queue here and are recorded together, one transaction per batch.
   const toRecord: FinishedAttempt[] = [];
   let flushing: Promise<void> | undefined;
-  // Queued deliveries that waited too long: their leases are given back together.
+  // Queued deliveries that waited too long: their leases are given back together. The whole queue was last checked
+  // for them at lastAgeCheck (ms of the deps clock; see pump).
   let toRelease: string[] = [];
+  let lastAgeCheck = -Infinity;
   let releasing: Promise<void> | undefined;
   // Whether the last claim excluded no channel and limited none (this worker held no lease when it started): only such
   // a claim coming back empty shows that nothing is due. One that excluded busy channels may come back empty while
@@ -296,7 +298,6 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
     }
     if (toRelease.length > 0) releasing ??= releaseQueued();
   }
-  let lastAgeCheck = -Infinity;
 
   async function releaseQueued(): Promise<void> {
     while (toRelease.length > 0) {
