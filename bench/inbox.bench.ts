@@ -1,6 +1,6 @@
 // Inbox page latency with 1,000 and with 1,000,000 messages in the store (SQLite), side by side.
 // The inbox page, the bell's unread count and deep pages must cost the same whatever the store's size.
-// Run: node --import tsx bench/inbox.bench.ts
+// Run: npm run bench -- inbox
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +14,7 @@ import { openDatabase } from '../src/db/connect.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { systemClock, systemRandom, type Deps } from '../src/deps.ts';
 import { createSession } from '../src/features/auth/sessions.service.ts';
+import { createDeliveryWakeup } from '../src/features/delivery/wakeup.ts';
 import { markRead } from '../src/features/messages/read-state.service.ts';
 
 const SIZES = [1_000, 1_000_000];
@@ -91,7 +92,7 @@ async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie
     trustedProxies: [],
     oidcCaFile: undefined,
   };
-  const deps: Deps = { db, dialect, config, clock: systemClock, random: systemRandom, log: pino({ level: 'silent' }) };
+  const deps: Deps = { db, dialect, config, clock: systemClock, random: systemRandom, log: pino({ level: 'silent' }), wakeup: createDeliveryWakeup() };
   await db.insertInto('accounts').values({
     id: 'bench-account',
     username: 'bench',

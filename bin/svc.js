@@ -1,6 +1,12 @@
 #!/usr/bin/env node
-// Entry point: loads the TypeScript sources through tsx, so `npm start` needs no build step.
-import { register } from 'tsx/esm/api';
+// Entry point: runs the JavaScript that `npm install` (or `npm run build`) built from src/ into dist/.
+import fs from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+const built = new URL('../dist/svc.js', import.meta.url);
+if (!fs.existsSync(built)) {
+  process.stderr.write('svc: dist/svc.js is missing; run `npm install` (or `npm run build`) first\n');
+  process.exit(1);
+}
+// Stack traces in logs then name the TypeScript sources rather than the bundle.
+process.setSourceMapsEnabled(true);
+await import(built.href);

@@ -3,6 +3,10 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { build } from './build.mjs';
+
+// Tests that spawn bin/svc.js run dist/, so it is built from the current sources first.
+await build().catch(() => process.exit(1)); // esbuild has printed the errors
 
 const roots = ['src', 'test'];
 const only = process.argv.slice(2);

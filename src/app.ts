@@ -1,10 +1,10 @@
-// Builds the web application: middleware chain, then every feature's routes.
+// Builds the web application: the page path's middleware, one app.use per step in order, then every feature's routes.
 import fs from 'node:fs';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
-import { chain, enforceGate, formAndCsrf, loadApiAccount, loadSession, securityHeaders } from './http/middleware.ts';
+import { enforceGate, formAndCsrf, loadApiAccount, loadSession, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
 import { loginRoutes } from './features/auth/login.routes.tsx';
 import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
@@ -31,27 +31,21 @@ const stylesheet = fs.readFileSync(new URL('../static/app.css', import.meta.url)
 export function createApp(deps: Deps) {
   const app = new Hono<AppEnv>();
 
+  app.use(async (c, next) => {
+    c.set('deps', deps);
+    await next();
+  });
+  app.use(securityHeaders(deps.config.secureCookies));
   const limitBody = bodyLimit({
     maxSize: BODY_LIMIT_BYTES,
     onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),
   });
-  // One middleware for the whole chain, in this order (see chain() in middleware.ts).
-  app.use(
-    '*',
-    chain(
-      (c, next) => {
-        c.set('deps', deps);
-        return next();
-      },
-      securityHeaders(deps.config.secureCookies),
-      // Only requests that carry a body go through the limit (touching a GET's body would build a full Request).
-      (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)),
-      loadSession(deps),
-      loadApiAccount(deps),
-      enforceGate(),
-      formAndCsrf(deps),
-    ),
-  );
+  // Only requests that may carry a body go through the limit (asking a GET for its body would build a full Request).
+  app.use((c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+  app.use(loadSession(deps));
+  app.use(loadApiAccount(deps));
+  app.use(enforceGate());
+  app.use(formAndCsrf(deps));
 
   app.get('/static/app.css', (c) => {
     c.header('Cache-Control', 'public, max-age=3600');

@@ -43,3 +43,28 @@ test('every error is reported together', () => {
     assert.match(text, new RegExp(name));
   }
 });
+
+test('SVC_DATABASE_LISTEN_URL: a direct postgres:// URL for the LISTEN session, only beside a PostgreSQL DATABASE_URL', () => {
+  const pooled = 'postgres://svc:pw@pgbouncer:6432/svc';
+  const direct = 'postgresql://svc:pw@db:5432/svc';
+  const withListen = loadConfig({ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: ` ${direct} ` });
+  assert.ok(withListen.ok);
+  assert.deepEqual(withListen.config.database, { kind: 'postgres', url: pooled, listenUrl: direct });
+  const unset = loadConfig({ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: '' });
+  assert.ok(unset.ok);
+  assert.deepEqual(unset.config.database, { kind: 'postgres', url: pooled }, 'unset: the session listens on DATABASE_URL');
+
+  const cases: [NodeJS.ProcessEnv, RegExp][] = [
+    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'https://user:hunter2@db/svc' }, /SVC_DATABASE_LISTEN_URL must be a postgres:\/\/ URL/],
+    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@[db/svc' }, /SVC_DATABASE_LISTEN_URL must be a postgres:\/\/ URL/],
+    [{ SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@db/svc' }, /SVC_DATABASE_LISTEN_URL: only used with a PostgreSQL DATABASE_URL/],
+    [{ PORT: 'eighty', SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@db/svc' }, /PORT[\s\S]*SVC_DATABASE_LISTEN_URL: only used/],
+  ];
+  for (const [env, message] of cases) {
+    const r = loadConfig(env);
+    assert.equal(r.ok, false, JSON.stringify(env));
+    if (r.ok) continue;
+    assert.match(r.errors.join('\n'), message);
+    assert.doesNotMatch(r.errors.join('\n'), /hunter2/, 'the password is never repeated');
+  }
+});

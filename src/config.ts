@@ -7,6 +7,8 @@ const booleanFlag = z
   .enum(['', '0', '1', 'false', 'true', 'no', 'yes', 'off', 'on'])
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 
+const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
 const optionalUrl = (what: string) =>
   z.string().transform((raw, ctx) => {
     const v = raw.trim();
@@ -48,6 +50,19 @@ const envSchema = z.object({
     }
     return parsed;
   }),
+  SVC_DATABASE_LISTEN_URL: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const v = raw?.trim() ?? '';
+      if (v === '') return undefined;
+      // The message never repeats the value: it may carry a password.
+      if (!POSTGRES_URL.test(v) || !URL.canParse(v)) {
+        ctx.addIssue({ code: 'custom', message: 'SVC_DATABASE_LISTEN_URL must be a postgres:// URL' });
+        return z.NEVER;
+      }
+      return v;
+    }),
   SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -57,8 +72,11 @@ export interface Config {
   port: number;
   /** Interface to bind; 0.0.0.0 by default so a container's port mapping works. */
   host: string;
-  /** Which database: a postgres:// URL, or a SQLite file path (default ./data/svc.sqlite). */
-  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+  /**
+   * Which database: a postgres:// URL, or a SQLite file path (default ./data/svc.sqlite). On PostgreSQL, `listenUrl`
+   * is where the worker's LISTEN session connects when `url` goes through a transaction-mode pooler; `url` when unset.
+   */
+  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; listenUrl?: string };
   /** Pins the first-run setup token instead of generating one per start. */
   setupToken: string | undefined;
   /** Marks cookies Secure with the __Host- prefix and treats the request scheme as https. */
@@ -88,14 +106,21 @@ export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: s
 /** Parses the environment; returns every problem at once rather than failing on the first. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    return { ok: false, errors: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+  // Only a PostgreSQL process listens; on SQLite the setting would silently do nothing.
+  const crossErrors =
+    (env.SVC_DATABASE_LISTEN_URL ?? '').trim() !== '' && !POSTGRES_URL.test((env.DATABASE_URL ?? '').trim())
+      ? ['SVC_DATABASE_LISTEN_URL: only used with a PostgreSQL DATABASE_URL; unset it for SQLite']
+      : [];
+  if (!parsed.success || crossErrors.length > 0) {
+    const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    return { ok: false, errors: [...issues, ...crossErrors] };
   }
   const e = parsed.data;
   const url = e.DATABASE_URL.trim();
-  const database = /^postgres(ql)?:\/\//.test(url)
-    ? ({ kind: 'postgres', url } as const)
-    : ({ kind: 'sqlite', path: url.replace(/^sqlite:(\/\/)?/, '') } as const);
+  const listenUrl = e.SVC_DATABASE_LISTEN_URL;
+  const database: Config['database'] = POSTGRES_URL.test(url)
+    ? { kind: 'postgres', url, ...(listenUrl === undefined ? {} : { listenUrl }) }
+    : { kind: 'sqlite', path: url.replace(/^sqlite:(\/\/)?/, '') };
   return {
     ok: true,
     config: {

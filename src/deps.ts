@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Dialect } from './db/connect.ts';
 import type { DB } from './db/schema.ts';
+import type { DeliveryWakeup } from './features/delivery/wakeup.ts';
 
 /** Source of the current time in epoch milliseconds. */
 export interface Clock {
@@ -24,6 +25,8 @@ export interface Deps {
   clock: Clock;
   random: Random;
   log: Logger;
+  /** Wakes this process's delivery workers at once after a transaction made deliveries due (emit, re-send). */
+  wakeup: DeliveryWakeup;
 }
 
 /** The real clock. */

@@ -4,16 +4,34 @@ import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import { promisify } from 'node:util';
+import { build } from '../../scripts/build.mjs';
 
 const run = promisify(execFile);
 const bin = new URL('../../bin/svc.js', import.meta.url).pathname;
+
+// bin/svc.js runs dist/, so these tests run the build of the sources as they are now.
+before(() => build());
 
 test('svc --help lists the commands', async () => {
   const { stdout } = await run(process.execPath, [bin, '--help']);
   assert.match(stdout, /serve \[--no-worker\]/);
   assert.match(stdout, /migrate/);
+});
+
+test('without a build, svc says how to make one and exits 1', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
+  try {
+    fs.mkdirSync(path.join(dir, 'bin'));
+    fs.copyFileSync(bin, path.join(dir, 'bin', 'svc.js'));
+    fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');
+    const err = await run(process.execPath, [path.join(dir, 'bin', 'svc.js'), '--help']).catch((e) => e);
+    assert.equal(err.code, 1);
+    assert.match(err.stderr, /run `npm install` \(or `npm run build`\)/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('an invalid environment is reported whole, before listening', async () => {

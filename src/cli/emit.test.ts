@@ -5,7 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { buildTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { forEachDialect, type TestDatabase } from '../../test/helpers/db.ts';
-import { clearOutbox } from '../../test/helpers/outbox.ts';
+import { until } from '../../test/helpers/delivery.ts';
+import { buildAccount } from '../../test/helpers/factories.ts';
+import { buildChannel, clearOutbox } from '../../test/helpers/outbox.ts';
+import { startDeliveryListener } from '../features/delivery/wakeup.listener.ts';
 import { parseEmitArgs, parseInstant } from './emit.ts';
 
 const run = promisify(execFile);
@@ -63,7 +66,7 @@ function envFor(tdb: TestDatabase, publicUrl: string): NodeJS.ProcessEnv {
   return { ...process.env, DATABASE_URL: url, SVC_PUBLIC_URL: publicUrl, SVC_LOG_LEVEL: 'warn', NODE_NO_WARNINGS: '1' };
 }
 
-forEachDialect((getDb) => {
+forEachDialect((getDb, dialect) => {
   let t: TestApp;
   beforeEach(async () => {
     t = buildTestApp(getDb());
@@ -106,5 +109,24 @@ forEachDialect((getDb) => {
     assert.match(err.stderr, /--headline: The headline is required/);
     assert.match(err.stderr, /--census: the census must be a whole number of zero or more/);
     assert.equal((await t.deps.db.selectFrom('messages').select('id').execute()).length, 0);
+  });
+
+  test('svc emit on PostgreSQL wakes the workers of other processes', { skip: dialect !== 'postgres' }, async () => {
+    const database = getDb().database;
+    assert.equal(database.kind, 'postgres');
+    const author = await buildAccount(t, { role: 'admin' });
+    await buildChannel(t, { createdBy: author.id, classes: 'drift' });
+    const heard: (string | undefined)[] = [];
+    const listener = startDeliveryListener({ url: database.kind === 'postgres' ? database.url : '', log: t.deps.log, onNotify: (p) => heard.push(p) });
+    try {
+      await until(() => heard.length > 0); // listening
+      const { stderr } = await run(process.execPath, [SVC, 'emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'It moved.'], {
+        env: envFor(getDb(), ''),
+      });
+      assert.match(stderr, /1 channel deliveries queued/);
+      await until(() => heard.includes(''));
+    } finally {
+      await listener.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { loadConfig } from '../config.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { systemClock, systemRandom, type Deps } from '../deps.ts';
+import { createDeliveryWakeup } from '../features/delivery/wakeup.ts';
 
 /** Loads config and opens a migrated database; prints every problem and exits non-zero on failure. */
 export async function startRuntime(options: { logToStderr?: boolean } = {}): Promise<Deps> {
@@ -24,5 +25,6 @@ export async function startRuntime(options: { logToStderr?: boolean } = {}): Pro
     process.exit(1);
   }
   if (migrated.applied.length > 0) log.info({ applied: migrated.applied, dialect }, 'database migrated');
-  return { db, dialect, config, clock: systemClock, random: systemRandom, log };
+  const wakeup = createDeliveryWakeup((err) => log.error({ err }, 'a delivery wake-up subscriber failed'));
+  return { db, dialect, config, clock: systemClock, random: systemRandom, log, wakeup };
 }

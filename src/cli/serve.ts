@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { createApp } from '../app.ts';
 import type { Deps } from '../deps.ts';
 import { createDeliveryWorker } from '../features/delivery/delivery.worker.ts';
+import { wireWakeups } from '../features/delivery/wakeup.listener.ts';
 import { prepareSetupToken } from '../features/setup/setup.service.ts';
 import { untilSignal } from './worker.ts';
 import { startHousekeeping } from './housekeeping.ts';
@@ -23,14 +24,14 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   if (token) deps.log.info({ setupLink: `${base}/setup?token=${encodeURIComponent(token)}` }, `setup: open ${base}/setup?token=${encodeURIComponent(token)}`);
 
   const stopHousekeeping = startHousekeeping(deps);
-  // The worker runs in this process (on SQLite its recording and claiming on a thread of its own, see
-  // delivery.store.ts); a dead channel cannot slow the web tier (SPEC 6.4).
+  // The worker runs in this process; a dead channel cannot slow the web tier (SPEC 6.4).
   const worker = options.worker ? createDeliveryWorker(deps) : undefined;
+  const stopWakeups = worker ? wireWakeups(deps, worker) : undefined;
   worker?.start();
 
   await stopped;
   deps.log.info('shutting down');
   stopHousekeeping();
-  await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), worker?.stop()]);
+  await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), stopWakeups?.(), worker?.stop()]);
   await deps.db.destroy();
 }

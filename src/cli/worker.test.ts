@@ -1,25 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { after, before, beforeEach, test } from 'node:test';
+import { beforeEach, test } from 'node:test';
 import { forEachDialect } from '../../test/helpers/db.ts';
-import { clearOutbox } from '../../test/helpers/delivery.ts';
-import { buildChannel, buildMessageWithDeliveries } from '../../test/helpers/outbox-factories.ts';
-import { startReceiver, type Receiver } from '../../test/helpers/receiver.ts';
+import { buildChannel, buildMessageWithDeliveries, clearOutbox } from '../../test/helpers/outbox.ts';
+import { useReceiver, type Receiver } from '../../test/helpers/receiver.ts';
 
 const bin = fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
 
 forEachDialect((getDb) => {
   let rx: Receiver;
-  before(async () => {
-    rx = await startReceiver();
-  });
-  after(async () => {
-    await rx.close();
-  });
+  const receiver = useReceiver();
   beforeEach(async () => {
     await clearOutbox(getDb().db);
-    rx.received.length = 0;
+    rx = receiver();
   });
 
   /** Runs `svc <args>` against the test database until it logs `ready`, then SIGTERMs it; returns its exit code and log. */

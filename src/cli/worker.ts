@@ -1,6 +1,7 @@
 // svc worker: the delivery worker alone (any number may run against one database), stopped gracefully on a signal.
 import type { Deps } from '../deps.ts';
 import { createDeliveryWorker } from '../features/delivery/delivery.worker.ts';
+import { wireWakeups } from '../features/delivery/wakeup.listener.ts';
 
 /** Resolves on the first SIGINT or SIGTERM. */
 export function untilSignal(): Promise<NodeJS.Signals> {
@@ -19,10 +20,11 @@ export function untilSignal(): Promise<NodeJS.Signals> {
 export async function runWorker(deps: Deps): Promise<void> {
   const stopped = untilSignal();
   const worker = createDeliveryWorker(deps);
+  const stopWakeups = wireWakeups(deps, worker);
   worker.start();
   deps.log.info({ worker: worker.id, database: deps.dialect }, 'delivery worker started');
   await stopped;
   deps.log.info({ worker: worker.id }, 'delivery worker stopping');
-  await worker.stop();
+  await Promise.all([stopWakeups(), worker.stop()]);
   await deps.db.destroy();
 }

@@ -151,18 +151,21 @@ export interface DeliveriesTable {
   created_at: number;
   /** When the row last changed: created, an attempt recorded, cancelled. Leases do not touch it. */
   updated_at: number;
-  /** JSON array of AttemptLogEntry, oldest first: at most five (a re-send is a new row). */
-  attempt_log: Generated<string>;
 }
 
-/** One POST attempt of a delivery and its verdict: an element of deliveries.attempt_log. */
-export interface AttemptLogEntry {
+/** One POST attempt of a delivery and its verdict: at most five per delivery (a re-send is a new delivery). */
+export interface DeliveryAttemptsTable {
+  delivery_id: string;
+  /** 1 to 5, in order; with delivery_id the primary key, so an attempt is never recorded twice. */
   attempt_no: number;
   started_at: number;
-  finished_at: number;
+  duration_ms: number;
   verdict: 'delivered' | 'failed';
+  /** The HTTP status, null when no response came (timeout, refused, DNS or TLS failure). */
   status_code: number | null;
   error: string | null;
+  /** The first bytes (at most 1 KiB) of the response body as UTF-8, null when there was none. */
+  response_excerpt: string | null;
 }
 
 /** An account's read-all watermark: messages created at or before read_through are read. */
@@ -223,6 +226,7 @@ export interface DB {
   messages: MessagesTable;
   channels: ChannelsTable;
   deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
   message_read_marks: MessageReadMarksTable;
   message_reads: MessageReadsTable;
   sso_providers: SsoProvidersTable;

@@ -2,15 +2,15 @@
 // A new route is signed-in-only unless listed public here, and admin-only whenever it sits under an admin prefix.
 
 /** Paths that need no session. */
-export const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/healthz']);
+const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/healthz']);
 /** Path prefixes that need no session (SSO sign-in flow, static assets). */
-export const PUBLIC_PREFIXES = ['/static/', '/login/sso/'];
+const PUBLIC_PREFIXES = ['/static/', '/login/sso/'];
 /** Paths a half-signed-in session (owing a second factor or offered enrolment) may reach. */
-export const PENDING_EXACT = new Set(['/login/totp', '/login/enrol', '/logout']);
+const PENDING_EXACT = new Set(['/login/totp', '/login/enrol', '/logout']);
 /** Every route under these prefixes requires the admin role (SPEC 4.2: the whole /settings screen). */
-export const ADMIN_PREFIXES = ['/settings'];
+const ADMIN_PREFIXES = ['/settings'];
 /** The JSON API: bearer tokens only, never cookies. */
-export const API_PREFIX = '/api/';
+const API_PREFIX = '/api/';
 
 function under(path: string, prefix: string): boolean {
   return prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix || path.startsWith(prefix + '/');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { prepareSetupToken } from '../../src/features/setup/setup.service.ts';
 import { buildTestApp } from '../helpers/app.ts';
-import { browserSkip, launchBrowser, serveTestApp } from '../helpers/browser.ts';
+import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';
 
 forEachDialect((getDb) => {
@@ -26,11 +26,8 @@ forEachDialect((getDb) => {
       await page.getByRole('button', { name: 'Sign in' }).click();
       assert.match(await page.textContent('body') ?? '', /Incorrect username or password/);
 
-      await page.getByLabel('Username').fill('operator');
-      await page.getByLabel('Password').fill('a sturdy passphrase');
-      await page.getByRole('button', { name: 'Sign in' }).click();
       // The first sign-in offers second-factor enrolment; it is optional.
-      await page.waitForURL(`${server.url}/login/enrol`);
+      await signInWithBrowser(page, server.url, { username: 'operator', password: 'a sturdy passphrase' }, '/login/enrol');
       await page.getByRole('button', { name: 'Skip for now' }).click();
       await page.waitForURL(`${server.url}/`);
       const header = await page.textContent('header') ?? '';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/app.ts';
-import { browserSkip, launchBrowser, serveTestApp } from '../helpers/browser.ts';
+import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
 import { buildMessage, clearOutbox } from '../helpers/outbox.ts';
@@ -17,11 +17,7 @@ forEachDialect((getDb) => {
     const browser = await launchBrowser();
     try {
       const page = await (await browser.newContext()).newPage();
-      await page.goto(`${server.url}/login`);
-      await page.getByLabel('Username').fill(admin.username);
-      await page.getByLabel('Password').fill(admin.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(`${server.url}/`);
+      await signInWithBrowser(page, server.url, admin);
 
       await page.goto(`${server.url}/settings?tab=channels`);
       await page.getByLabel('Channel URL').fill('http://localhost:9/hook');

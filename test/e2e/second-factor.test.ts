@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { totpCode } from '../../src/features/auth/totp.ts';
 import { buildTestApp } from '../helpers/app.ts';
-import { browserSkip, launchBrowser, serveTestApp } from '../helpers/browser.ts';
+import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
 
@@ -15,12 +15,6 @@ forEachDialect((getDb) => {
     const account = await buildAccount(t, { username: 'tess' });
     const server = await serveTestApp(t);
     const browser = await launchBrowser();
-    const signInWithPassword = async (page: Page) => {
-      await page.goto(`${server.url}/login`);
-      await page.getByLabel('Username').fill(account.username);
-      await page.getByLabel('Password').fill(account.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-    };
     const signOut = async (page: Page) => {
       await page.locator('header').getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL(/\/login\?notice=signed-out$/);
@@ -31,8 +25,7 @@ forEachDialect((getDb) => {
       page.on('console', (msg) => {
         if (/Content Security Policy|Refused to/i.test(msg.text())) consoleErrors.push(msg.text());
       });
-      await signInWithPassword(page);
-      await page.waitForURL(`${server.url}/`);
+      await signInWithBrowser(page, server.url, account);
 
       await page.goto(`${server.url}/profile`);
       await page.getByLabel('Confirm password to set up').fill(account.password);
@@ -54,8 +47,7 @@ forEachDialect((getDb) => {
       t.clock.advance(30_000);
 
       // Password, then a code generated from the secret read off the page.
-      await signInWithPassword(page);
-      await page.waitForURL(`${server.url}/login/totp`);
+      await signInWithBrowser(page, server.url, account, '/login/totp');
       await page.getByLabel('Authentication code').fill(totpCode(secret, t.clock.now()));
       await page.getByRole('button', { name: 'Verify' }).click();
       await page.waitForURL(`${server.url}/`);
@@ -63,8 +55,7 @@ forEachDialect((getDb) => {
       t.clock.advance(30_000);
 
       // Password, then a recovery code.
-      await signInWithPassword(page);
-      await page.waitForURL(`${server.url}/login/totp`);
+      await signInWithBrowser(page, server.url, account, '/login/totp');
       await page.getByLabel('Authentication code').fill(codes[0]!);
       await page.getByRole('button', { name: 'Verify' }).click();
       await page.waitForURL(/\/profile\?notice=recovery-code-used$/);
@@ -72,8 +63,7 @@ forEachDialect((getDb) => {
       await signOut(page);
 
       // The used recovery code no longer works.
-      await signInWithPassword(page);
-      await page.waitForURL(`${server.url}/login/totp`);
+      await signInWithBrowser(page, server.url, account, '/login/totp');
       await page.getByLabel('Authentication code').fill(codes[0]!);
       await page.getByRole('button', { name: 'Verify' }).click();
       assert.match((await page.textContent('main')) ?? '', /That code is not valid/);

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/app.ts';
-import { browserSkip, launchBrowser, serveTestApp } from '../helpers/browser.ts';
+import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
 import { redirectUrisFor } from '../helpers/sso.ts';
@@ -23,17 +23,9 @@ forEachDialect((getDb) => {
     idp.claims.set('uma-at-corp', { email: 'uma@corp.example' });
     const browser = await launchBrowser();
     try {
-      const signInWithPassword = async (page: import('playwright-core').Page, who: { username: string; password: string }) => {
-        await page.goto(`${server.url}/login`);
-        await page.getByLabel('Username').fill(who.username);
-        await page.getByLabel('Password').fill(who.password);
-        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-        await page.waitForURL(`${server.url}/`);
-      };
-
       // The admin declares the provider and reads the callback URLs to register.
       const admin = await (await browser.newContext()).newPage();
-      await signInWithPassword(admin, boss);
+      await signInWithBrowser(admin, server.url, boss);
       await admin.goto(`${server.url}/settings?tab=sso`);
       const create = admin.locator('form.sso-create');
       await create.getByLabel('Display name').fill('Corp IdP');
@@ -50,7 +42,7 @@ forEachDialect((getDb) => {
       // The user links the identity from Profile (the IdP's certificate comes from the test CA).
       const context = await browser.newContext({ ignoreHTTPSErrors: true });
       const user = await context.newPage();
-      await signInWithPassword(user, uma);
+      await signInWithBrowser(user, server.url, uma);
       await user.goto(`${server.url}/profile`);
       await user.getByRole('link', { name: 'Link Corp IdP' }).click();
       await user.waitForURL(`${idp.issuer}/interaction/**`);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/app.ts';
-import { browserSkip, launchBrowser, serveTestApp } from '../helpers/browser.ts';
+import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
 
@@ -14,11 +14,7 @@ forEachDialect((getDb) => {
     const browser = await launchBrowser();
     try {
       const adminPage = await (await browser.newContext()).newPage();
-      await adminPage.goto(`${server.url}/login`);
-      await adminPage.getByLabel('Username').fill(boss.username);
-      await adminPage.getByLabel('Password').fill(boss.password);
-      await adminPage.getByRole('button', { name: 'Sign in' }).click();
-      await adminPage.waitForURL(`${server.url}/`);
+      await signInWithBrowser(adminPage, server.url, boss);
 
       await adminPage.goto(`${server.url}/settings`);
       await adminPage.getByLabel('Role', { exact: true }).selectOption('viewer');
@@ -36,11 +32,8 @@ forEachDialect((getDb) => {
       await invitee.waitForURL(/\/login\?notice=invited$/);
       assert.match((await invitee.textContent('main')) ?? '', /Your account is ready/);
 
-      await invitee.getByLabel('Username').fill('vera');
-      await invitee.getByLabel('Password').fill('a sturdy passphrase');
-      await invitee.getByRole('button', { name: 'Sign in' }).click();
       // A new account is offered second-factor enrolment at its first sign-in; it may skip.
-      await invitee.waitForURL(`${server.url}/login/enrol`);
+      await signInWithBrowser(invitee, server.url, { username: 'vera', password: 'a sturdy passphrase' }, '/login/enrol');
       await invitee.getByRole('button', { name: 'Skip for now' }).click();
       await invitee.waitForURL(`${server.url}/`);
       assert.equal((await invitee.goto(`${server.url}/settings`))?.status(), 403);

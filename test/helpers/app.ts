@@ -4,6 +4,7 @@ import pino from 'pino';
 import { createApp } from '../../src/app.ts';
 import type { Config } from '../../src/config.ts';
 import { systemRandom, type Clock, type Deps } from '../../src/deps.ts';
+import { createDeliveryWakeup } from '../../src/features/delivery/wakeup.ts';
 import type { TestDatabase } from './db.ts';
 
 /** A clock tests move by hand. */
@@ -54,13 +55,15 @@ export function buildTestApp(tdb: TestDatabase, overrides: Partial<Config> = {})
     },
   });
   const clock = new TestClock();
+  const log = pino({ level: 'debug' }, sink);
   const deps: Deps = {
     db: tdb.db,
     dialect: tdb.dialect,
     config: testConfig(tdb, overrides),
     clock,
     random: systemRandom,
-    log: pino({ level: 'debug' }, sink),
+    log,
+    wakeup: createDeliveryWakeup((err) => log.error({ err }, 'a delivery wake-up subscriber failed')),
   };
   const app = createApp(deps);
   return { deps, clock, app, logs, client: () => new TestClient(app) };

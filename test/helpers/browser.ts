@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestApp } from './app.ts';
 
 /** Debian's Chromium; browser tests skip themselves with a reason when it is absent. */
@@ -31,4 +31,21 @@ export async function serveTestApp(t: TestApp): Promise<{ url: string; close(): 
     url: `http://127.0.0.1:${port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * Signs in through the real login form (fields found by their labels) and waits until the browser lands on `landsOn`:
+ * the home page, or the second-factor step the account owes.
+ */
+export async function signInWithBrowser(
+  page: Page,
+  baseUrl: string,
+  who: { username: string; password: string },
+  landsOn = '/',
+): Promise<void> {
+  await page.goto(`${baseUrl}/login`);
+  await page.getByLabel('Username').fill(who.username);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL(`${baseUrl}${landsOn}`);
 }

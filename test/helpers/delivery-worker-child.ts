@@ -8,6 +8,10 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/connect.ts';
 import { systemRandom, type Deps } from '../../src/deps.ts';
 import { createDeliveryWorker } from '../../src/features/delivery/delivery.worker.ts';
+import { createDeliveryWakeup } from '../../src/features/delivery/wakeup.ts';
+
+// The lease delivery.concurrency.test.ts expects (its CHILD_LEASE_MS).
+const CHILD_LEASE_MS = 60_000;
 
 const database = JSON.parse(process.env.SVC_TEST_DATABASE!) as Config['database'];
 const offset = Number(process.env.SVC_TEST_CLOCK_OFFSET ?? 0);
@@ -15,8 +19,8 @@ const { db, dialect } = openDatabase(database);
 const loaded = loadConfig({ DATABASE_URL: database.kind === 'sqlite' ? database.path : database.url, SVC_LOG_LEVEL: 'silent' });
 if (!loaded.ok) throw new Error(loaded.errors.join('; '));
 const config = loaded.config;
-const deps: Deps = { db, dialect, config, clock: { now: () => Date.now() + offset }, random: systemRandom, log: pino({ level: 'silent' }) };
-const worker = createDeliveryWorker(deps, { concurrency: 8, perChannel: 4, idlePollMs: 10, outbound: { timeoutMs: 60_000 } });
+const deps: Deps = { db, dialect, config, clock: { now: () => Date.now() + offset }, random: systemRandom, log: pino({ level: 'silent' }), wakeup: createDeliveryWakeup() };
+const worker = createDeliveryWorker(deps, { concurrency: 8, perChannel: 4, pollMs: 10, leaseMs: CHILD_LEASE_MS, outbound: { timeoutMs: 60_000 } });
 
 if (process.env.SVC_TEST_MODE === 'drain') {
   await worker.drain();

@@ -1,9 +1,12 @@
-// Delivery test helpers: a fixture resolver, a test address policy, and table cleanup.
+// Delivery test helpers: a fixture resolver, a test address policy, the recorded attempts, and waiting on background work.
 import type { Kysely } from 'kysely';
-import type { AttemptLogEntry, DB } from '../../src/db/schema.ts';
+import type { DB } from '../../src/db/schema.ts';
+import type { AttemptRow } from '../../src/features/delivery/attempts.repo.ts';
 import { isGloballyReachable } from '../../src/net/address-policy.ts';
 import type { ResolvedAddress, Resolver } from '../../src/net/outbound.ts';
-import { attemptLog } from '../../src/features/delivery/delivery.repo.ts';
+
+// Kept only for importers not yet switched to ./outbox.ts, where the one clearOutbox lives; delete once none is left.
+export { clearOutbox } from './outbox.ts';
 
 /** A resolver answering from a table; a function entry is called per lookup (for rebinding fixtures). Records every lookup. */
 export function fixtureResolver(table: Record<string, string[] | ((call: number) => string[])>): Resolver & { calls: string[] } {
@@ -21,21 +24,16 @@ export function fixtureResolver(table: Record<string, string[] | ((call: number)
 /** The one test exception to the production policy: 127.0.0.1 counts as reachable; everything else as in production. */
 export const allowTestLoopback = (address: string) => address === '127.0.0.1' || isGloballyReachable(address);
 
-/** Empties the outbox tables (tests in one file share a database). */
-export async function clearOutbox(db: Kysely<DB>): Promise<void> {
-  await db.deleteFrom('deliveries').execute();
-  await db.deleteFrom('messages').execute();
-  await db.deleteFrom('channels').execute();
-}
-
-/** The attempts recorded on the given delivery (or on every delivery), oldest first, each with its delivery's id. */
-export async function attemptsOf(db: Kysely<DB>, deliveryId?: string): Promise<(AttemptLogEntry & { delivery_id: string })[]> {
-  const rows = await db
-    .selectFrom('deliveries')
-    .select(['id', 'attempt_log'])
-    .$if(deliveryId !== undefined, (q) => q.where('id', '=', deliveryId!))
+/** The attempt rows of the given delivery (or of every delivery), oldest first. */
+export async function attemptsOf(db: Kysely<DB>, deliveryId?: string): Promise<AttemptRow[]> {
+  return db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .$if(deliveryId !== undefined, (q) => q.where('delivery_id', '=', deliveryId!))
+    .orderBy('started_at')
+    .orderBy('delivery_id')
+    .orderBy('attempt_no')
     .execute();
-  return rows.flatMap((r) => attemptLog(r).map((a) => ({ ...a, delivery_id: r.id })));
 }
 
 /** Waits for a condition that background work or other processes will make true (polled; never a fixed sleep). */

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach } from 'node:test';
 
 /** One request as the receiver saw it. */
 export interface Received {
@@ -31,8 +32,12 @@ export interface Receiver {
   waitFor(n: number): Promise<void>;
   /** TCP connections accepted, including TLS handshakes that never became requests. */
   connections: number;
+  /** Forgets what it saw (requests, connections, in-flight peaks; not what is still in flight) and answers 200 again. */
+  reset(): void;
   close(): Promise<void>;
 }
+
+const DEFAULT_ANSWER = (): Answer => ({ status: 200, body: 'ok' });
 
 const fixtures = new URL('../fixtures/', import.meta.url);
 /** The self-signed certificate of the TLS receiver (valid for the name hook.test). */
@@ -77,10 +82,16 @@ export async function startReceiver(opts: { tls?: boolean; host?: '127.0.0.1' | 
     url: opts.tls ? `https://hook.test:${port}` : `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     received: [],
-    answer: () => ({ status: 200, body: 'ok' }),
+    answer: DEFAULT_ANSWER,
     inFlight: new Map(),
     maxInFlight: new Map(),
     connections: 0,
+    reset: () => {
+      r.received.length = 0;
+      r.connections = 0;
+      r.maxInFlight.clear();
+      r.answer = DEFAULT_ANSWER;
+    },
     waitFor: (n) => (r.received.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
     close: async () => {
       for (const res of hanging) res.destroy();
@@ -89,6 +100,25 @@ export async function startReceiver(opts: { tls?: boolean; host?: '127.0.0.1' | 
     },
   };
   return r;
+}
+
+/**
+ * A receiver for the enclosing suite (or file): started before its tests, reset before each, closed after them.
+ * Returns a getter, as the receiver exists only once the suite runs.
+ */
+export function useReceiver(opts: { tls?: boolean; host?: '127.0.0.1' | '::1' } = {}): () => Receiver {
+  let rx: Receiver | undefined;
+  before(async () => {
+    rx = await startReceiver(opts);
+  });
+  beforeEach(() => rx?.reset());
+  after(async () => {
+    await rx?.close();
+  });
+  return () => {
+    if (!rx) throw new Error('receiver not started: call it inside a test or hook');
+    return rx;
+  };
 }
 
 /** A port on 127.0.0.1 with nothing listening (bound once, then released). */

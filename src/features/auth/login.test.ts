@@ -4,11 +4,14 @@ import { buildTestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { sha256 } from '../../deps.ts';
-import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from './sessions.service.ts';
 
 function sessionCookie(res: { headers: Headers }): string {
   return res.headers.getSetCookie().find((c) => c.includes('svc_session='))!;
 }
+
+/** The documented session lifetime (README): 12 hours without a request, 7 days after sign-in. */
+const SESSION_IDLE_MS = 12 * 60 * 60_000;
+const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60_000;
 
 forEachDialect((getDb) => {
   test('password sign-in lands on the home page with name and role; sign-out ends the session', async () => {

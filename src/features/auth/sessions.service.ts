@@ -1,43 +1,16 @@
 // Server-side sessions: the cookie carries a 256-bit random id, the database only its SHA-256.
-import type { Deps } from '../../deps.ts';
-import { newId, randomToken, sha256 } from '../../deps.ts';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB, SessionsTable } from '../../db/schema.ts';
+import type { Deps } from '../../deps.ts';
+import { newId, randomToken, sha256 } from '../../deps.ts';
 import type { Account } from './accounts.repo.ts';
-import { hotQuery } from '../../db/hot-query.ts';
-import { unreadCountOf } from '../messages/read-state.repo.ts';
-
-/** The session and its account by the cookie's hash: run on every request, so compiled once. */
-const sessionByHash = hotQuery(
-  (db, [idHash]: readonly [string]) =>
-    db
-      .selectFrom('sessions')
-      .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
-      .select([
-        'sessions.stage',
-        'sessions.public_id',
-        'sessions.csrf_token',
-        'sessions.last_seen_at',
-        'sessions.expires_at',
-        'sessions.credentials_version as session_version',
-        'accounts.credentials_version as account_version',
-        'accounts.id',
-        'accounts.username',
-        'accounts.role',
-        'accounts.totp_enabled',
-      ])
-      // The bell's count rides along: one statement per request instead of two.
-      .select((eb) => unreadCountOf(db, eb.ref('accounts.id'), eb.ref('accounts.id')).as('unread'))
-      .where('sessions.id_hash', '=', idHash),
-  1,
-);
 
 /** A signed-in session ends after this long without a request. */
-export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
+const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
 /** A session ends this long after sign-in, whatever the activity. */
-export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
+const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
 /** A half-signed-in session (owing a second factor or offered enrolment) lasts this long. */
-export const SESSION_PENDING_MS = 10 * 60 * 1000;
+const SESSION_PENDING_MS = 10 * 60 * 1000;
 /** last_seen_at is written at most this often, so reads stay reads. */
 const TOUCH_EVERY_MS = 60 * 1000;
 
@@ -51,8 +24,6 @@ export interface SessionContext {
   stage: Stage;
   csrfToken: string;
   account: Pick<Account, 'id' | 'username' | 'role' | 'totp_enabled'>;
-  /** The account's unread messages (counted up to the bell's cap) when the request arrived. */
-  unread: number;
 }
 
 /** The stage a session starts in after a verified first factor (password now, SSO later). */
@@ -97,45 +68,45 @@ export async function createSession(
 
 /**
  * Resolves a cookie value to a live session, reading the role from the account row. Sessions past their end, or
- * created before the account's last password change (except the one that made it), are deleted. On SQLite a live
- * session needing no write resolves synchronously (the lookup runs on every request; see hot-query.ts).
+ * created before the account's last password change (except the one that made it), are deleted.
  */
-export function resolveSession(deps: Deps, cookieValue: string): SessionContext | undefined | Promise<SessionContext | undefined> {
+export async function resolveSession(deps: Deps, cookieValue: string): Promise<SessionContext | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(cookieValue)) return undefined;
   const idHash = sha256(cookieValue);
-  const rows = sessionByHash(deps.db, idHash);
-  return rows instanceof Promise ? rows.then((r) => liveSession(deps, idHash, r[0])) : liveSession(deps, idHash, rows[0]);
-}
-
-type SessionRow = Awaited<ReturnType<typeof sessionByHash>>[number];
-
-function liveSession(deps: Deps, idHash: string, row: SessionRow | undefined): SessionContext | undefined | Promise<SessionContext | undefined> {
+  const row = await deps.db
+    .selectFrom('sessions')
+    .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+    .select([
+      'sessions.stage',
+      'sessions.public_id',
+      'sessions.csrf_token',
+      'sessions.last_seen_at',
+      'sessions.expires_at',
+      'sessions.credentials_version as session_version',
+      'accounts.credentials_version as account_version',
+      'accounts.id',
+      'accounts.username',
+      'accounts.role',
+      'accounts.totp_enabled',
+    ])
+    .where('sessions.id_hash', '=', idHash)
+    .executeTakeFirst();
   if (!row) return undefined;
   const now = deps.clock.now();
   if (now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS || row.session_version < row.account_version) {
-    return deps.db
-      .deleteFrom('sessions')
-      .where('id_hash', '=', idHash)
-      .execute()
-      .then(() => undefined);
+    await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+    return undefined;
   }
-  const session: SessionContext = {
+  if (now - row.last_seen_at >= TOUCH_EVERY_MS) {
+    await deps.db.updateTable('sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).execute();
+  }
+  return {
     idHash,
     publicId: row.public_id,
     stage: row.stage,
     csrfToken: row.csrf_token,
     account: { id: row.id, username: row.username, role: row.role, totp_enabled: row.totp_enabled },
-    unread: Number(row.unread ?? 0),
   };
-  if (now - row.last_seen_at >= TOUCH_EVERY_MS) {
-    return deps.db
-      .updateTable('sessions')
-      .set({ last_seen_at: now })
-      .where('id_hash', '=', idHash)
-      .execute()
-      .then(() => session);
-  }
-  return session;
 }
 
 /**

@@ -1,6 +1,6 @@
 // The Deliveries settings tab: dead letters and cancelled deliveries, each re-sendable by an admin.
 import type { SettingsTab } from '../settings/tabs.ts';
-import { undeliveredDeliveries } from './delivery.service.ts';
+import { undeliveredDeliveries } from './deliveries-view.service.ts';
 import { UndeliveredList } from './delivery.views.tsx';
 
 const NOTICES: Record<string, string> = { resent: 'Re-sent: the delivery is pending again with a fresh set of attempts.' };

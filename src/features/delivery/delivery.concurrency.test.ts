@@ -1,37 +1,32 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { after, before, beforeEach, test } from 'node:test';
-import { sql } from 'kysely';
+import { beforeEach, test } from 'node:test';
 import { openDatabase } from '../../db/connect.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { attemptsOf, clearOutbox, until as waitUntil } from '../../../test/helpers/delivery.ts';
-import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
-import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
-import { claimJobs } from './delivery.repo.ts';
-import { recordAttempt } from './delivery.service.ts';
-import { createDeliveryWorker, DEFAULT_LEASE_MS, QUEUE_TTL_MS } from './delivery.worker.ts';
+import { attemptsOf, until as waitUntil } from '../../../test/helpers/delivery.ts';
+import { buildChannel, buildMessageWithDeliveries, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { useReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
+import { claimDue, recordVerdict } from './delivery.service.ts';
+import { createDeliveryWorker } from './delivery.worker.ts';
 
 const childScript = fileURLToPath(new URL('../../../test/helpers/delivery-worker-child.ts', import.meta.url));
+/** The lease the child worker takes (delivery-worker-child.ts), and the one the in-process workers here take. */
+const CHILD_LEASE_MS = 60_000;
+const LEASE_MS = 60_000;
 
 /** Waits for a condition that other processes will make true (they start slower than background work in this one). */
 const until = (condition: () => Promise<boolean>) => waitUntil(condition, { limitMs: 60_000, everyMs: 10 });
 
-forEachDialect((getDb, dialect) => {
+forEachDialect((getDb) => {
   let t: TestApp;
   let rx: Receiver;
-  before(async () => {
-    rx = await startReceiver();
-  });
-  after(async () => {
-    await rx.close();
-  });
+  const receiver = useReceiver();
   beforeEach(async () => {
     await clearOutbox(getDb().db);
     t = buildTestApp(getDb());
-    rx.received.length = 0;
-    rx.answer = () => ({ status: 200 });
+    rx = receiver();
   });
 
   /** Every (message, channel path) pair the receiver got, with how often. */
@@ -64,6 +59,10 @@ forEachDialect((getDb, dialect) => {
     return { proc, exit, output: () => output };
   }
 
+  const channelCounters = async (id: string) => {
+    const c = await t.deps.db.selectFrom('channels').select(['consecutive_failures', 'last_success_at', 'last_error']).where('id', '=', id).executeTakeFirstOrThrow();
+    return [c.consecutive_failures, c.last_success_at, c.last_error];
+  };
   const deliveredCount = async () => (await t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').execute()).length;
 
   function assertEachAttemptOnce(total: number) {
@@ -117,111 +116,62 @@ forEachDialect((getDb, dialect) => {
     const ch = await buildChannel(t.deps.db, { url: `${rx.url}/lease` });
     const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
     const now = t.clock.now();
-    const [job, ...more] = await claimJobs(t.deps.db, t.deps.dialect, {
-      owner: 'vanished-worker', now, leaseUntil: now + DEFAULT_LEASE_MS, limit: 10, perChannel: 4, exclude: [], quotas: new Map(), window: 100,
-    });
+    const [job, ...more] = await claimDue(t.deps, 'vanished-worker', { slots: 10, perChannel: 4, busy: new Map(), leaseMs: LEASE_MS });
     assert.equal(more.length, 0);
     assert.equal(job!.channel_id, ch.id);
 
-    const w = createDeliveryWorker(t.deps);
+    const w = createDeliveryWorker(t.deps, { leaseMs: LEASE_MS });
     await w.drain();
     assert.equal(rx.received.length, 0, 'leased to another worker');
-    t.clock.advance(DEFAULT_LEASE_MS);
+    t.clock.advance(LEASE_MS);
     await w.drain();
     await w.stop();
     assert.equal(rx.received.length, 1);
     const id = deliveryIds.get(ch.id)!;
     assert.equal((await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state, 'delivered');
 
-    assert.equal(await recordAttempt(t.deps, job!, 'vanished-worker', { kind: 'failed', status: 503, error: 'HTTP 503' }, now), false);
+    assert.equal(await recordVerdict(t.deps, 'vanished-worker', job!, { kind: 'failed', status: 503, error: 'HTTP 503', excerpt: null }, now, 1), false);
     assert.deepEqual((await attemptsOf(t.deps.db, id)).map((a) => a.verdict), ['delivered']);
   });
 
-  test('a delivery claimed ahead whose lease expires is taken by another worker; the first worker never sends it', async () => {
-    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/ahead` });
-    const base = t.clock.now();
-    const messages: string[] = [];
-    for (let i = 3; i > 0; i--) messages.push((await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: base - i })).message.id);
-    const [first, second, third] = messages as [string, string, string];
-    const sentOf = (message: string) => rx.received.filter((r) => JSON.parse(r.body).message === message).length;
-    // The second message's first request is answered late, so the third waits in the first worker's queue meanwhile.
-    let heldBack = false;
-    rx.answer = (r) => (JSON.parse(r.body).message === second && !heldBack ? ((heldBack = true), { status: 200, delayMs: 1500 }) : { status: 200 });
-    const a = createDeliveryWorker(t.deps, { concurrency: 1, perChannel: 1, idlePollMs: 5, outbound: { timeoutMs: 60_000 } });
-    a.start();
-    const leasedTo = async (owner: string) =>
-      (await t.deps.db.selectFrom('deliveries').select('message_id').where('lease_owner', '=', owner).execute()).map((d) => d.message_id);
-    await until(async () => sentOf(second) === 1 && (await leasedTo(a.id)).includes(third));
-    assert.equal(sentOf(first), 1);
-    assert.equal(sentOf(third), 0, 'claimed ahead, not sent: its channel allows one request at a time');
-
-    // The first worker's leases run out (as if it had stalled); another worker takes both deliveries over.
-    t.clock.advance(DEFAULT_LEASE_MS + 1);
-    const b = createDeliveryWorker(t.deps);
-    await b.drain();
-    await b.stop();
-    assert.equal(sentOf(third), 1, 'the other worker sent it');
-
-    // The first worker's late request finishes; its queued delivery is stale and is not sent.
-    await until(async () => (rx.inFlight.get('/ahead') ?? 0) === 0);
-    await a.stop(0);
-    assert.equal(sentOf(third), 1, 'never sent by the worker whose lease expired');
-    const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts', 'lease_owner']).execute();
-    assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1 && r.lease_owner === null));
-    assert.equal((await attemptsOf(t.deps.db)).length, 3, "the late worker's verdict is not recorded over the other's");
+  test('a worker that lost its lease while its request was in flight does not record over the new owner', async () => {
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/late` });
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
+    const id = deliveryIds.get(ch.id)!;
+    const row = () => t.deps.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    // A's request is answered late, long after B took the delivery over.
+    rx.answer = () => ({ status: 200, delayMs: 2000 });
+    const a = createDeliveryWorker(t.deps, { leaseMs: LEASE_MS, outbound: { timeoutMs: 60_000 } });
+    const draining = a.drain();
+    await until(async () => rx.received.length === 1 && (await row()).lease_owner === a.id);
+    // A's lease runs out (as if it had stalled); B claims the delivery and still holds it when A's answer arrives.
+    t.clock.advance(LEASE_MS + 1);
+    const [job, ...more] = await claimDue(t.deps, 'worker-b', { slots: 1, perChannel: 1, busy: new Map(), leaseMs: LEASE_MS });
+    assert.deepEqual([job?.id, more.length], [id, 0]);
+    await draining; // A got its 200 and tried to record it
+    await a.stop();
+    assert.equal(a.recorded, 0, "A's verdict was refused");
+    assert.deepEqual([(await row()).lease_owner, (await row()).attempts, (await row()).state], ['worker-b', 0, 'pending']);
+    assert.equal((await attemptsOf(t.deps.db, id)).length, 0);
+    assert.deepEqual(await channelCounters(ch.id), [0, null, null], 'nor its channel counters');
+    // B's own verdict is recorded as the delivery's first attempt.
+    assert.equal(await recordVerdict(t.deps, 'worker-b', job!, { kind: 'failed', status: 503, error: 'HTTP 503', excerpt: null }, t.clock.now(), 1), true);
+    assert.deepEqual((await attemptsOf(t.deps.db, id)).map((r) => [r.attempt_no, r.verdict]), [[1, 'failed']]);
   });
 
-  // A claim's queue TTL counts from before it ran, as its lease does: a claim that stalled (here on a row lock another
-  // transaction holds) past the TTL sends nothing it claimed, since its check that the channel is enabled is that old.
-  if (dialect === 'postgres') test('what a claim that stalled past the queue TTL leased is not sent: its channel was disabled meanwhile', async () => {
-    const ch = await buildChannel(t.deps.db, { url: `${rx.url}/stall` });
-    const base = t.clock.now();
-    const first = (await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: base - 2 })).deliveryIds.get(ch.id)!;
-    const second = (await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: base - 1 })).deliveryIds.get(ch.id)!;
-    // Answered late enough for the lock below to be taken first.
-    rx.answer = () => ({ status: 200, delayMs: 1000 });
-    const w = createDeliveryWorker(t.deps, { concurrency: 1, perChannel: 1, idlePollMs: 5 });
-    w.start();
-    // While the first request is in flight, another transaction locks its delivery: the cycle that records its verdict
-    // and claims the second delivery (one statement, one snapshot, in which the channel is enabled) waits for the lock.
-    await rx.waitFor(1);
-    let unlock!: () => void;
-    const unlocked = new Promise<void>((resolve) => (unlock = resolve));
-    let locked!: () => void;
-    const lockHeld = new Promise<void>((resolve) => (locked = resolve));
-    const holder = t.deps.db.transaction().execute(async (trx) => {
-      await sql`select id from deliveries where id = ${first} for update`.execute(trx);
-      locked();
-      await unlocked;
-    });
-    await lockHeld;
-    const waitingOnLock = async () =>
-      Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.deps.db)).rows[0]!.n) > 0;
-    await until(waitingOnLock);
-    t.clock.advance(QUEUE_TTL_MS + 1);
-    await t.deps.db.updateTable('channels').set({ enabled: 0 }).where('id', '=', ch.id).execute();
-    unlock();
-    await holder;
-    await until(async () => (await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', first).executeTakeFirstOrThrow()).state === 'delivered');
-    await w.stop();
-    assert.equal(rx.received.length, 1, 'the second delivery was never sent');
-    const row = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts', 'lease_owner']).where('id', '=', second).executeTakeFirstOrThrow();
-    assert.equal(row.attempts, 0);
-    assert.equal(row.lease_owner, null, 'its lease was given back');
-  });
-
-  test('stop gives back the leases of deliveries claimed ahead, unsent, and they are delivered later', async () => {
+  test('stop aborts the attempts in flight and gives their leases back unrecorded; they are delivered later, each counted once', async () => {
     const ch = await buildChannel(t.deps.db, { url: `${rx.url}/slow` });
     for (let i = 0; i < 6; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - 10 + i });
     let answered = 0;
-    rx.answer = () => (answered++ === 0 ? { status: 200 } : 'hang');
-    const a = createDeliveryWorker(t.deps, { concurrency: 1, perChannel: 1, idlePollMs: 5, outbound: { timeoutMs: 60_000 } });
+    rx.answer = () => (answered++ < 2 ? { status: 200 } : 'hang');
+    const a = createDeliveryWorker(t.deps, { concurrency: 2, perChannel: 2, outbound: { timeoutMs: 60_000 } });
     a.start();
     const leased = async () => (await t.deps.db.selectFrom('deliveries').select('id').where('lease_owner', '=', a.id).execute()).length;
-    await until(async () => rx.received.length === 2 && (await leased()) === 2); // one request hanging, one delivery queued
+    await until(async () => rx.received.length === 4 && (await leased()) === 2); // two delivered, two requests hanging
     await a.stop(0);
-    assert.equal(await leased(), 0, 'the hanging attempt and the queued delivery are both given back');
-    assert.equal(rx.received.length, 2);
+    assert.equal(await leased(), 0, 'both hanging attempts are given back');
+    assert.equal(rx.received.length, 4);
+    assert.equal((await attemptsOf(t.deps.db)).length, 2, 'aborted attempts are not recorded');
     rx.answer = () => ({ status: 200 });
     const b = createDeliveryWorker(t.deps);
     await b.drain();
@@ -230,31 +180,26 @@ forEachDialect((getDb, dialect) => {
     assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1), 'nothing lost, nothing counted twice');
   });
 
-  test('a worker killed with SIGKILL mid-run (attempts in flight and deliveries claimed ahead) and a restarted one leave every (message, channel) pair delivered', async () => {
+  test('a worker killed with SIGKILL mid-run (attempts in flight) and a restarted one leave every (message, channel) pair delivered', async () => {
     const total = await seed(3, 20, Date.now());
     let answered = 0;
     rx.answer = () => (answered++ < 10 ? { status: 200 } : 'hang');
     const first = child('run');
     await rx.waitFor(10 + 8); // ten delivered, then all eight slots hanging mid-attempt
-    // Channels that answered were claimed ahead: wait until the dead worker's queue holds some of those leases too.
     const leased = () => t.deps.db.selectFrom('deliveries as d').innerJoin('channels as c', 'c.id', 'd.channel_id').select(['d.message_id', 'c.url']).where('d.lease_owner', 'is not', null).execute();
-    // Both at one moment: the ten answered attempts recorded (their leases released) and, beside the eight hanging
-    // attempts, leases on deliveries claimed ahead. Waiting on the leases alone could kill the worker before its
-    // group commit recorded the ten; queued leases are given back a second after their claim, so kill at once.
     const delivered = () => t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').execute();
-    await until(async () => (await delivered()).length === 10 && (await leased()).length > 8);
+    // Killed once the ten answered attempts are recorded and the eight hanging ones leased.
+    await until(async () => (await delivered()).length === 10 && (await leased()).length === 8);
     first.proc.kill('SIGKILL');
     assert.equal((await first.exit).signal, 'SIGKILL');
     const midway = await t.deps.db.selectFrom('deliveries').select(['state', 'lease_owner']).execute();
     assert.equal(midway.filter((d) => d.state === 'delivered').length, 10);
     const held = await leased();
     const sent = receivedPairs();
-    const heldInFlight = held.filter((d) => sent.has(`${d.message_id} ${new URL(d.url).pathname}`));
-    assert.equal(heldInFlight.length, 8, 'the dead worker still holds the leases of its eight attempts in flight');
-    assert.ok(held.length > 8, 'and of deliveries it had claimed ahead and not sent');
+    assert.equal(held.filter((d) => sent.has(`${d.message_id} ${new URL(d.url).pathname}`)).length, 8, 'the dead worker still holds the leases of its eight attempts in flight');
 
     rx.answer = () => ({ status: 200 });
-    const second = child('drain', { SVC_TEST_CLOCK_OFFSET: String(DEFAULT_LEASE_MS + 1000) });
+    const second = child('drain', { SVC_TEST_CLOCK_OFFSET: String(CHILD_LEASE_MS + 1000) });
     assert.deepEqual(await second.exit, { code: 0, signal: null });
 
     const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts']).execute();

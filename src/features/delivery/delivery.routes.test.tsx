@@ -1,32 +1,30 @@
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, test } from 'node:test';
+import { afterEach, beforeEach, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { clearOutbox } from '../../../test/helpers/delivery.ts';
+import { attemptsOf, until } from '../../../test/helpers/delivery.ts';
 import { signedInAs } from '../../../test/helpers/factories.ts';
-import { buildChannel, buildMessageWithDeliveries } from '../../../test/helpers/outbox-factories.ts';
-import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
-import { messageDeliveries } from './delivery.service.ts';
+import { buildChannel, buildMessageWithDeliveries, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { useReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
+import { messageDeliveries } from './deliveries-view.service.ts';
 import { MessageDeliveries } from './delivery.views.tsx';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery.worker.ts';
+import { startDeliveryListener } from './wakeup.listener.ts';
 
 const SECRET_PATH = '/hooks/T0KEN-in-the-path';
 
-forEachDialect((getDb) => {
+forEachDialect((getDb, dialect) => {
   let t: TestApp;
   let rx: Receiver;
   let w: DeliveryWorker;
-  before(async () => {
-    rx = await startReceiver();
-  });
-  after(async () => {
-    await rx.close();
-  });
+  const receiver = useReceiver();
   beforeEach(async () => {
     await clearOutbox(getDb().db);
     t = buildTestApp(getDb());
     w = createDeliveryWorker(t.deps, { outbound: { timeoutMs: 2000 } });
-    rx.received.length = 0;
+    rx = receiver();
     rx.answer = () => ({ status: 503 });
   });
   afterEach(async () => {
@@ -163,4 +161,65 @@ forEachDialect((getDb) => {
     rx.answer = () => ({ status: 200 });
     await w.drain();
   }
+  test("an admin sees each attempt's duration, error and the start of the receiver's answer, escaped; a viewer none of it", async () => {
+    const hostile = '<script>alert(1)</script><b onclick="x()">bold</b> & more';
+    const long = 'y'.repeat(3000);
+    let n = 0;
+    rx.answer = () => (++n === 1 ? { status: 503, body: hostile } : { status: 200, body: long });
+    const ch = await buildChannel(t.deps.db, { url: `${rx.url}${SECRET_PATH}` });
+    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
+    await w.drain();
+    t.clock.advance(45 * 60_000);
+    await w.drain();
+    const rows = await attemptsOf(t.deps.db, deliveryIds.get(ch.id)!);
+    assert.deepEqual(rows.map((a) => [a.attempt_no, a.verdict, a.status_code, a.error]), [[1, 'failed', 503, 'HTTP 503'], [2, 'delivered', 200, null]]);
+    assert.equal(rows[0]!.response_excerpt, hostile);
+    assert.ok(Buffer.byteLength(rows[1]!.response_excerpt!) <= 1024, 'an excerpt is at most 1 KiB');
+
+    const admin = (await signedInAs(t, 'admin')).client;
+    const asAdmin = await admin.get(`/messages/${message.id}`);
+    assert.equal(asAdmin.status, 200);
+    assert.ok(!asAdmin.text.includes('<script>alert(1)') && !asAdmin.text.includes('<b onclick'), 'never markup from the receiver');
+    assert.ok(asAdmin.text.includes('<pre class="excerpt">&lt;script&gt;alert(1)&lt;/script&gt;&lt;b onclick=&quot;x()&quot;&gt;bold&lt;/b&gt; &amp; more</pre>'), 'the answer, escaped');
+    assert.match(asAdmin.text, /failed: HTTP 503<span class="duration"> in \d+ ms<\/span>/);
+    assert.match(asAdmin.text, /delivered \(HTTP 200\)<span class="duration"> in \d+ ms<\/span><pre class="excerpt">y{1000,1024}<\/pre>/);
+
+    const viewer = (await signedInAs(t, 'viewer')).client;
+    const asViewer = await viewer.get(`/messages/${message.id}`);
+    assert.equal(asViewer.status, 200);
+    assert.match(asViewer.text, /: failed<\/li>/);
+    assert.match(asViewer.text, /: delivered \(HTTP 200\)<\/li>/);
+    for (const hidden of ['alert(1)', 'excerpt', 'yyyy', 'HTTP 503', ' ms<', SECRET_PATH, '127.0.0.1']) assert.ok(!asViewer.text.includes(hidden), hidden);
+  });
+  test("a re-send wakes this process's workers after its commit and, on PostgreSQL, every listening process; a refused one wakes nobody", async () => {
+    const { id } = await deadLettered();
+    const database = getDb().database;
+    // What a woken worker on another connection sees pending: SQLite reads synchronously inside the wake-up.
+    const file = database.kind === 'sqlite' ? new SQLite(database.path, { readonly: true }) : undefined;
+    const other = database.kind === 'postgres' ? new pg.Client({ connectionString: database.url }) : undefined;
+    await other?.connect();
+    const pendingSeen: (number | Promise<number>)[] = [];
+    const pending = (): number | Promise<number> =>
+      file
+        ? file.prepare<[], { n: number }>("select count(*) as n from deliveries where state = 'pending'").get()!.n
+        : other!.query<{ n: string }>("select count(*) as n from deliveries where state = 'pending'").then((r) => Number(r.rows[0]!.n));
+    const unsubscribe = t.deps.wakeup.subscribe(() => pendingSeen.push(pending()));
+    const notes: (string | undefined)[] = [];
+    const listener = dialect === 'postgres' && database.kind === 'postgres' ? startDeliveryListener({ url: database.url, log: t.deps.log, onNotify: (p) => notes.push(p) }) : undefined;
+    try {
+      if (listener) await until(() => notes.length > 0); // connected: the catch-up call, without a payload
+      const { client } = await signedInAs(t, 'admin');
+      assert.equal((await client.post('/settings/deliveries/resend', { delivery: id })).status, 303);
+      assert.equal(pendingSeen.length, 1);
+      assert.equal(await pendingSeen[0], 1, 'woken after the commit: the new series is there to claim');
+      if (listener) await until(() => notes.some((p) => p !== undefined));
+      assert.equal((await client.post('/settings/deliveries/resend', { delivery: id })).status, 409);
+      assert.equal(pendingSeen.length, 1, 'a refusal wakes nobody');
+    } finally {
+      unsubscribe();
+      file?.close();
+      await other?.end();
+      await listener?.close();
+    }
+  });
 });

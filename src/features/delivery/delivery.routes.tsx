@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { errorPage } from '../../http/render.tsx';
-import { resendDelivery, type ResendRefusal } from './delivery.service.ts';
+import { resendDelivery, type ResendRefusal } from './resend.service.ts';
 
 const resendSchema = z.object({
   delivery: z.string().trim().min(1, 'Choose a delivery to re-send.').max(64),

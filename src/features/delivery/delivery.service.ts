@@ -1,237 +1,99 @@
-// Delivery domain: recording an attempt's verdict, the admin re-send, and what a message shows about its deliveries.
-import type { Kysely } from 'kysely';
-import type { DB, DeliveriesTable } from '../../db/schema.ts';
-import { newId, type Deps } from '../../deps.ts';
+// Delivery domain rules of the worker's two database stages: which due deliveries a worker claims (oldest first, at
+// most its free slots, at most `perChannel` in flight per channel) and what an attempt's verdict changes (the
+// delivery's state by the retry schedule, the attempt row, the channel's failure streak).
+import type { Deps } from '../../deps.ts';
 import type { PostOutcome } from '../../net/outbound.ts';
-import {
-  attemptLog,
-  channelEnabled,
-  countDeliveriesOfMessage,
-  deliveriesOfMessage,
-  claimJobsIn,
-  closeDeliveries,
-  findDeliveryForUpdate,
-  insertDelivery,
-  laterSeriesExists,
-  recordAndClaimPg,
-  undeliveredLatest,
-  updateChannelTallies,
-  type AttemptJob,
-  type AttemptRecord,
-  type ChannelTally,
-  type ClaimParams,
-  type RecordAndClaimResult,
-} from './delivery.repo.ts';
-import { afterFailure, MAX_ATTEMPTS } from './retry-schedule.ts';
+import { insertAttempt } from './attempts.repo.ts';
+import { attemptJobs, dueCandidates, leaseDeliveries, type AttemptJob, type Candidate } from './claim.repo.ts';
+import { closeDelivery, markChannelFailure, markChannelSuccess, type DeliveryAfterAttempt } from './record.repo.ts';
+import { afterFailure } from './retry-schedule.ts';
 
 /** A finished attempt (delivered or failed; an attempt aborted by shutdown is never recorded). */
 export type Verdict = Exclude<PostOutcome, { kind: 'aborted' }>;
 
-/** One finished attempt waiting to be recorded. */
-export interface FinishedAttempt {
-  job: AttemptJob;
-  verdict: Verdict;
-  startedAt: number;
+/** What one claim may take. */
+export interface ClaimLimits {
+  /** The worker's free slots: at most this many deliveries. */
+  slots: number;
+  /** At most this many attempts in flight to one channel in this worker. */
+  perChannel: number;
+  /** The worker's attempts in flight, per channel id. */
+  busy: ReadonlyMap<string, number>;
+  /** How long the lease holds (ms); a worker that dies frees its deliveries when it runs out. */
+  leaseMs: number;
+}
+
+/** Candidates considered per free slot: room for rows skipped by the per-channel cap. */
+const WINDOW_PER_SLOT = 2;
+
+/**
+ * Claims due deliveries for `owner` in one transaction: the oldest due ones of enabled channels, skipping channels
+ * already at the cap in this worker, then the cap applied oldest first, at most `slots`, leased for `leaseMs`.
+ * Returns what their attempts need, oldest first. Any candidate in the window has a channel with room, so an empty
+ * result means nothing this worker may take is due.
+ */
+export async function claimDue(deps: Deps, owner: string, limits: ClaimLimits): Promise<AttemptJob[]> {
+  if (limits.slots <= 0) return [];
+  const now = deps.clock.now();
+  const exclude = [...limits.busy].filter(([, n]) => n >= limits.perChannel).map(([channel]) => channel);
+  return deps.db.transaction().execute(async (trx) => {
+    const candidates = await dueCandidates(trx, deps.dialect, { now, exclude, limit: WINDOW_PER_SLOT * limits.slots });
+    const chosen = withinCaps(candidates, limits);
+    const leased = new Set(await leaseDeliveries(trx, chosen, owner, now, now + limits.leaseMs));
+    const jobs = new Map((await attemptJobs(trx, [...leased])).map((j) => [j.id, j]));
+    return chosen.filter((id) => leased.has(id) && jobs.has(id)).map((id) => jobs.get(id)!);
+  });
+}
+
+/** The per-channel cap, oldest first: candidate ids whose channel still has room, at most `slots`. */
+function withinCaps(candidates: Candidate[], limits: ClaimLimits): string[] {
+  const taken = new Map(limits.busy);
+  const chosen: string[] = [];
+  for (const c of candidates) {
+    if (chosen.length >= limits.slots) break;
+    const n = taken.get(c.channel_id) ?? 0;
+    if (n >= limits.perChannel) continue;
+    taken.set(c.channel_id, n + 1);
+    chosen.push(c.id);
+  }
+  return chosen;
 }
 
 /**
- * Records finished attempts (the worker's group commit), atomically: each delivery's new state and attempt log entry
- * (delivered, next attempt, or dead-lettered after the fifth failure) and each channel's counters, with set-based
- * statements whose cost hardly grows with the batch (PostgreSQL: one statement; SQLite: three in one transaction).
- * A delivery this worker no longer holds the lease of (another worker took it over) is skipped entirely.
- * Returns how many were recorded. Delivery failures are data on these rows, never a message and never a log line.
+ * Records one attempt's verdict in one transaction: the delivery's new state (delivered; pending until its retry time;
+ * dead after the last attempt), the attempt row, and the channel's failure streak (a success ends it, a failure
+ * extends it). Nothing is written when `owner` no longer holds the lease (another worker took the delivery over).
+ * Returns whether it recorded. Delivery failures are data on these rows, never a message and never a log line.
  */
-export async function recordAttempts(deps: Deps, owner: string, items: FinishedAttempt[]): Promise<number> {
-  return (await recordAndClaim(deps, owner, items)).recorded;
-}
-
-/**
- * Records finished attempts as recordAttempts does and, with `claim`, leases the next due deliveries in the same
- * transaction (PostgreSQL: the same statement): one commit and, on PostgreSQL, one round trip for both. The worker
- * sends the records through its DeliveryStore (its own session or thread) instead; this runs them on `deps.db`.
- */
-export async function recordAndClaim(deps: Deps, owner: string, items: FinishedAttempt[], claim?: ClaimParams): Promise<RecordAndClaimResult> {
-  const finishedAt = deps.clock.now();
-  const records = attemptRecords(items, finishedAt, deps.random);
-  if (deps.dialect === 'postgres') return recordAndClaimPg(deps.db, records, owner, finishedAt, claim);
-  return recordAndClaimSqlite(deps.db, records, owner, finishedAt, claim);
-}
-
-/** Each finished attempt as the recording statements take it: its attempt log entry and its delivery's next state. */
-export function attemptRecords(items: FinishedAttempt[], finishedAt: number, random: Deps['random']): AttemptRecord[] {
-  return items.map(({ job, verdict, startedAt }, n) => {
-    const attemptNo = job.attempts + 1;
-    const next = verdict.kind === 'failed' ? afterFailure(attemptNo, finishedAt, random) : undefined;
-    return {
-      n,
-      id: job.id,
-      channel_id: job.channel_id,
+export async function recordVerdict(deps: Deps, owner: string, job: AttemptJob, verdict: Verdict, startedAt: number, durationMs: number): Promise<boolean> {
+  const now = deps.clock.now();
+  const attemptNo = job.attempts + 1;
+  const after = deliveryAfter(verdict, attemptNo, now, deps);
+  return deps.db.transaction().execute(async (trx) => {
+    if (!(await closeDelivery(trx, job.id, owner, job.attempts, after))) return false;
+    await insertAttempt(trx, {
+      delivery_id: job.id,
       attempt_no: attemptNo,
-      verdict: verdict.kind,
-      state: next ? next.state : 'delivered',
-      next_attempt_at: next ? (next.state === 'pending' ? next.nextAttemptAt : finishedAt) : null,
       started_at: startedAt,
+      duration_ms: Math.max(0, Math.round(durationMs)),
+      verdict: verdict.kind,
       status_code: verdict.status,
       error: verdict.kind === 'failed' ? verdict.error : null,
-    };
-  });
-}
-
-/**
- * SQLite: records a batch (only deliveries `owner` still holds) and, with `claim`, leases the next due deliveries, in
- * one immediate transaction. `db` is any connection to the file (the worker's store thread has its own).
- */
-export async function recordAndClaimSqlite(db: Kysely<DB>, records: AttemptRecord[], owner: string, finishedAt: number, claim?: ClaimParams): Promise<RecordAndClaimResult> {
-  if (records.length === 0 && !claim) return { recorded: 0, jobs: [] };
-  return db.transaction().execute(async (trx) => {
-    let recorded = 0;
-    if (records.length > 0) {
-      const held = await closeDeliveries(trx, records, owner, finishedAt);
-      const kept = records.filter((r) => held.has(r.id));
-      await updateChannelTallies(trx, channelTallies(kept), finishedAt);
-      recorded = kept.length;
-    }
-    return { recorded, jobs: claim ? await claimJobsIn(trx, claim) : [] };
-  });
-}
-
-/** Per channel, in batch order: a success resets the streak, each failure after it extends it. */
-export function channelTallies(records: AttemptRecord[]): ChannelTally[] {
-  const channels = new Map<string, ChannelTally>();
-  for (const r of records) {
-    const c = channels.get(r.channel_id) ?? { id: r.channel_id, succeeded: 0, failures: 0, error: null };
-    if (r.verdict === 'delivered') Object.assign(c, { succeeded: 1, failures: 0 });
-    else Object.assign(c, { failures: c.failures + 1, error: r.error });
-    channels.set(r.channel_id, c);
-  }
-  return [...channels.values()];
-}
-
-/** Records one finished attempt; returns whether this worker still held its lease. */
-export async function recordAttempt(deps: Deps, job: AttemptJob, owner: string, verdict: Verdict, startedAt: number): Promise<boolean> {
-  return (await recordAttempts(deps, owner, [{ job, verdict, startedAt }])) === 1;
-}
-
-/** Why a re-send was refused. */
-export type ResendRefusal = 'not-found' | 'not-undelivered' | 'already-resent' | 'channel-deleted' | 'channel-disabled';
-
-/**
- * Re-sends a dead-lettered (or cancelled) delivery: a new pending delivery of the same message (same stored body,
- * same message id) to the same channel, with a fresh budget of attempts, due now. The old row stays as history.
- */
-export async function resendDelivery(deps: Deps, deliveryId: string): Promise<{ ok: true; deliveryId: string } | { ok: false; reason: ResendRefusal }> {
-  return deps.db.transaction().execute(async (trx) => {
-    const old = await findDeliveryForUpdate(trx, deps.dialect, deliveryId);
-    if (!old) return { ok: false, reason: 'not-found' } as const;
-    if (old.state !== 'dead' && old.state !== 'cancelled') return { ok: false, reason: 'not-undelivered' } as const;
-    if (old.channel_id === null) return { ok: false, reason: 'channel-deleted' } as const;
-    const enabled = await channelEnabled(trx, old.channel_id);
-    if (enabled === undefined) return { ok: false, reason: 'channel-deleted' } as const;
-    if (enabled !== 1) return { ok: false, reason: 'channel-disabled' } as const;
-    if (await laterSeriesExists(trx, old)) return { ok: false, reason: 'already-resent' } as const;
-    // Strictly later than the series it replaces, so "latest series" is well defined even within one millisecond.
-    const now = Math.max(deps.clock.now(), old.created_at + 1);
-    const id = newId(deps.random);
-    await insertDelivery(trx, {
-      id,
-      message_id: old.message_id,
-      channel_id: old.channel_id,
-      state: 'pending',
-      attempts: 0,
-      next_attempt_at: now,
-      lease_owner: null,
-      lease_until: null,
-      delivered_at: null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
+      response_excerpt: verdict.excerpt ?? null,
     });
-    return { ok: true, deliveryId: id } as const;
+    if (verdict.kind === 'delivered') await markChannelSuccess(trx, job.channel_id, now);
+    else await markChannelFailure(trx, job.channel_id, verdict.error, now);
+    return true;
   });
 }
 
-/** One attempt as the message page shows it. */
-export interface AttemptView {
-  attemptNo: number;
-  startedAt: number;
-  verdict: 'delivered' | 'failed';
-  statusCode: number | null;
-  error: string | null;
-}
-
-/** One delivery series of a message to a channel, as the message page shows it. */
-export interface DeliveryView {
-  id: string;
-  /** The channel (id and URL both null once deleted); name it with channelLabel(), which shows the URL to admins only. */
-  channel: { id: string | null; url: string | null };
-  state: DeliveriesTable['state'];
-  attempts: number;
-  maxAttempts: number;
-  nextAttemptAt: number | null;
-  deliveredAt: number | null;
-  lastError: string | null;
-  /** True when a later series (a re-send) replaced this one. */
-  superseded: boolean;
-  /** True when an admin may re-send it now. */
-  resendable: boolean;
-  attemptList: AttemptView[];
-}
-
-/** A message's deliveries as its page shows them: counts per state, and the first rows (undelivered first). */
-export interface MessageDeliveriesView {
-  counts: Record<DeliveriesTable['state'], number>;
-  rows: DeliveryView[];
-}
-
-/** Rows shown on a message page; a fan-out to thousands of channels is summarised by the counts. */
-export const MESSAGE_DELIVERY_ROWS = 100;
-
-/** The per-channel delivery state of a message, with every attempt's verdict (SPEC 6.7). */
-export async function messageDeliveries(deps: Deps, messageId: string, limit = MESSAGE_DELIVERY_ROWS): Promise<MessageDeliveriesView> {
-  const [rows, counts] = await Promise.all([deliveriesOfMessage(deps.db, messageId, limit), countDeliveriesOfMessage(deps.db, messageId)]);
-  return {
-    counts,
-    rows: rows.map((r) => ({
-      id: r.id,
-      channel: { id: r.channel_id, url: r.channel_url },
-      state: r.state,
-      attempts: r.attempts,
-      maxAttempts: MAX_ATTEMPTS,
-      nextAttemptAt: r.state === 'pending' ? r.next_attempt_at : null,
-      deliveredAt: r.delivered_at,
-      lastError: r.last_error,
-      superseded: Number(r.superseded) === 1,
-      resendable: (r.state === 'dead' || r.state === 'cancelled') && Number(r.superseded) !== 1 && r.channel_enabled === 1,
-      attemptList: attemptLog(r).map((a) => ({ attemptNo: a.attempt_no, startedAt: a.started_at, verdict: a.verdict, statusCode: a.status_code, error: a.error })),
-    })),
-  };
-}
-
-/** One row of the admin's dead letters list. */
-export interface UndeliveredRow {
-  id: string;
-  messageId: string;
-  headline: string;
-  channel: { id: string | null; url: string | null };
-  state: 'dead' | 'cancelled';
-  attempts: number;
-  lastError: string | null;
-  at: number;
-  resendable: boolean;
-}
-
-/** Undelivered deliveries (dead-lettered or cancelled) that no re-send replaced, newest first, for the admin list. */
-export async function undeliveredDeliveries(deps: Deps, limit = 100): Promise<UndeliveredRow[]> {
-  const rows = await undeliveredLatest(deps.db, limit);
-  return rows.map((r) => ({
-    id: r.id,
-    messageId: r.message_id,
-    headline: r.headline,
-    channel: { id: r.channel_id, url: r.channel_url },
-    state: r.state as 'dead' | 'cancelled',
-    attempts: r.attempts,
-    lastError: r.last_error,
-    at: r.updated_at,
-    resendable: r.channel_enabled === 1,
-  }));
+/**
+ * The delivery's row after attempt `attemptNo` ended at `now` with `verdict`, by the retry schedule: a delivered row
+ * keeps its last due time; a failed one gets its next (dead-lettered: the time it died).
+ */
+function deliveryAfter(verdict: Verdict, attemptNo: number, now: number, deps: Deps): DeliveryAfterAttempt {
+  const base = { attempts: attemptNo, updated_at: now };
+  if (verdict.kind === 'delivered') return { ...base, state: 'delivered', delivered_at: now, last_error: null };
+  const next = afterFailure(attemptNo, now, deps.random);
+  return { ...base, state: next.state, next_attempt_at: next.state === 'pending' ? next.nextAttemptAt : now, delivered_at: null, last_error: verdict.error };
 }

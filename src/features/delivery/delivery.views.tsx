@@ -1,7 +1,7 @@
 // What the store shows about deliveries (SPEC 6.7): per channel on a message, and the admin's dead letters list.
 import { Form, Notice, Time } from '../../http/views/components.tsx';
 import { channelLabel } from '../channels/channel-label.ts';
-import type { DeliveryView, MessageDeliveriesView, UndeliveredRow } from './delivery.service.ts';
+import type { AttemptView, DeliveryView, MessageDeliveriesView, UndeliveredRow } from './deliveries-view.service.ts';
 
 /** The re-send button for one undelivered delivery (admins only; the route is under /settings). */
 export function ResendForm(props: { deliveryId: string; back?: string }) {
@@ -50,10 +50,32 @@ function StateLine(props: { d: DeliveryView; showErrors: boolean }) {
 }
 
 /**
+ * One attempt: its start and verdict (with the HTTP status when delivered) for everyone; for admins also how long it
+ * took, the error text and the start of the receiver's answer (escaped text; it may quote the channel's own content).
+ */
+function Attempt(props: { a: AttemptView; isAdmin: boolean }) {
+  const a = props.a;
+  if (!props.isAdmin) {
+    return (
+      <li>
+        <Time at={a.startedAt} />: {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : 'failed'}
+      </li>
+    );
+  }
+  return (
+    <li>
+      <Time at={a.startedAt} />: {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : `failed: ${a.error ?? 'unknown error'}`}
+      <span class="duration"> in {a.durationMs} ms</span>
+      {a.excerpt ? <pre class="excerpt">{a.excerpt}</pre> : null}
+    </li>
+  );
+}
+
+/**
  * A message's delivery state per channel with each attempt's verdict. The message detail page renders it;
  * for `isAdmin` it names channels by URL and adds a re-send button to undelivered rows, returning to `back`.
  * Others see an opaque channel label (a channel URL can itself be the credential, SPEC 5.8) and each verdict
- * without the error text.
+ * without the error text, duration or response excerpt.
  */
 export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; isAdmin: boolean; back?: string }) {
   const c = props.deliveries.counts;
@@ -95,10 +117,7 @@ export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; is
                   ) : (
                     <ol class="attempts">
                       {d.attemptList.map((a) => (
-                        <li>
-                          <Time at={a.startedAt} />:{' '}
-                          {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : props.isAdmin ? `failed: ${a.error ?? 'unknown error'}` : 'failed'}
-                        </li>
+                        <Attempt a={a} isAdmin={props.isAdmin} />
                       ))}
                     </ol>
                   )}

@@ -1,11 +1,12 @@
 // GET /: the signed-in home page.
 import { Hono } from 'hono';
 import type { AppEnv } from '../../http/env.ts';
-import { renderHtml } from '../../http/render.tsx';
-import { renderHomeBody } from './home.views.tsx';
+import { render } from '../../http/render.tsx';
+import { HomeBody } from './home.views.tsx';
 
+/** The home page routes. */
 export function homeRoutes() {
   const app = new Hono<AppEnv>();
-  app.get('/', (c) => renderHtml(c, 'Home', renderHomeBody(c.get('session')!.account)));
+  app.get('/', (c) => render(c, 'Home', <HomeBody account={c.get('session')!.account} />));
   return app;
 }

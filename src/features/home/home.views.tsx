@@ -1,10 +1,9 @@
 // The home page body: who is signed in, and where to go next.
 import type { Account } from '../auth/accounts.repo.ts';
-import { compileTemplate, escapeHtml, fillTemplate, slot, type Template } from '../../http/views/template.ts';
 
 type HomeAccount = Pick<Account, 'username' | 'role'>;
 
-/** The markup's one source; every request uses its precompiled form, renderHomeBody. */
+/** Who is signed in, and links to the inbox, the profile and (for admins) the settings. */
 export function HomeBody(props: { account: HomeAccount }) {
   const { account } = props;
   return (
@@ -27,17 +26,4 @@ export function HomeBody(props: { account: HomeAccount }) {
       </ul>
     </section>
   );
-}
-
-// The page every signed-in visit starts on: precompiled once per role (see template.ts).
-const shapes = new Map<HomeAccount['role'], Template<'username'>>();
-
-/** What <HomeBody> renders for `account`, from the precompiled shape of its role. */
-export function renderHomeBody(account: HomeAccount): string {
-  let shape = shapes.get(account.role);
-  if (!shape) {
-    shape = compileTemplate((<HomeBody account={{ username: slot('username'), role: account.role }} />).toString() as string, ['username']);
-    shapes.set(account.role, shape);
-  }
-  return fillTemplate(shape, { username: escapeHtml(account.username) });
 }

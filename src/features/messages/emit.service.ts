@@ -4,6 +4,7 @@
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
+import { notifyDeliveriesDue } from '../delivery/wakeup.ts';
 import { CAUSES, CLASS_OF_CAUSE, isCause, type Cause, type MessageClass } from './classes.ts';
 import { insertDeliveriesForClass, insertMessage } from './messages.repo.ts';
 
@@ -135,7 +136,8 @@ function linkTarget(cause: Cause, input: EmitInput): LinkTarget {
 
 /**
  * Stores one message and one pending delivery per enabled channel subscribed to its class, in one
- * transaction. Invalid input is refused with every problem named, and stores nothing.
+ * transaction, then wakes the workers (this process's at once, every process's through NOTIFY on PostgreSQL).
+ * Invalid input is refused with every problem named, and stores nothing.
  */
 export async function emit(deps: Deps, input: EmitInput): Promise<EmitResult> {
   const errors = validateEmitInput(input);
@@ -162,13 +164,19 @@ export async function emit(deps: Deps, input: EmitInput): Promise<EmitResult> {
       body,
       created_at: now,
     });
-    return insertDeliveriesForClass(trx, { messageId: id, class: cls, now });
+    const deliveries = await insertDeliveriesForClass(trx, { messageId: id, class: cls, now });
+    // Committed with the rows (or rolled back with them): wakes the workers of every other process.
+    if (deliveries > 0) await notifyDeliveriesDue(trx, deps.dialect);
+    return deliveries;
   });
   // On PostgreSQL a channel deleted while the transaction runs fails the deliveries' foreign key; the whole
   // transaction rolled back, so storing again (the channel now gone) is safe.
   for (let attempt = 1; ; attempt++) {
     try {
-      return { ok: true, id, class: cls, deliveries: await store() };
+      const deliveries = await store();
+      // After the commit, so a woken worker finds the rows.
+      if (deliveries > 0) deps.wakeup.wake();
+      return { ok: true, id, class: cls, deliveries };
     } catch (err) {
       if (!isForeignKeyViolation(err) || attempt >= 3) throw err;
     }

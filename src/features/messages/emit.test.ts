@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { forEachDialect } from '../../../test/helpers/db.ts';
+import { forEachDialect, type TestDatabase } from '../../../test/helpers/db.ts';
 import { buildAccount } from '../../../test/helpers/factories.ts';
 import { buildChannel, clearOutbox } from '../../../test/helpers/outbox.ts';
 import { emit, messageLink, type EmitInput } from './emit.service.ts';
@@ -12,6 +14,22 @@ const base: EmitInput = {
   instant: Date.UTC(2026, 0, 15, 11, 0, 0),
   headline: 'api.example.com:443 now answers with a different certificate.',
 };
+
+// Counts committed deliveries on a connection of its own, as a woken worker would see them. On SQLite the count is
+// taken synchronously, so it shows exactly what was committed when the subscriber ran.
+async function committedDeliveries(tdb: TestDatabase): Promise<{ count(): number | Promise<number>; close(): Promise<void> }> {
+  if (tdb.database.kind === 'sqlite') {
+    const file = new SQLite(tdb.database.path, { readonly: true });
+    const statement = file.prepare<[], { n: number }>('select count(*) as n from deliveries');
+    return { count: () => statement.get()!.n, close: async () => void file.close() };
+  }
+  const client = new pg.Client({ connectionString: tdb.database.url });
+  await client.connect();
+  return {
+    count: async () => Number((await client.query<{ n: string }>('select count(*) as n from deliveries')).rows[0]!.n),
+    close: () => client.end(),
+  };
+}
 
 forEachDialect((getDb) => {
   let t: TestApp;
@@ -173,5 +191,44 @@ forEachDialect((getDb) => {
       .where('state', '=', 'pending')
       .executeTakeFirstOrThrow();
     assert.equal(Number(n.n), 10_000);
+  });
+
+  test('emit wakes this process\'s workers once, after the commit, when it queued deliveries', async () => {
+    await buildChannel(t, { createdBy: authorId, classes: 'drift' });
+    await buildChannel(t, { createdBy: authorId, classes: 'drift,clock' });
+    const committed = await committedDeliveries(getDb());
+    const seen: (number | Promise<number>)[] = [];
+    const unsubscribe = t.deps.wakeup.subscribe(() => seen.push(committed.count()));
+    try {
+      const first = await emit(t.deps, base);
+      assert.ok(first.ok);
+      assert.equal(first.deliveries, 2);
+      assert.deepEqual(await Promise.all(seen), [2], 'woken once, with both deliveries already committed');
+      const second = await emit(t.deps, { ...base, cause: 'threshold' });
+      assert.ok(second.ok);
+      assert.deepEqual(await Promise.all(seen), [2, 3]);
+    } finally {
+      unsubscribe();
+      await committed.close();
+    }
+  });
+
+  test('an emit that stores nothing, queues nothing or fails wakes nobody', async () => {
+    let woken = 0;
+    const unsubscribe = t.deps.wakeup.subscribe(() => woken++);
+    try {
+      assert.equal((await emit(t.deps, { ...base, headline: '' })).ok, false);
+      assert.ok((await emit(t.deps, base)).ok, 'no channel: stored, nothing to deliver');
+      assert.equal(woken, 0);
+      await buildChannel(t, { createdBy: authorId, classes: 'drift' });
+      // The same message id twice: the second transaction fails and rolls back.
+      const fixed = { ...t.deps, random: { bytes: (n: number) => Buffer.alloc(n, 9) } };
+      assert.ok((await emit(fixed, base)).ok);
+      assert.equal(woken, 1);
+      await assert.rejects(emit(fixed, base));
+      assert.equal(woken, 1);
+    } finally {
+      unsubscribe();
+    }
   });
 });

@@ -1,12 +1,11 @@
 // Reading the message store: newest-first pages for an account, with that account's read marks.
 import type { Deps } from '../../deps.ts';
-import { messageDeliveries, type MessageDeliveriesView } from '../delivery/delivery.service.ts';
+import { messageDeliveries, type MessageDeliveriesView } from '../delivery/deliveries-view.service.ts';
 import { findMessage, listMessages, type MessageCursor, type MessageRow } from './messages.repo.ts';
 import { readMessageIds } from './read-state.service.ts';
 
 /** Messages per inbox page. */
 export const INBOX_PAGE_SIZE = 50;
-/** Deliveries listed on a message's page (the summary counts them all). */
 
 /** A message as the inbox shows it to one account. */
 export interface InboxItem extends MessageRow {

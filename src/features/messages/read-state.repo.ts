@@ -1,21 +1,14 @@
 // Plain data access for per-account read state: the read-all watermark and individual read marks.
-import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { hotQuery } from '../../db/hot-query.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
 /** The account's watermark (messages created at or before it are read), or undefined if never set. */
 export async function findWatermark(db: Q, accountId: string): Promise<number | undefined> {
-  const [row] = await watermarkQuery(db as Kysely<DB>, accountId);
+  const row = await db.selectFrom('message_read_marks').select('read_through').where('account_id', '=', accountId).executeTakeFirst();
   return row?.read_through;
 }
-
-/** Read on every page for the bell: compiled once (see hot-query.ts). */
-const watermarkQuery = hotQuery(
-  (db, [accountId]: readonly [string]) => db.selectFrom('message_read_marks').select('read_through').where('account_id', '=', accountId),
-  1,
-);
 
 /** Raises the watermark to `readThrough` (never lowers it). */
 export async function raiseWatermark(db: Q, accountId: string, readThrough: number, now: number): Promise<void> {
@@ -32,43 +25,28 @@ export async function raiseWatermark(db: Q, accountId: string, readThrough: numb
 }
 
 /** The bell counts this many at most; the layout shows more as "99+". */
-export const UNREAD_CAP = 100;
+const UNREAD_CAP = 100;
 
 /**
- * Unread messages of the account (above its watermark and not read individually), counted only up to
- * UNREAD_CAP: the scan stops there, whatever the store's size. The bell reads it outside any transaction.
+ * Unread messages of the account (above its watermark and not read individually), counted only up to UNREAD_CAP:
+ * the scan stops there, whatever the store's size. The cap is a literal: SQLite plans a bound LIMIT on the subquery
+ * several times slower than a constant one.
  */
-export async function countUnread(db: Kysely<DB>, accountId: string): Promise<number> {
-  const rows = await unreadCountQuery(db, accountId, accountId);
-  return Number(rows[0]?.n ?? 0);
-}
-
-const unreadCountQuery = hotQuery((db, [watermarkAccount, readsAccount]: readonly [string, string]) => unreadCountOf(db, watermarkAccount, readsAccount), 2);
-
-/**
- * The capped unread count as one query, watermark included; usable as a scalar subquery over an account id column
- * (the per-request session lookup carries the bell's count this way). The account id is given twice, once per place
- * it is used, so a compiled-once query binds each parameter once. The cap is a literal: SQLite plans a bound LIMIT on
- * the subquery several times slower than a constant one.
- */
-export function unreadCountOf(db: Kysely<DB>, watermarkAccount: AccountId, readsAccount: AccountId) {
-  return db
+export async function countUnread(db: Q, accountId: string): Promise<number> {
+  const watermark = db.selectFrom('message_read_marks as w').select('w.read_through').where('w.account_id', '=', accountId);
+  const row = await db
     .selectFrom(
       db
         .selectFrom('messages as m')
         .select(sql<number>`1`.as('one'))
-        .where(
-          'm.created_at',
-          '>',
-          sql<number>`coalesce((${db.selectFrom('message_read_marks as w').select('w.read_through').where('w.account_id', '=', watermarkAccount)}), -1)`,
-        )
+        .where('m.created_at', '>', sql<number>`coalesce((${watermark}), -1)`)
         .where((eb) =>
           eb.not(
             eb.exists(
               eb
                 .selectFrom('message_reads as r')
                 .select(sql<number>`1`.as('one'))
-                .where('r.account_id', '=', readsAccount)
+                .where('r.account_id', '=', accountId)
                 .whereRef('r.message_id', '=', 'm.id'),
             ),
           ),
@@ -76,11 +54,10 @@ export function unreadCountOf(db: Kysely<DB>, watermarkAccount: AccountId, reads
         .limit(sql.lit(UNREAD_CAP))
         .as('u'),
     )
-    .select((eb) => eb.fn.countAll<number>().as('n'));
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
-
-/** An account id: a value, or a reference to the id column of an enclosing query. */
-type AccountId = string | Expression<string>;
 
 /** Which of `ids` the account has read individually. */
 export async function findReadIds(db: Q, accountId: string, ids: string[]): Promise<Set<string>> {

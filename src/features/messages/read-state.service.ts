@@ -16,14 +16,12 @@ import {
   raiseWatermark,
 } from './read-state.repo.ts';
 
-export { UNREAD_CAP } from './read-state.repo.ts';
-
 /**
  * The watermark never rises past now minus this margin: a message's created_at is taken just before its
  * transaction commits (and `svc emit` may run on a host with a slightly different clock), so a message can
  * appear with a created_at a little in the past. Reads inside the margin are kept as rows instead.
  */
-export const WATERMARK_MARGIN_MS = 5 * 60_000;
+const WATERMARK_MARGIN_MS = 5 * 60_000;
 
 /** Most ids accepted by one mark-read request. */
 export const MARK_READ_MAX = 200;

@@ -26,7 +26,7 @@ export async function setRetentionDays(deps: Deps, days: number): Promise<SetRet
   return { ok: true };
 }
 
-/** Removes messages (with their deliveries) older than the retention, except any with a pending delivery. Returns how many. */
+/** Removes messages (with their deliveries and their attempts) older than the retention, except any with a pending delivery. Returns how many. */
 export async function pruneMessages(deps: Deps): Promise<number> {
   const cutoff = deps.clock.now() - (await retentionDays(deps)) * DAY_MS;
   let removed = 0;

@@ -3,7 +3,9 @@ import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signedInAs } from '../../../test/helpers/factories.ts';
+import { attemptsOf } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessage, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { insertAttempt } from '../delivery/attempts.repo.ts';
 import { markRead } from './read-state.service.ts';
 import { DEFAULT_RETENTION_DAYS, pruneMessages, retentionDays, setRetentionDays } from './retention.service.ts';
 
@@ -35,6 +37,30 @@ forEachDialect((getDb) => {
     assert.deepEqual(await ids(), [recent].sort());
     assert.equal((await t.deps.db.selectFrom('deliveries').select('id').where('message_id', '=', old).execute()).length, 0);
     assert.equal((await t.deps.db.selectFrom('message_reads').select('message_id').where('message_id', '=', old).execute()).length, 0);
+  });
+
+  test("a pruned message's delivery attempts go with it; a kept message keeps its own", async () => {
+    await buildChannel(t);
+    await buildChannel(t);
+    const old = await buildMessage(t);
+    t.clock.advance(50 * DAY);
+    const recent = await buildMessage(t);
+    const deliveries = await t.deps.db.selectFrom('deliveries').select(['id', 'message_id']).execute();
+    assert.equal(deliveries.length, 4);
+    for (const d of deliveries) {
+      for (const attempt_no of [1, 2]) {
+        const verdict = attempt_no === 2 ? 'delivered' : 'failed';
+        await insertAttempt(t.deps.db, { delivery_id: d.id, attempt_no, started_at: t.clock.now(), duration_ms: 3, verdict, status_code: verdict === 'failed' ? 500 : 204, error: verdict === 'failed' ? 'HTTP 500' : null, response_excerpt: 'ok' });
+      }
+    }
+    await t.deps.db.updateTable('deliveries').set({ state: 'delivered' }).execute();
+    t.clock.advance(41 * DAY);
+    assert.equal(await pruneMessages(t.deps), 1);
+    assert.deepEqual(await ids(), [recent]);
+    const kept = new Set(deliveries.filter((d) => d.message_id === recent).map((d) => d.id));
+    const left = await attemptsOf(t.deps.db);
+    assert.equal(left.length, 4, "two attempts of each of the kept message's two deliveries");
+    assert.ok(left.every((a) => kept.has(a.delivery_id)), `no attempt of ${old} is left`);
   });
 
   test('pruning never removes a message that still has a pending delivery', async () => {
