@@ -53,29 +53,64 @@ export type Reservation = { ok: true; keys: ThrottleKey[] } | { ok: false; retry
 /**
  * Counts one attempt against every key, refusing (and counting nothing) if any key is locked or already has
  * as many attempts in its window as its policy allows. Settle the reservation with settleAttempt().
+ * A refusal is decided from reads alone and writes nothing: a flood of refused attempts (a locked address trying
+ * new usernames) adds no rows and never takes the write lock. Only an attempt that is counted writes, in one
+ * transaction that checks again under the rows' locks and rolls back if a concurrent attempt got there first.
  */
 export async function reserveAttempt(deps: Deps, keys: ThrottleKey[]): Promise<Reservation> {
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
-    const rows = [];
-    for (const { key, policy } of keys) {
-      const row = await lockedRow(trx, key, policy, now);
-      if (row.locked_until > now) return { ok: false, retryAfterMs: row.locked_until - now, key };
-      const fresh = now - row.window_started_at >= policy.windowMs;
-      const failures = fresh ? 0 : row.failures;
-      if (failures >= policy.maxFailures) return { ok: false, retryAfterMs: Math.max(1, row.window_started_at + policy.windowMs - now), key };
-      const windowStart = fresh ? now : row.window_started_at;
-      rows.push({ key, failures, windowStart, keepUntil: Math.max(row.keep_until, windowStart + policy.windowMs) });
-    }
-    for (const r of rows) {
-      await trx
-        .updateTable('auth_throttle')
-        .set({ failures: r.failures + 1, window_started_at: r.windowStart, keep_until: r.keepUntil })
-        .where('key', '=', r.key)
-        .execute();
-    }
-    return { ok: true, keys };
-  });
+  const existing = await deps.db.selectFrom('auth_throttle').selectAll().where('key', 'in', keys.map((k) => k.key)).execute();
+  const byKey = new Map(existing.map((r) => [r.key, r]));
+  for (const { key, policy } of keys) {
+    const row = byKey.get(key);
+    const refusal = row && refusalOf(row, key, policy, now);
+    if (refusal) return refusal;
+  }
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      const rows = [];
+      for (const { key, policy } of keys) {
+        const row = await lockedRow(trx, key, policy, now);
+        const refusal = refusalOf(row, key, policy, now);
+        // Thrown so the transaction rolls back: the rows this attempt inserted are not kept.
+        if (refusal) throw new RefusedInRace(refusal);
+        const fresh = now - row.window_started_at >= policy.windowMs;
+        const windowStart = fresh ? now : row.window_started_at;
+        rows.push({ key, failures: fresh ? 0 : row.failures, windowStart, keepUntil: Math.max(row.keep_until, windowStart + policy.windowMs) });
+      }
+      for (const r of rows) {
+        await trx
+          .updateTable('auth_throttle')
+          .set({ failures: r.failures + 1, window_started_at: r.windowStart, keep_until: r.keepUntil })
+          .where('key', '=', r.key)
+          .execute();
+      }
+      return { ok: true, keys } as const;
+    });
+  } catch (err) {
+    if (err instanceof RefusedInRace) return err.refusal;
+    throw err;
+  }
+}
+
+/** A refusal found under the rows' locks, carried out of the transaction so that it rolls back. */
+class RefusedInRace extends Error {
+  constructor(readonly refusal: Extract<Reservation, { ok: false }>) {
+    super('throttled');
+  }
+}
+
+/** Why `row` refuses another attempt now (locked, or its window already full), or undefined when it allows one. */
+function refusalOf(
+  row: { locked_until: number; window_started_at: number; failures: number },
+  key: string,
+  policy: ThrottlePolicy,
+  now: number,
+): Extract<Reservation, { ok: false }> | undefined {
+  if (row.locked_until > now) return { ok: false, retryAfterMs: row.locked_until - now, key };
+  const fresh = now - row.window_started_at >= policy.windowMs;
+  if (!fresh && row.failures >= policy.maxFailures) return { ok: false, retryAfterMs: Math.max(1, row.window_started_at + policy.windowMs - now), key };
+  return undefined;
 }
 
 /**
