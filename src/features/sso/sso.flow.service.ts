@@ -153,7 +153,7 @@ export async function linkIdentity(deps: Deps, accountId: string, provider: Prov
   }
 }
 
-/** Removes one of the caller's own bindings; a stale or foreign id changes nothing. */
-export async function unlinkOwnIdentity(deps: Deps, accountId: string, identityId: string): Promise<void> {
-  await deleteIdentity(deps.db, identityId, accountId);
+/** Removes one of the caller's own bindings; a stale or foreign id changes nothing. Returns whether one was removed. */
+export async function unlinkOwnIdentity(deps: Deps, accountId: string, identityId: string): Promise<boolean> {
+  return deleteIdentity(deps.db, identityId, accountId);
 }

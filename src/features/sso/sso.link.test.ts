@@ -96,13 +96,16 @@ forEachDialect((getDb) => {
     const mine = (await bindings()).find((x) => x.account_id === alice.id)!;
     const theirs = (await bindings()).find((x) => x.account_id === bob.id)!;
     await a.get('/login');
-    assert.equal((await a.post('/profile/sso/unlink', { id: theirs.id })).location, '/profile?sso=unlinked#profile-sso');
-    assert.equal((await a.post('/profile/sso/unlink', { id: 'stale-id' })).status, 303);
-    assert.equal((await a.post('/profile/sso/unlink', {})).status, 303);
+    const unchanged = '/profile?sso=unchanged#profile-sso';
+    assert.equal((await a.post('/profile/sso/unlink', { id: theirs.id })).location, unchanged, 'a foreign id changes nothing and says so');
+    assert.equal((await a.post('/profile/sso/unlink', { id: 'stale-id' })).location, unchanged);
+    assert.equal((await a.post('/profile/sso/unlink', {})).location, unchanged);
     assert.equal((await bindings()).length, 2);
-    await a.post('/profile/sso/unlink', { id: mine.id });
+    assert.match((await a.get(unchanged)).text, /Nothing changed: that identity is not linked to your account/);
+    assert.equal((await a.post('/profile/sso/unlink', { id: mine.id })).location, '/profile?sso=unlinked#profile-sso');
     assert.deepEqual((await bindings()).map((x) => x.id), [theirs.id]);
-    assert.equal((await a.post('/profile/sso/unlink', { id: mine.id })).status, 303);
+    assert.match((await a.get('/profile?sso=unlinked')).text, /Identity unlinked\./);
+    assert.equal((await a.post('/profile/sso/unlink', { id: mine.id })).location, unchanged, 'unlinking twice says nothing changed the second time');
   });
 
   test('the link routes need a signed-in session; a link started by one account cannot finish as another', async () => {

@@ -8,6 +8,7 @@ const NOTICES: Record<string, { kind: 'success' | 'error'; text: string }> = {
   linked: { kind: 'success', text: 'Identity linked. You can now sign in with it.' },
   already: { kind: 'success', text: 'This identity was already linked to your account.' },
   unlinked: { kind: 'success', text: 'Identity unlinked.' },
+  unchanged: { kind: 'error', text: 'Nothing changed: that identity is not linked to your account (it may have been unlinked already).' },
 };
 
 /** The section; the profile page wraps it in #profile-sso. */

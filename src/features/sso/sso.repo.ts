@@ -99,10 +99,11 @@ export async function insertIdentity(db: Q, row: IdentityRow): Promise<void> {
 }
 
 /** Deletes a binding by id, only when it belongs to `accountId` (when given). */
-export async function deleteIdentity(db: Q, id: string, accountId?: string): Promise<void> {
+export async function deleteIdentity(db: Q, id: string, accountId?: string): Promise<boolean> {
   let q = db.deleteFrom('sso_identities').where('id', '=', id);
   if (accountId !== undefined) q = q.where('account_id', '=', accountId);
-  await q.execute();
+  const result = await q.executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }
 
 /** Bindings with provider and account names, optionally for one account. */

@@ -135,8 +135,8 @@ export function ssoRoutes(deps: Deps) {
 
   app.post('/profile/sso/unlink', async (c) => {
     const form = parseForm(c, idSchema);
-    if (form.ok) await unlinkOwnIdentity(deps, c.get('session')!.account.id, form.data.id);
-    return c.redirect('/profile?sso=unlinked#profile-sso', 303);
+    const removed = form.ok && (await unlinkOwnIdentity(deps, c.get('session')!.account.id, form.data.id));
+    return c.redirect(`/profile?sso=${removed ? 'unlinked' : 'unchanged'}#profile-sso`, 303);
   });
 
   return app;
