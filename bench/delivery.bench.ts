@@ -3,6 +3,7 @@
 //   throughput  deliveries/s (8 channels, concurrency 32) beside a raw undici POST loop at the same concurrency
 //   fan-out     one message to 10,000 channels: emit() until committed, then until all are delivered
 // Messages enter through the real emit(), as in production.
+import { sql } from 'kysely';
 import { Pool, request } from 'undici';
 import type { Deps } from '../src/deps.ts';
 import { createDeliveryWorker } from '../src/features/delivery/delivery.worker.ts';
@@ -57,6 +58,7 @@ async function throughput(deps: Deps, rx: string): Promise<void> {
   for (let i = 0; i < 50; i++) await emitOne(deps); // warm-up: JIT, pools
   await worker.drain();
   for (let i = 0; i < MESSAGES; i++) await emitOne(deps);
+  if (deps.dialect === 'postgres') await sql`analyze deliveries`.execute(deps.db);
   const total = MESSAGES * CHANNELS;
   const body = (await deps.db.selectFrom('messages').select('body').executeTakeFirstOrThrow()).body;
   await rawLoop(`${rx}/raw`, body, 2000, CONCURRENCY); // warm-up

@@ -6,12 +6,6 @@ import type { DB } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
-/** A due delivery and its channel, as the claim considers it. */
-export interface Candidate {
-  id: string;
-  channel_id: string;
-}
-
 /** What one attempt needs: the stored body bytes and the channel's URL and secret, read in the claim's transaction. */
 export interface AttemptJob {
   id: string;
@@ -35,26 +29,28 @@ function dueAndFree(now: number) {
 }
 
 /**
- * The oldest due deliveries of enabled channels outside `exclude`, oldest first, at most `limit`. On PostgreSQL the
- * rows are locked for the caller's transaction and rows another transaction holds are skipped, so concurrent claims
- * take different rows; SQLite's claim runs in an immediate transaction, which no other writer can enter.
+ * The oldest due deliveries of enabled channels outside `exclude`, oldest first, at most `limit`, with what their
+ * attempts need. On PostgreSQL the delivery rows are locked for the caller's transaction and rows another transaction
+ * holds are skipped, so concurrent claims take different rows; SQLite's claim runs in an immediate transaction, which
+ * no other writer can enter.
  */
-export async function dueCandidates(db: Q, dialect: Dialect, p: { now: number; exclude: string[]; limit: number }): Promise<Candidate[]> {
+export async function dueCandidates(db: Q, dialect: Dialect, p: { now: number; exclude: string[]; limit: number }): Promise<AttemptJob[]> {
   const rows = await db
     .selectFrom('deliveries')
     .innerJoin('channels', 'channels.id', 'deliveries.channel_id')
-    .select(['deliveries.id', 'deliveries.channel_id'])
+    .innerJoin('messages', 'messages.id', 'deliveries.message_id')
+    .select(['deliveries.id', 'deliveries.channel_id', 'deliveries.attempts', 'messages.body', 'channels.url', 'channels.secret'])
     .where(dueAndFree(p.now))
     .where('channels.enabled', '=', 1)
     .$if(p.exclude.length > 0, (q) => q.where('deliveries.channel_id', 'not in', p.exclude))
     // No tie-breaker: the due index is read in order and the scan stops after the limit.
     .orderBy('deliveries.next_attempt_at')
     .limit(p.limit)
-    // Locks only the deliveries rows: the channels stay free for their admin and for recording.
+    // Locks only the deliveries rows: the channels and messages stay free for their admin and for recording.
     .$if(dialect === 'postgres', (q) => q.forUpdate('deliveries').skipLocked())
     .execute();
   // The inner join leaves only rows with a channel.
-  return rows as Candidate[];
+  return rows as AttemptJob[];
 }
 
 /** Leases the given deliveries to `owner` until `leaseUntil`, those still due and free; returns the ids it leased. */
@@ -68,20 +64,6 @@ export async function leaseDeliveries(db: Q, ids: string[], owner: string, now: 
     .returning('id')
     .execute();
   return rows.map((r) => r.id);
-}
-
-/** What the given deliveries' attempts need (order not defined). */
-export async function attemptJobs(db: Q, ids: string[]): Promise<AttemptJob[]> {
-  if (ids.length === 0) return [];
-  const rows = await db
-    .selectFrom('deliveries as d')
-    .innerJoin('messages as m', 'm.id', 'd.message_id')
-    .innerJoin('channels as ch', 'ch.id', 'd.channel_id')
-    .select(['d.id', 'd.channel_id', 'd.attempts', 'm.body', 'ch.url', 'ch.secret'])
-    .where('d.id', 'in', ids)
-    .execute();
-  // The inner join leaves only rows with a channel.
-  return rows as AttemptJob[];
 }
 
 /** Gives leases back without an attempt (the worker stopped before a verdict, or never started it): due again at once. */

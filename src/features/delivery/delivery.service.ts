@@ -3,9 +3,8 @@
 // delivery's state by the retry schedule, the attempt row, the channel's failure streak).
 import type { Deps } from '../../deps.ts';
 import type { PostOutcome } from '../../net/outbound.ts';
-import { insertAttempt } from './attempts.repo.ts';
-import { attemptJobs, dueCandidates, leaseDeliveries, type AttemptJob, type Candidate } from './claim.repo.ts';
-import { closeDelivery, markChannelFailure, markChannelSuccess, type DeliveryAfterAttempt } from './record.repo.ts';
+import { dueCandidates, leaseDeliveries, type AttemptJob } from './claim.repo.ts';
+import { recordIn, recordInOneStatement, type AttemptRecord, type DeliveryAfterAttempt } from './record.repo.ts';
 import { afterFailure } from './retry-schedule.ts';
 
 /** A finished attempt (delivered or failed; an attempt aborted by shutdown is never recorded). */
@@ -39,28 +38,28 @@ export async function claimDue(deps: Deps, owner: string, limits: ClaimLimits): 
   return deps.db.transaction().execute(async (trx) => {
     const candidates = await dueCandidates(trx, deps.dialect, { now, exclude, limit: WINDOW_PER_SLOT * limits.slots });
     const chosen = withinCaps(candidates, limits);
-    const leased = new Set(await leaseDeliveries(trx, chosen, owner, now, now + limits.leaseMs));
-    const jobs = new Map((await attemptJobs(trx, [...leased])).map((j) => [j.id, j]));
-    return chosen.filter((id) => leased.has(id) && jobs.has(id)).map((id) => jobs.get(id)!);
+    const leased = new Set(await leaseDeliveries(trx, chosen.map((j) => j.id), owner, now, now + limits.leaseMs));
+    return chosen.filter((j) => leased.has(j.id));
   });
 }
 
-/** The per-channel cap, oldest first: candidate ids whose channel still has room, at most `slots`. */
-function withinCaps(candidates: Candidate[], limits: ClaimLimits): string[] {
+/** The per-channel cap, oldest first: candidates whose channel still has room, at most `slots`. */
+function withinCaps(candidates: AttemptJob[], limits: ClaimLimits): AttemptJob[] {
   const taken = new Map(limits.busy);
-  const chosen: string[] = [];
+  const chosen: AttemptJob[] = [];
   for (const c of candidates) {
     if (chosen.length >= limits.slots) break;
     const n = taken.get(c.channel_id) ?? 0;
     if (n >= limits.perChannel) continue;
     taken.set(c.channel_id, n + 1);
-    chosen.push(c.id);
+    chosen.push(c);
   }
   return chosen;
 }
 
 /**
- * Records one attempt's verdict in one transaction: the delivery's new state (delivered; pending until its retry time;
+ * Records one attempt's verdict atomically (SQLite: one immediate transaction; PostgreSQL: one statement, see
+ * record.repo.ts): the delivery's new state (delivered; pending until its retry time;
  * dead after the last attempt), the attempt row, and the channel's failure streak (a success ends it, a failure
  * extends it). Nothing is written when `owner` no longer holds the lease (another worker took the delivery over).
  * Returns whether it recorded. Delivery failures are data on these rows, never a message and never a log line.
@@ -68,10 +67,12 @@ function withinCaps(candidates: Candidate[], limits: ClaimLimits): string[] {
 export async function recordVerdict(deps: Deps, owner: string, job: AttemptJob, verdict: Verdict, startedAt: number, durationMs: number): Promise<boolean> {
   const now = deps.clock.now();
   const attemptNo = job.attempts + 1;
-  const after = deliveryAfter(verdict, attemptNo, now, deps);
-  return deps.db.transaction().execute(async (trx) => {
-    if (!(await closeDelivery(trx, job.id, owner, job.attempts, after))) return false;
-    await insertAttempt(trx, {
+  const record: AttemptRecord = {
+    id: job.id,
+    owner,
+    attemptsBefore: job.attempts,
+    after: deliveryAfter(verdict, attemptNo, now, deps),
+    attempt: {
       delivery_id: job.id,
       attempt_no: attemptNo,
       started_at: startedAt,
@@ -80,11 +81,19 @@ export async function recordVerdict(deps: Deps, owner: string, job: AttemptJob, 
       status_code: verdict.status,
       error: verdict.kind === 'failed' ? verdict.error : null,
       response_excerpt: verdict.excerpt ?? null,
-    });
-    if (verdict.kind === 'delivered') await markChannelSuccess(trx, job.channel_id, now);
-    else await markChannelFailure(trx, job.channel_id, verdict.error, now);
-    return true;
-  });
+    },
+    channelId: job.channel_id,
+    channel: channelAfter(verdict, now),
+  };
+  if (deps.dialect === 'postgres') return recordInOneStatement(deps.db, record);
+  return deps.db.transaction().execute((trx) => recordIn(trx, record));
+}
+
+/** The channel's counters after a verdict: a success ends the failure streak, a failure extends it by one. */
+function channelAfter(verdict: Verdict, now: number): AttemptRecord['channel'] {
+  if (verdict.kind === 'delivered') return { consecutive_failures: 0, last_success_at: now };
+  // Added in the database, so concurrent workers' failures add up.
+  return { consecutive_failures: (eb) => eb('consecutive_failures', '+', 1), last_error: verdict.error, last_error_at: now };
 }
 
 /**

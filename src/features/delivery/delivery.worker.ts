@@ -2,7 +2,7 @@
 // channel), POST each through the guarded client, record each verdict when it arrives. Retry times live on the rows,
 // so the loop schedules nothing itself, and a dead or slow channel holds at most its own few slots (SPEC 6.4).
 import { setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { newId, type Deps } from '../../deps.ts';
 import { createOutboundClient, type OutboundClient, type OutboundOptions } from '../../net/outbound.ts';
 import { cancelUndeliverable, releaseLeases, type AttemptJob } from './claim.repo.ts';
@@ -25,13 +25,14 @@ export interface WorkerOptions {
   outbound?: OutboundOptions;
 }
 
-/** Attempts in flight per worker: receivers are waited on, not computed for, so this is mostly idle sockets. */
-export const DEFAULT_CONCURRENCY = 32;
-/** Attempts in flight to one channel per worker: a dead channel holds at most this many slots. */
-export const DEFAULT_PER_CHANNEL = 4;
+/**
+ * Defaults: 32 attempts in flight (receivers are waited on, not computed for: mostly idle sockets), 4 per channel (a
+ * dead channel holds at most 4 slots), an idle poll each second, leases of 60 s (well above one attempt's 10 s budget).
+ */
+const DEFAULTS = { concurrency: 32, perChannel: 4, pollMs: 1_000, leaseMs: 60_000 };
 /** How often deliveries of disabled or deleted channels are swept to `cancelled` (ms of the deps clock). */
 const SWEEP_EVERY_MS = 5_000;
-/** How long the loop waits after a database failure before trying again. */
+/** How long the loop waits after a database failure before trying again (ms). */
 const ERROR_BACKOFF_MS = 1_000;
 
 /** A running (or runnable) worker: id, recorded, start(), wake(), drain(), stop(graceMs). */
@@ -40,16 +41,12 @@ export type DeliveryWorker = Pick<LoopWorker, 'id' | 'recorded' | 'start' | 'wak
 /** Creates a worker over `deps`. */
 export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): DeliveryWorker {
   const id = options.id ?? `w-${newId(deps.random).slice(0, 12)}`;
-  const limits: Limits = {
-    concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
-    perChannel: options.perChannel ?? DEFAULT_PER_CHANNEL,
-    pollMs: options.pollMs ?? 1_000,
-    leaseMs: options.leaseMs ?? 60_000,
-  };
+  const { concurrency = DEFAULTS.concurrency, perChannel = DEFAULTS.perChannel, pollMs = DEFAULTS.pollMs, leaseMs = DEFAULTS.leaseMs } = options;
+  const limits: Limits = { concurrency, perChannel, pollMs, leaseMs };
   return new LoopWorker(deps, id, limits, createOutboundClient(options.outbound));
 }
 
-type Limits = Required<Pick<WorkerOptions, 'concurrency' | 'perChannel' | 'pollMs' | 'leaseMs'>>;
+type Limits = typeof DEFAULTS;
 /** What one claim did: how many attempts it started, and whether nothing was in flight (so it excluded no channel). */
 type Claimed = { started: number; unconstrained: boolean };
 
@@ -140,9 +137,9 @@ class LoopWorker {
     });
   }
 
-  /** Runs a claim once any running one has finished. */
+  /** Runs a claim after any running one, on the next turn: attempts finishing in this turn free their slots first. */
   private claim(): Promise<Claimed> {
-    const run = this.claiming.then(() => this.claimNow());
+    const run = this.claiming.then(() => nextTurn()).then(() => this.claimNow());
     this.claiming = run.catch(() => undefined);
     return run;
   }
