@@ -90,6 +90,7 @@ async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie
     publicUrl: 'https://svc.example.test',
     logLevel: 'silent',
     trustedProxies: [],
+    refusedSignInDelayMs: 1000,
     oidcCaFile: undefined,
   };
   const deps: Deps = { db, dialect, config, clock: systemClock, random: systemRandom, log: pino({ level: 'silent' }), wakeup: createDeliveryWakeup() };

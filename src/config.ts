@@ -91,6 +91,12 @@ export interface Config {
   logLevel: string;
   /** Reverse proxies whose X-Forwarded-For is believed for the client address (throttling only); none by default. */
   trustedProxies: TrustedProxies;
+  /**
+   * How long a sign-in refused by the throttle waits before its answer (ms; 1 s, not an environment variable): a client
+   * flooding a locked name or address then gets one answer per connection per second instead of filling the event
+   * loop that serves everyone's pages. Tests set 0.
+   */
+  refusedSignInDelayMs: number;
 }
 
 function readablePem(file: string): boolean {
@@ -134,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
       oidcCaFile: e.SVC_OIDC_CA_FILE,
       logLevel: e.SVC_LOG_LEVEL,
       trustedProxies: e.SVC_TRUSTED_PROXIES,
+      refusedSignInDelayMs: 1000,
     },
   };
 }

@@ -31,6 +31,7 @@ export function testConfig(tdb: TestDatabase, overrides: Partial<Config> = {}): 
     oidcCaFile: undefined,
     logLevel: 'debug',
     trustedProxies: [],
+    refusedSignInDelayMs: 0,
     ...overrides,
   };
 }

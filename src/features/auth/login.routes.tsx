@@ -1,4 +1,5 @@
 // GET/POST /login and POST /logout.
+import { setTimeout } from 'node:timers/promises';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
@@ -39,6 +40,8 @@ export function loginRoutes(deps: Deps) {
     const form = parseForm(c, loginSchema);
     const input = form.ok ? form.data : { username: '', password: '' };
     const result = await signInWithPassword(deps, { ...input, address: clientAddress(c) });
+    // A refusal costs no password check, so a flood of them would be answered as fast as it comes: pace it instead.
+    if (!result.ok && result.reason === 'locked') await setTimeout(deps.config.refusedSignInDelayMs);
     if (!result.ok) {
       const error =
         result.reason === 'locked'
