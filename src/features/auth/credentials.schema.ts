@@ -15,6 +15,3 @@ export const passwordField = z
   .string({ error: 'Enter a password.' })
   .refine((v) => codePoints(v) >= PASSWORD_MIN, `Passwords are at least ${PASSWORD_MIN} characters.`)
   .refine((v) => codePoints(v) <= PASSWORD_MAX, `Passwords are at most ${PASSWORD_MAX} characters.`);
-
-/** A new account's credentials. */
-export const credentialsSchema = z.object({ username: usernameField, password: passwordField });

@@ -50,11 +50,6 @@ export function storedClasses(classes: MessageClass[]): string {
   return [...new Set(classes)].sort().join(',');
 }
 
-/** The classes of a stored channel. */
-export function parseStoredClasses(stored: string): MessageClass[] {
-  return stored.split(',').filter(isMessageClass);
-}
-
 function validate(input: { url: string; classes: string[]; secret: string }): { errors: ChannelErrors; url: string; classes: string; secret: string | undefined } {
   const errors: ChannelErrors = {};
   const url = validateChannelUrl(input.url);
