@@ -67,20 +67,8 @@ export function startDeliveryListener(options: DeliveryListenerOptions): Deliver
   async function connect(): Promise<void> {
     retryTimer = undefined;
     if (closed) return;
-    let session: pg.Client;
-    try {
-      session = new pg.Client({
-        connectionString: url,
-        application_name: LISTENER_APPLICATION_NAME,
-        keepAlive: true,
-        keepAliveInitialDelayMillis: 10_000,
-        connectionTimeoutMillis: 10_000,
-      });
-    } catch (err) {
-      // A URL the driver cannot parse; config validation makes this unlikely, and the poll still works.
-      log.error({ ...where, error: err instanceof Error ? err.message : String(err) }, 'delivery listener cannot start');
-      return;
-    }
+    const session = newSession(url, log, where);
+    if (!session) return;
     client = session;
     session.on('error', (err) => lost(session, err));
     session.on('end', () => lost(session));
@@ -130,6 +118,22 @@ export function wireWakeups(deps: Deps, worker: { wake(): void }): () => Promise
     unsubscribe();
     await listener?.close();
   };
+}
+
+/** The listening session's client, or undefined when the driver refuses the URL (logged; the poll still works). */
+function newSession(url: string, log: Logger, where: ReturnType<typeof describeTarget>): pg.Client | undefined {
+  try {
+    return new pg.Client({
+      connectionString: url,
+      application_name: LISTENER_APPLICATION_NAME,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      connectionTimeoutMillis: 10_000,
+    });
+  } catch (err) {
+    log.error({ ...where, error: err instanceof Error ? err.message : String(err) }, 'delivery listener cannot start');
+    return undefined;
+  }
 }
 
 // Host and database only: a URL may carry a password, which never reaches a log.
