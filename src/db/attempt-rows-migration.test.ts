@@ -27,11 +27,13 @@ for (const dialect of dialects()) {
       const delivery = { message_id: 'm1', channel_id: 'c1', next_attempt_at: 1, lease_owner: null, lease_until: null, delivered_at: null, created_at: 1, updated_at: 1, last_error: null };
       const first = { attempt_no: 1, started_at: 10, finished_at: 11, verdict: 'failed', status_code: null, error: 'connection refused "quoted" ✓' };
       const second = { attempt_no: 2, started_at: 70_000, finished_at: 70_250, verdict: 'delivered', status_code: 204, error: null };
+      // The old recording could log one attempt number twice (a worker re-claiming its own expired lease): kept once, the earliest.
+      const repeated = { ...first, started_at: 60_500, finished_at: 60_900, error: 'timed out after 10 s' };
       // The second log is laid out as PostgreSQL's json_agg writes it (0010 on PostgreSQL), with spaces and line breaks.
       await db
         .insertInto('deliveries')
         .values([
-          { ...delivery, id: 'd-retried', state: 'delivered', attempts: 2, attempt_log: JSON.stringify([first, second]) },
+          { ...delivery, id: 'd-retried', state: 'delivered', attempts: 2, attempt_log: JSON.stringify([repeated, first, second]) },
           { ...delivery, id: 'd-once', state: 'pending', attempts: 1, attempt_log: `[${JSON.stringify(first, null, 1)}] \n` },
           { ...delivery, id: 'd-fresh', state: 'pending', attempts: 0, attempt_log: '[]' },
         ])

@@ -5,13 +5,16 @@ import { unreadCount } from '../features/messages/read-state.service.ts';
 import type { Ctx } from './env.ts';
 import { Layout, type Viewer } from './views/layout.tsx';
 
-/** Renders `body` as a full page: the layout shows a fully signed-in viewer their name, role and unread count. */
-export async function render(c: Ctx, title: string, body: Child, status: ContentfulStatusCode = 200): Promise<Response> {
+/**
+ * Renders `body` as a full page: the layout shows a fully signed-in viewer their name, role and (unless `bell` is
+ * false) unread count.
+ */
+export async function render(c: Ctx, title: string, body: Child, status: ContentfulStatusCode = 200, options: { bell?: boolean } = {}): Promise<Response> {
   const session = c.get('session');
   let viewer: Viewer | undefined;
   if (session?.stage === 'full') {
     const { id, username, role } = session.account;
-    viewer = { username, role, unread: await unreadCount(c.get('deps'), id) };
+    viewer = { username, role, unread: options.bell === false ? undefined : await unreadCount(c.get('deps'), id) };
   }
   return c.html(
     <Layout title={title} viewer={viewer} csrf={session?.csrfToken}>
@@ -21,7 +24,10 @@ export async function render(c: Ctx, title: string, body: Child, status: Content
   );
 }
 
-/** A plain error page with a status code; never a stack trace. */
+/**
+ * A plain error page with a status code; never a stack trace. It reads nothing from the database (no bell), so the
+ * page for a failed request renders even when the database is what failed.
+ */
 export function errorPage(c: Ctx, status: ContentfulStatusCode, title: string, message: string): Promise<Response> {
   return render(
     c,
@@ -30,5 +36,6 @@ export function errorPage(c: Ctx, status: ContentfulStatusCode, title: string, m
       {message} <a href="/">Go to the home page</a>.
     </p>,
     status,
+    { bell: false },
   );
 }

@@ -7,6 +7,8 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 const isPostgres = (db: Kysely<any>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
 // Creates delivery_attempts, moves every attempt log entry into a row (duration = finished_at - started_at), drops the log.
+// An old log may hold one attempt number twice (a worker that re-claimed its own expired lease recorded it again);
+// the earliest such entry is kept, as the primary key allows one row per attempt number.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('delivery_attempts')
@@ -23,16 +25,21 @@ export async function up(db: Kysely<any>): Promise<void> {
   if (isPostgres(db)) {
     await sql`
       insert into delivery_attempts (delivery_id, attempt_no, started_at, duration_ms, verdict, status_code, error)
-      select d.id, (a->>'attempt_no')::int, (a->>'started_at')::bigint, ((a->>'finished_at')::bigint - (a->>'started_at')::bigint)::int,
+      select distinct on (d.id, (a->>'attempt_no')::int)
+        d.id, (a->>'attempt_no')::int, (a->>'started_at')::bigint, ((a->>'finished_at')::bigint - (a->>'started_at')::bigint)::int,
         a->>'verdict', (a->>'status_code')::int, a->>'error'
-      from deliveries d cross join lateral jsonb_array_elements(d.attempt_log::jsonb) a`.execute(db);
+      from deliveries d cross join lateral jsonb_array_elements(d.attempt_log::jsonb) a
+      order by d.id, (a->>'attempt_no')::int, (a->>'started_at')::bigint`.execute(db);
     await sql`alter table deliveries reset (fillfactor)`.execute(db);
   } else {
     await sql`
       insert into delivery_attempts (delivery_id, attempt_no, started_at, duration_ms, verdict, status_code, error)
       select d.id, a.value ->> 'attempt_no', a.value ->> 'started_at', (a.value ->> 'finished_at') - (a.value ->> 'started_at'),
         a.value ->> 'verdict', a.value ->> 'status_code', a.value ->> 'error'
-      from deliveries d, json_each(d.attempt_log) a`.execute(db);
+      from deliveries d, json_each(d.attempt_log) a
+      where true
+      order by d.id, a.value ->> 'attempt_no', a.value ->> 'started_at'
+      on conflict (delivery_id, attempt_no) do nothing`.execute(db);
   }
   await db.schema.alterTable('deliveries').dropColumn('attempt_log').execute();
 }

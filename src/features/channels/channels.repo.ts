@@ -34,7 +34,7 @@ export async function updateChannelRow(
 export async function cancelPendingDeliveries(db: Q, channelId: string, now: number): Promise<void> {
   await db
     .updateTable('deliveries')
-    .set({ state: 'cancelled', lease_owner: null, lease_until: null, updated_at: now })
+    .set({ state: 'cancelled', last_error: 'channel deleted', lease_owner: null, lease_until: null, updated_at: now })
     .where('channel_id', '=', channelId)
     .where('state', '=', 'pending')
     .execute();

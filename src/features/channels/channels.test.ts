@@ -137,10 +137,11 @@ forEachDialect((getDb) => {
     const first = await admin.client.post('/settings/channels/delete', { id: ch.id });
     assert.equal(first.location, '/settings?tab=channels&notice=deleted');
     assert.equal((await channels()).length, 0);
-    const rows = await t.deps.db.selectFrom('deliveries').select(['message_id', 'state', 'channel_id']).execute();
+    const rows = await t.deps.db.selectFrom('deliveries').select(['message_id', 'state', 'channel_id', 'last_error']).execute();
     assert.deepEqual(
-      rows.map((r) => [r.message_id === delivered ? 'delivered-msg' : 'pending-msg', r.state, r.channel_id]).sort(),
-      [['delivered-msg', 'delivered', null], ['pending-msg', 'cancelled', null]],
+      rows.map((r) => [r.message_id === delivered ? 'delivered-msg' : 'pending-msg', r.state, r.channel_id, r.last_error]).sort(),
+      [['delivered-msg', 'delivered', null, null], ['pending-msg', 'cancelled', null, 'channel deleted']],
+      'a cancelled delivery says why, never a stale error from an earlier attempt',
     );
     assert.equal(pending.length > 0, true);
     const again = await admin.client.post('/settings/channels/delete', { id: ch.id });

@@ -16,6 +16,9 @@ export function ResendForm(props: { deliveryId: string; back?: string }) {
   );
 }
 
+/** Why a delivery was cancelled, which viewers may see; a row cancelled before 0011 may carry an error instead. */
+const CANCEL_REASONS = new Set(['channel deleted', 'channel disabled']);
+
 function StateLine(props: { d: DeliveryView; showErrors: boolean }) {
   const d = { ...props.d, lastError: props.showErrors ? props.d.lastError : null };
   const note = d.superseded ? ' (re-sent: see the later row)' : '';
@@ -42,7 +45,7 @@ function StateLine(props: { d: DeliveryView; showErrors: boolean }) {
     case 'cancelled':
       return (
         <span class="state cancelled">
-          Not sent: {props.d.lastError ?? 'cancelled'}
+          Not sent: {(props.showErrors || CANCEL_REASONS.has(props.d.lastError ?? '') ? props.d.lastError : null) ?? 'cancelled'}
           {note}
         </span>
       );

@@ -115,6 +115,7 @@ class LoopWorker {
       this.woken = false;
       try {
         const { started } = await this.claim();
+        if (failing) this.deps.log.info({ worker: this.id }, 'delivery worker can claim deliveries again');
         failing = false;
         // Started some and slots are still free: more may be due. Woken meanwhile: something new is due.
         if ((started > 0 && this.inFlight.size < this.limits.concurrency) || this.woken) continue;
@@ -123,17 +124,17 @@ class LoopWorker {
         // Logged once per outage, not once a second.
         if (!failing) this.deps.log.error({ err, worker: this.id }, 'delivery worker could not claim deliveries');
         failing = true;
-        await this.idle(ERROR_BACKOFF_MS);
+        await this.idle(ERROR_BACKOFF_MS, false); // wake-ups do not cut it short: one try a second while it fails
       }
     }
   }
 
-  /** Waits `ms`, or less when woken or stopped. */
-  private idle(ms: number): Promise<void> {
-    if (this.woken || this.stopping) return Promise.resolve();
+  /** Waits `ms`, or less when stopped or (if `wakeable`) woken. */
+  private idle(ms: number, wakeable = true): Promise<void> {
+    if ((wakeable && this.woken) || this.stopping) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, ms);
-      this.endIdle = () => (clearTimeout(timer), resolve());
+      this.endIdle = () => (wakeable || this.stopping) && (clearTimeout(timer), resolve());
     });
   }
 

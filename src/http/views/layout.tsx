@@ -6,8 +6,8 @@ import { CsrfContext, Form } from './components.tsx';
 export interface Viewer {
   username: string;
   role: 'admin' | 'viewer';
-  /** Unread messages for the bell, as counted by the messages feature (up to its cap). */
-  unread: number;
+  /** Unread messages for the bell, as counted by the messages feature (up to its cap); undefined hides the bell. */
+  unread?: number;
 }
 
 /** The whole HTML document around a page body. */
@@ -32,9 +32,11 @@ export function Layout(props: { title: string; viewer?: Viewer; csrf?: string; c
                 <a href="/">Home</a>
                 <a href="/inbox">
                   Inbox
-                  <span class="bell" aria-label={`${v.unread} unread`}>
-                    {v.unread > 99 ? '99+' : String(v.unread)}
-                  </span>
+                  {v.unread !== undefined ? (
+                    <span class="bell" aria-label={`${v.unread} unread`}>
+                      {v.unread > 99 ? '99+' : String(v.unread)}
+                    </span>
+                  ) : null}
                 </a>
                 <a href="/profile">Profile</a>
                 {v.role === 'admin' ? <a href="/settings">Settings</a> : null}
