@@ -1,10 +1,9 @@
 // Builds the web application: the page path's middleware, one app.use per step in order, then every feature's routes.
 import fs from 'node:fs';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
-import { enforceGate, formAndCsrf, loadApiAccount, loadSession, securityHeaders } from './http/middleware.ts';
+import { enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
 import { loginRoutes } from './features/auth/login.routes.tsx';
 import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
@@ -36,12 +35,7 @@ export function createApp(deps: Deps) {
     await next();
   });
   app.use(securityHeaders(deps.config.secureCookies));
-  const limitBody = bodyLimit({
-    maxSize: BODY_LIMIT_BYTES,
-    onError: (c) => errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.'),
-  });
-  // Only requests that may carry a body go through the limit (asking a GET for its body would build a full Request).
-  app.use((c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+  app.use(limitBody(BODY_LIMIT_BYTES));
   app.use(loadSession(deps));
   app.use(loadApiAccount(deps));
   app.use(enforceGate());

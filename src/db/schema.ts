@@ -7,6 +7,8 @@ export interface AccountsTable {
   username: string;
   /** Lower-cased username: the unique, case-insensitive key. */
   username_lower: string;
+  /** UTS #39 confusable skeleton of the username, unique; NULL only for a newer account that already collided at 0013. */
+  username_skeleton: string | null;
   password_hash: string;
   role: 'admin' | 'viewer';
   totp_secret: string | null;

@@ -1,5 +1,5 @@
-// The session cookie's name and attributes, in one place.
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+// The session and device cookies' names and attributes, in one place.
+import { deleteCookie, getCookie, getSignedCookie, setCookie, setSignedCookie } from 'hono/cookie';
 import type { Config } from '../config.ts';
 import type { Ctx } from './env.ts';
 
@@ -26,4 +26,33 @@ export function writeSessionCookie(c: Ctx, config: Config, value: string): void 
 /** Clears the session cookie. */
 export function clearSessionCookie(c: Ctx, config: Config): void {
   deleteCookie(c, sessionCookieName(config), { path: '/', secure: config.secureCookies });
+}
+
+/** Device cookie name: __Host- prefixed when cookies are Secure, like the session cookie. */
+function deviceCookieName(config: Config): string {
+  return config.secureCookies ? '__Host-svc_device' : 'svc_device';
+}
+
+/**
+ * Reads the device cookie's value if its signature verifies (undefined when absent, unsigned or tampered).
+ * The key is asked for only when the cookie is present, so requests without one read nothing.
+ */
+export async function readDeviceCookie(c: Ctx, config: Config, key: () => Promise<string | undefined>): Promise<string | undefined> {
+  const name = deviceCookieName(config);
+  if (getCookie(c, name) === undefined) return undefined;
+  const secret = await key();
+  if (!secret) return undefined;
+  const value = await getSignedCookie(c, secret, name);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Sets the signed device cookie: HttpOnly, SameSite=Lax, path /, Secure when configured, kept for maxAgeMs. */
+export async function writeDeviceCookie(c: Ctx, config: Config, key: string, value: string, maxAgeMs: number): Promise<void> {
+  await setSignedCookie(c, deviceCookieName(config), value, key, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    path: '/',
+    secure: config.secureCookies,
+    maxAge: Math.floor(maxAgeMs / 1000),
+  });
 }

@@ -1,4 +1,5 @@
-// Enumerates every registered route and checks the gate: anonymous -> /login (401 on /api), viewer -> 403 on admin routes.
+// Enumerates every registered route and checks the gate: anonymous -> /login (401 on /api), viewer -> 403 on admin routes
+// (/settings, and every write outside the self-service list; test/route-table.test.ts holds that list).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../../test/helpers/app.ts';
@@ -18,7 +19,7 @@ forEachDialect((getDb) => {
     let adminRoutes = 0;
 
     for (const { method, path } of unique) {
-      const access = accessFor(path);
+      const access = accessFor(method, path);
       const anon = t.client();
       const res = method === 'GET' ? await anon.get(path) : await anon.post(path, {});
       if (access === 'api') assert.equal(res.status, 401, `${method} ${path} anonymous`);
@@ -35,15 +36,27 @@ forEachDialect((getDb) => {
     assert.ok(adminRoutes >= 1, 'the settings routes are admin routes');
   });
 
-  test('the gate table classifies paths', () => {
-    assert.equal(accessFor('/settings'), 'admin');
-    assert.equal(accessFor('/settings/accounts/role'), 'admin');
-    assert.equal(accessFor('/settingsx'), 'user');
-    assert.equal(accessFor('/login'), 'public');
-    assert.equal(accessFor('/login/sso/acme/callback'), 'public');
-    assert.equal(accessFor('/login/totp'), 'pending');
-    assert.equal(accessFor('/api/me'), 'api');
-    assert.equal(accessFor('/profile'), 'user');
-    assert.equal(accessFor('/anything-new'), 'user');
+  test('the gate table classifies requests by method and path', () => {
+    assert.equal(accessFor('GET', '/settings'), 'admin');
+    assert.equal(accessFor('POST', '/settings/accounts/role'), 'admin');
+    assert.equal(accessFor('GET', '/settingsx'), 'user');
+    assert.equal(accessFor('GET', '/login'), 'public');
+    assert.equal(accessFor('POST', '/login'), 'public');
+    assert.equal(accessFor('GET', '/login/sso/acme/callback'), 'public');
+    assert.equal(accessFor('GET', '/login/totp'), 'pending');
+    assert.equal(accessFor('POST', '/logout'), 'pending');
+    assert.equal(accessFor('GET', '/api/me'), 'api');
+    assert.equal(accessFor('GET', '/profile'), 'user');
+    assert.equal(accessFor('POST', '/profile/password'), 'user');
+    assert.equal(accessFor('POST', '/messages/read'), 'user');
+    assert.equal(accessFor('GET', '/anything-new'), 'user');
+    assert.equal(accessFor('HEAD', '/anything-new'), 'user');
+    // Issue 21 item 5: a write outside the self-service list is admin-only, whether or not a route exists yet.
+    assert.equal(accessFor('POST', '/anything-new'), 'admin');
+    assert.equal(accessFor('DELETE', '/profilex'), 'admin');
+    assert.equal(accessFor('post', '/messages/read-all/x'), 'admin');
+    assert.equal(accessFor('POST', '/api/anything-new'), 'api-admin');
+    // SPEC 4.2 names these admin acts outside /settings (not built in this service).
+    for (const path of ['/probers', '/scans/trigger']) assert.equal(accessFor('POST', path), 'admin', path);
   });
 });

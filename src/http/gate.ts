@@ -1,14 +1,23 @@
-// The access gate: one default-deny table over path prefixes, applied before any route runs.
-// A new route is signed-in-only unless listed public here, and admin-only whenever it sits under an admin prefix.
+// The access gate: one default-deny table over methods and path prefixes, applied before any route runs.
+// A new route is signed-in-only unless listed public here; a new state-changing route is admin-only unless listed as
+// self-service here (SPEC 4.2: admin acts exist outside /settings, such as POST /probers and POST /scans/trigger).
 
 /** Paths that need no session. */
 const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/healthz']);
 /** Path prefixes that need no session (SSO sign-in flow, static assets). */
 const PUBLIC_PREFIXES = ['/static/', '/login/sso/'];
-/** Paths a half-signed-in session (owing a second factor or offered enrolment) may reach. */
+/** Paths a half-signed-in session (owing a second factor or offered enrolment) may reach; sign-out is among them. */
 const PENDING_EXACT = new Set(['/login/totp', '/login/enrol', '/logout']);
-/** Every route under these prefixes requires the admin role (SPEC 4.2: the whole /settings screen). */
+/** Every route under these prefixes requires the admin role, reads included (SPEC 4.2: the whole /settings screen). */
 const ADMIN_PREFIXES = ['/settings'];
+/**
+ * State-changing routes a viewer may use on their own behalf: Profile and its sections (password, second factor, API
+ * tokens, SSO link/unlink, sessions) and read marks. Sign-in steps and sign-out are public or pending above.
+ */
+const SELF_SERVICE_PREFIXES = ['/profile'];
+const SELF_SERVICE_EXACT = new Set(['/messages/read', '/messages/read-all']);
+/** Methods that only read; every other method changes state and is admin-only outside the self-service list. */
+const READ_METHODS = new Set(['GET', 'HEAD']);
 /** The JSON API: bearer tokens only, never cookies. */
 const API_PREFIX = '/api/';
 
@@ -16,13 +25,20 @@ function under(path: string, prefix: string): boolean {
   return prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix || path.startsWith(prefix + '/');
 }
 
-export type Access = 'public' | 'pending' | 'api' | 'admin' | 'user';
+/** What a request needs: no one, a pending or full session, a full admin session, a bearer token, an admin's token. */
+export type Access = 'public' | 'pending' | 'user' | 'admin' | 'api' | 'api-admin';
 
-/** Classifies a request path into the access it requires. */
-export function accessFor(path: string): Access {
-  if (path === '/api' || path.startsWith(API_PREFIX)) return 'api';
+/** True for /api/ paths, which authenticate by bearer token only (the session cookie and form token never count). */
+export function isApiPath(path: string): boolean {
+  return path === '/api' || path.startsWith(API_PREFIX);
+}
+
+/** Classifies a request (method and path) into the access it requires; unlisted writes are admin-only. */
+export function accessFor(method: string, path: string): Access {
+  const adminByDefault = !READ_METHODS.has(method.toUpperCase()) && !SELF_SERVICE_EXACT.has(path) && !SELF_SERVICE_PREFIXES.some((p) => under(path, p));
+  if (isApiPath(path)) return adminByDefault ? 'api-admin' : 'api';
   if (PUBLIC_EXACT.has(path) || PUBLIC_PREFIXES.some((p) => path.startsWith(p))) return 'public';
   if (PENDING_EXACT.has(path)) return 'pending';
-  if (ADMIN_PREFIXES.some((p) => under(path, p))) return 'admin';
+  if (adminByDefault || ADMIN_PREFIXES.some((p) => under(path, p))) return 'admin';
   return 'user';
 }

@@ -1,6 +1,7 @@
-// The page path's steps, each one Hono middleware, registered in order in app.ts: security headers, session, API
-// token, gate, form parsing and CSRF.
+// The page path's steps, each one Hono middleware, registered in order in app.ts: security headers, body limit,
+// session, API token, gate, form parsing and CSRF.
 import type { MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from '../deps.ts';
 import { safeEqual } from '../deps.ts';
@@ -8,7 +9,7 @@ import { resolveSession } from '../features/auth/sessions.service.ts';
 import { authenticateToken } from '../features/tokens/tokens.service.ts';
 import { readSessionCookie } from './cookies.ts';
 import type { AppEnv, Ctx } from './env.ts';
-import { accessFor } from './gate.ts';
+import { accessFor, isApiPath } from './gate.ts';
 import { externalOrigin } from './request.ts';
 import { errorPage } from './render.tsx';
 
@@ -61,7 +62,7 @@ export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     // API requests authenticate by bearer token only; static assets need no one.
     const path = c.req.path;
-    const cookie = accessFor(path) === 'api' || path.startsWith('/static/') ? undefined : readSessionCookie(c, deps.config);
+    const cookie = isApiPath(path) || path.startsWith('/static/') ? undefined : readSessionCookie(c, deps.config);
     c.set('session', cookie ? await resolveSession(deps, cookie) : undefined);
     await next();
   };
@@ -70,21 +71,26 @@ export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
 /** On /api/ only: resolves `Authorization: Bearer <token>` to its account (role read from the row, every request). */
 export function loadApiAccount(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const bearer = accessFor(c.req.path) === 'api' ? /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '') : null;
+    const bearer = isApiPath(c.req.path) ? /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '') : null;
     c.set('apiAccount', bearer ? await authenticateToken(deps, bearer[1]!) : undefined);
     await next();
   };
 }
 
-/** Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin prefixes, /api/ bearer-only. */
+/**
+ * Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin routes (every write outside
+ * the self-service list), /api/ bearer-only with the same rule for a viewer's token.
+ */
 export function enforceGate(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const access = accessFor(c.req.path);
+    const access = accessFor(c.req.method, c.req.path);
     const session = c.get('session');
     if (access === 'public') return next();
-    if (access === 'api') {
-      if (c.get('apiAccount')) return next();
-      return c.json({ error: 'unauthorized' }, 401, { 'WWW-Authenticate': 'Bearer realm="svc"' });
+    if (access === 'api' || access === 'api-admin') {
+      const account = c.get('apiAccount');
+      if (!account) return c.json({ error: 'unauthorized' }, 401, { 'WWW-Authenticate': 'Bearer realm="svc"' });
+      if (access === 'api-admin' && account.role !== 'admin') return c.json({ error: 'forbidden' }, 403);
+      return next();
     }
     if (!session) return c.redirect('/login', 303);
     if (session.stage !== 'full') {
@@ -92,16 +98,41 @@ export function enforceGate(): MiddlewareHandler<AppEnv> {
       return c.redirect(session.stage === 'totp' ? '/login/totp' : '/login/enrol', 303);
     }
     if (access === 'admin' && session.account.role !== 'admin') {
-      return errorPage(c, 403, 'Not allowed', 'This page is for administrators.');
+      const what = c.req.method === 'GET' || c.req.method === 'HEAD' ? 'page' : 'action';
+      return errorPage(c, 403, 'Not allowed', `This ${what} is for administrators.`);
     }
     return next();
+  };
+}
+
+/**
+ * Refuses a request body over `maxBytes` with 413 and `Connection: close`: from Content-Length before the body is
+ * touched, and while reading a chunked body. The unread rest of the body would otherwise sit on a socket the client
+ * believes is kept alive (the adapter destroys it after a 500 ms drain), so the answer says the connection ends.
+ */
+export function limitBody(maxBytes: number): MiddlewareHandler<AppEnv> {
+  const tooLarge = async (c: Ctx) => {
+    const res = await errorPage(c, 413, 'Too large', 'That request was larger than this service accepts.');
+    res.headers.set('Connection', 'close');
+    return res;
+  };
+  const whileReading = bodyLimit({ maxSize: maxBytes, onError: tooLarge });
+  return (c, next) => {
+    // Requests that carry no body pass untouched (asking a GET for its body would build a full Request).
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    const declared = c.req.header('content-length');
+    // A declared length decides before anything is read; a chunked body (or an odd header) is counted as it arrives.
+    if (declared !== undefined && /^\d+$/.test(declared) && c.req.header('transfer-encoding') === undefined) {
+      return Number(declared) > maxBytes ? tooLarge(c) : next();
+    }
+    return whileReading(c, next);
   };
 }
 
 /** Refuses cross-site posts and, for sessions, posts without the session's form token; parses the form once. */
 export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (c.req.method === 'GET' || c.req.method === 'HEAD' || accessFor(c.req.path) === 'api') return next();
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || isApiPath(c.req.path)) return next();
     const site = c.req.header('sec-fetch-site');
     const origin = c.req.header('origin');
     // Fetch metadata decides when the browser sends it (pages with no-referrer make Origin "null");

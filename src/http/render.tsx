@@ -25,8 +25,8 @@ export async function render(c: Ctx, title: string, body: Child, status: Content
 }
 
 /**
- * A plain error page with a status code; never a stack trace. It reads nothing from the database (no bell), so the
- * page for a failed request renders even when the database is what failed.
+ * A plain error page with a status code; never a stack trace. A 5xx page reads nothing from the database (no bell), so
+ * the page for a failed request renders even when the database is what failed.
  */
 export function errorPage(c: Ctx, status: ContentfulStatusCode, title: string, message: string): Promise<Response> {
   return render(
@@ -36,6 +36,6 @@ export function errorPage(c: Ctx, status: ContentfulStatusCode, title: string, m
       {message} <a href="/">Go to the home page</a>.
     </p>,
     status,
-    { bell: false },
+    { bell: status < 500 },
   );
 }

@@ -72,8 +72,10 @@ export async function roundTrip(client: TestClient, idp: TestIdp, startPath: str
   return client.get(pathOf(callback));
 }
 
-/** Empties what SSO tests sharing one database leave behind: bindings, providers, sessions and accounts. */
+/** Empties what SSO tests sharing one database leave behind: bindings, providers, sessions, accounts and start counts. */
 export async function clearSsoState(db: Kysely<DB>): Promise<void> {
+  // Every test's clock starts at the same instant, so one test's sign-in starts would count against the next's.
+  await db.deleteFrom('auth_throttle').execute();
   await db.deleteFrom('sso_identities').execute();
   await db.deleteFrom('sso_providers').execute();
   await db.deleteFrom('sessions').execute();

@@ -36,6 +36,10 @@ export interface TestIdp {
   /** Claims per subject beyond sub (e-mail, name). */
   claims: Map<string, Record<string, unknown>>;
   tokenRequests: TokenRequestRecord[];
+  /** Every request the IdP received (method and path, e.g. `/.well-known/openid-configuration`, `/jwks`), oldest first. */
+  requests: { method: string; path: string }[];
+  /** How many times the discovery document was fetched so far. */
+  discoveryCount(): number;
   /** Applies to the next token response only. */
   tamperNextIdToken(fn: IdTokenTamper): void;
   /** Replaces the signing key with a fresh one under a new kid (the old one is no longer published). */
@@ -92,6 +96,7 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
 
   const claims = new Map<string, Record<string, unknown>>();
   const tokenRequests: TokenRequestRecord[] = [];
+  const requests: TestIdp['requests'] = [];
   const interactions: TestIdp['interactions'] = [];
   let tamper: IdTokenTamper | undefined;
   let key = newSigningKey();
@@ -157,6 +162,7 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
   let provider = buildProvider();
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', issuer);
+    requests.push({ method: req.method ?? '', path: url.pathname });
     const match = /^\/interaction\/([^/]+)$/.exec(url.pathname);
     if (match) {
       void interaction(provider, req, res).catch((err) => {
@@ -201,6 +207,8 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
     caFile: certs.caFile,
     claims,
     tokenRequests,
+    requests,
+    discoveryCount: () => requests.filter((r) => r.path === '/.well-known/openid-configuration').length,
     interactions,
     tamperNextIdToken: (fn) => {
       tamper = fn;

@@ -1,12 +1,13 @@
 // Plain data access for accounts; no business rules here.
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { AccountsTable, DB } from '../../db/schema.ts';
+import { usernameSkeleton } from './lookalike.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
 export type Account = Selectable<AccountsTable>;
 
-/** The unique key of a username: Unicode NFC, lower-cased, so look-alike spellings of one name collide. */
+/** The unique key of a username: Unicode NFC, lower-cased, so case and composition variants of one name collide. */
 export function usernameKey(username: string): string {
   return username.normalize('NFC').toLowerCase();
 }
@@ -21,14 +22,14 @@ export function findAccountById(db: Q, id: string): Promise<Account | undefined>
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Inserts an account row; a duplicate username surfaces as a unique violation. */
+/** Inserts an account row; a duplicate or look-alike username (same lower-cased name or skeleton) surfaces as a unique violation. */
 export async function insertAccount(
   db: Q,
   row: Pick<Account, 'id' | 'username' | 'password_hash' | 'role' | 'created_at'>,
 ): Promise<void> {
   await db
     .insertInto('accounts')
-    .values({ ...row, username_lower: usernameKey(row.username), totp_enabled: 0, totp_enrol_prompt: 1 })
+    .values({ ...row, username_lower: usernameKey(row.username), username_skeleton: usernameSkeleton(row.username), totp_enabled: 0, totp_enrol_prompt: 1 })
     .execute();
 }
 

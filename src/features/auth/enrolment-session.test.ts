@@ -172,7 +172,7 @@ for (const dialect of dialects()) {
           { ...row, id: 'enabled', username: 'enabled', username_lower: 'enabled', totp_secret: 'KRSXG5CTMVRXEZLU', totp_enabled: 1 },
         ])
         .execute();
-      assert.deepEqual(await migrateToLatest(tdb.db), { ok: true, applied: ['0008-second-factor-hardening', '0009-delivery-due-pending', '0010-delivery-attempt-log', '0011-delivery-attempt-rows'] });
+      assert.deepEqual(await migrateToLatest(tdb.db), { ok: true, applied: ['0008-second-factor-hardening', '0009-delivery-due-pending', '0010-delivery-attempt-log', '0011-delivery-attempt-rows', '0013-username-skeleton'] });
       const rows = await tdb.db.selectFrom('accounts').select(['id', 'totp_secret', 'credentials_version']).orderBy('id').execute();
       assert.deepEqual(rows, [
         { id: 'enabled', totp_secret: 'KRSXG5CTMVRXEZLU', credentials_version: 0 },

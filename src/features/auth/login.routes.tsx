@@ -3,11 +3,14 @@ import { setTimeout } from 'node:timers/promises';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
-import type { AppEnv } from '../../http/env.ts';
+import { clearSessionCookie, readDeviceCookie, writeDeviceCookie, writeSessionCookie } from '../../http/cookies.ts';
+import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
+import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress, userAgent } from '../../http/request.ts';
+import { hasControlCharacters } from '../../http/text.ts';
+import { DEVICE_TTL_MS, deviceIssuingKey, deviceSigningKey, issueDeviceToken, parseDeviceToken, type DeviceToken } from './device.ts';
 import { landingFor } from './landing.ts';
 import { LOGIN_NOTICES, LoginPage } from './login.views.tsx';
 import { lockedMessage } from './second-factor.views.tsx';
@@ -16,10 +19,15 @@ import { signInWithPassword } from './signin.service.ts';
 import { enabledProviders } from '../sso/sso.providers.service.ts';
 import { SsoButtons } from '../sso/sso.views.tsx';
 
-const loginSchema = z.object({
-  username: z.string().max(256).default(''),
-  password: z.string().max(1024).default(''),
-});
+// Control characters can be in no account's name or password (PostgreSQL refuses NUL): such a form is signed in
+// as the empty name, so it gets the usual answer and counts like any failure.
+const field = (max: number) => z.string().max(max).refine((v) => !hasControlCharacters(v)).default('');
+const loginSchema = z.object({ username: field(256), password: field(1024) });
+
+/** The device token this browser shows, if its signature verifies and it is still within its lifetime. */
+async function presentedDevice(c: Ctx, deps: Deps): Promise<DeviceToken | undefined> {
+  return parseDeviceToken(await readDeviceCookie(c, deps.config, () => deviceSigningKey(deps)), deps.clock.now());
+}
 
 /** Where a session in a given stage goes next (kept here too for callers that import it from this file). */
 export { landingFor };
@@ -27,7 +35,7 @@ export { landingFor };
 export function loginRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
-  app.get('/login', async (c) => {
+  app.get('/login', refuseControlQuery, async (c) => {
     const session = c.get('session');
     if (session) return c.redirect(landingFor(session.stage), 303);
     const key = c.req.query('notice') ?? '';
@@ -39,7 +47,8 @@ export function loginRoutes(deps: Deps) {
   app.post('/login', async (c) => {
     const form = parseForm(c, loginSchema);
     const input = form.ok ? form.data : { username: '', password: '' };
-    const result = await signInWithPassword(deps, { ...input, address: clientAddress(c) });
+    const device = await presentedDevice(c, deps);
+    const result = await signInWithPassword(deps, { ...input, address: clientAddress(c), device });
     // A refusal costs no password check, so a flood of them would be answered as fast as it comes: pace it instead.
     if (!result.ok && result.reason === 'locked') await setTimeout(deps.config.refusedSignInDelayMs);
     if (!result.ok) {
@@ -56,6 +65,8 @@ export function loginRoutes(deps: Deps) {
     // The credentials version read with the verified hash: a password change racing this sign-in voids the session.
     const cookie = await createSession(deps, result.account.id, stage, userAgent(c), result.account.credentials_version);
     writeSessionCookie(c, deps.config, cookie);
+    // Renewed at each sign-in: this browser is now known to the account, so a lock on its name will not keep it out.
+    await writeDeviceCookie(c, deps.config, await deviceIssuingKey(deps), issueDeviceToken(deps, result.account.id), DEVICE_TTL_MS);
     return c.redirect(landingFor(stage), 303);
   });
 

@@ -180,6 +180,27 @@ forEachDialect((getDb) => {
     assert.equal((await c.get('/settings')).status, 200);
   });
 
+  test('control characters in the name or password get the usual answer and reach no query (PostgreSQL refuses NUL)', async () => {
+    const t = buildTestApp(getDb());
+    const a = await buildAccount(t, { username: 'admin-nul' });
+    for (const fields of [
+      { username: 'admin\u0000-nul', password: a.password },
+      { username: 'admin-nul\u0000', password: a.password },
+      { username: 'admin-nul', password: `${a.password}\u0000` },
+      { username: 'admin\u001b-nul', password: a.password },
+      { username: 'admin-nul', password: `\u007f${a.password}` },
+    ]) {
+      const c = t.client();
+      c.address = '192.0.2.150';
+      const res = await c.post('/login', fields);
+      assert.equal(res.status, 401, JSON.stringify(fields));
+      assert.match(res.text, /Incorrect username or password\./);
+      assert.doesNotMatch(res.text, /\u0000|\u001b|\u007f/);
+    }
+    const keys = await t.deps.db.selectFrom('auth_throttle').select('key').execute();
+    assert.ok(keys.every((k) => !/[\u0000-\u001f\u007f]/.test(k.key)), 'no control character reached the throttle table');
+  });
+
   test('bad sign-in input is a 4xx page, never a 500', async () => {
     const t = buildTestApp(getDb());
     for (const fields of [{}, { username: 'x'.repeat(5000), password: 'y' }, { username: ['a', 'b'], password: 'z' }]) {

@@ -56,7 +56,8 @@ export function secondFactorRoutes(deps: Deps) {
     const session = sessionIn(c, 'totp');
     if (session instanceof Response) return session;
     const form = parseForm(c, codeSchema);
-    const code = form.ok ? form.data.code : '';
+    if (!form.ok) return render(c, 'Two-factor authentication', <TotpStepPage error={form.errors.code ?? 'Check the form and try again.'} />, 400);
+    const code = form.data.code;
     const result = await verifySecondFactor(deps, { accountId: session.account.id, sessionIdHash: session.idHash, code, address: clientAddress(c) });
     if (result.ok) {
       if (!(await promote(c, session))) return startOver(c, session);
@@ -85,7 +86,8 @@ export function secondFactorRoutes(deps: Deps) {
     const session = sessionIn(c, 'enrol');
     if (session instanceof Response) return session;
     const form = parseForm(c, enrolSchema);
-    const input = form.ok ? form.data : { action: 'start' as const, password: '', code: '' };
+    if (!form.ok) return render(c, 'Set up two-factor authentication', <EnrolOfferPage error={Object.values(form.errors)[0]} />, 400);
+    const input = form.data;
     const accountId = session.account.id;
     const owner = { accountId, sessionIdHash: session.idHash };
     const title = 'Set up two-factor authentication';

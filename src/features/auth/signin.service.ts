@@ -3,7 +3,8 @@ import type { Deps } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, findAccountByUsername, usernameKey, type Account } from './accounts.repo.ts';
 import { verifyPassword } from './passwords.ts';
-import { ACCOUNT_ADDRESS_POLICY, ACCOUNT_POLICY, ADDRESS_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from './throttle.service.ts';
+import type { DeviceToken } from './device.ts';
+import { ACCOUNT_ADDRESS_POLICY, ACCOUNT_POLICY, ADDRESS_POLICY, DEVICE_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from './throttle.service.ts';
 
 export type SignInResult =
   | { ok: true; account: Account }
@@ -24,20 +25,34 @@ export function throttleKeys(kind: string, accountName: string, address: string)
   };
 }
 
-/** Checks a username and password. Unknown names verify against a dummy hash, so timing does not tell them apart. */
+/**
+ * Checks a username and password. Unknown names verify against a dummy hash, so timing does not tell them apart.
+ * A client showing a verified device token of the very account it signs in to is held to a per-device limit instead
+ * of the per-account one (which anyone can fill); the pair and address limits hold for every client.
+ */
 export async function signInWithPassword(
   deps: Deps,
-  input: { username: string; password: string; address: string },
+  input: { username: string; password: string; address: string; device?: DeviceToken },
 ): Promise<SignInResult> {
   const keys = throttleKeys('password', input.username, input.address);
-  const reservation = await reserveAttempt(deps, [keys.pair, keys.account, keys.address]);
+  // Looked up early only for a device token: whether it matches changes nothing in the answer, only the limit.
+  const early = input.device ? await findAccountByUsername(deps.db, input.username.trim()) : undefined;
+  const owned = input.device && early?.id === input.device.accountId ? input.device : undefined;
+  const guard = owned ? deviceThrottleKey(owned) : keys.account;
+  const reservation = await reserveAttempt(deps, [keys.pair, guard, keys.address]);
   if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
 
-  const account = await findAccountByUsername(deps.db, input.username.trim());
+  const account = input.device ? early : await findAccountByUsername(deps.db, input.username.trim());
   const valid = await verifyPassword(account?.password_hash, input.password);
-  await settleAttempt(deps, reservation, Boolean(account && valid), [keys.pair.key, keys.account.key]);
+  // The owner's success clears only its own keys: the per-account count (an attack in progress) stays.
+  await settleAttempt(deps, reservation, Boolean(account && valid), [keys.pair.key, guard.key]);
   if (!account || !valid) return { ok: false, reason: 'invalid' };
   return { ok: true, account };
+}
+
+/** The throttle key of one device token (its random id), governed by DEVICE_POLICY. */
+function deviceThrottleKey(device: DeviceToken): ThrottleKey {
+  return { key: `password:device:${device.nonce}`, policy: DEVICE_POLICY };
 }
 
 /**

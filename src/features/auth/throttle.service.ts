@@ -24,6 +24,11 @@ const ONE_DAY = 24 * 60 * 60_000;
 export const ACCOUNT_ADDRESS_POLICY: ThrottlePolicy = { maxFailures: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
 /** Per account from anywhere: 50 failures in 15 minutes lock it for 15 minutes (distributed guessing). */
 export const ACCOUNT_POLICY: ThrottlePolicy = { maxFailures: 50, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
+/**
+ * Per device cookie, in place of the per-account limit when a client shows a valid device cookie of the account it
+ * signs in to: 5 failures in 15 minutes lock that device for 15 minutes, so a stolen cookie guesses no faster than a pair.
+ */
+export const DEVICE_POLICY: ThrottlePolicy = { maxFailures: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
 /** Per client address (IPv6 by /64): 30 failures in 15 minutes lock it for 15 minutes (spraying many accounts). */
 export const ADDRESS_POLICY: ThrottlePolicy = { maxFailures: 30, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
 

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
-import { parseForm } from '../../http/forms.ts';
+import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { setRetentionDays, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS } from '../messages/retention.service.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
@@ -18,8 +18,10 @@ const createSchema = z.object({
   secret: z.string().default(''),
 });
 
+const NO_CHANNEL = 'The form did not say which channel to change.';
+
 const updateSchema = z.object({
-  id: z.string().min(1),
+  id: idField(NO_CHANNEL),
   url: z.string().default(''),
   classes: classesField,
   enabled: z.string().optional(),
@@ -27,7 +29,7 @@ const updateSchema = z.object({
   clear_secret: z.string().optional(),
 });
 
-const deleteSchema = z.object({ id: z.string().default('') });
+const deleteSchema = z.object({ id: idField(NO_CHANNEL) });
 const retentionSchema = z.object({ days: z.string().default('') });
 
 const TAB = '/settings?tab=channels';
@@ -41,7 +43,7 @@ export function channelsRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
   app.post('/settings/channels', async (c) => {
-    const form = parseForm(c, createSchema, ['classes']);
+    const form = parseForm(c, createSchema, { multi: ['classes'] });
     if (!form.ok) return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: { url: form.errors.url ?? form.errors.classes ?? form.errors.secret ?? 'Check the form.' } });
     const result = await createChannel(deps, c.get('session')!.account.id, form.data);
     if (!result.ok) return refuse(deps, c, { form: 'create', values: { url: form.data.url, classes: form.data.classes }, errors: result.errors });
@@ -49,9 +51,11 @@ export function channelsRoutes(deps: Deps) {
   });
 
   app.post('/settings/channels/update', async (c) => {
-    const form = parseForm(c, updateSchema, ['classes']);
+    const form = parseForm(c, updateSchema, { multi: ['classes'] });
     if (!form.ok) {
-      if (!form.values.id) return errorPage(c, 400, 'No channel chosen', 'The form did not say which channel to change.');
+      if (!form.values.id) return errorPage(c, 400, 'No channel chosen', form.errors.id ?? NO_CHANNEL);
+      // A malformed id names no channel, as a stale one: never looked up.
+      if (form.errors.id) return c.redirect(`${TAB}&notice=gone`, 303);
       return refuse(deps, c, { form: 'edit', id: form.values.id, values: { url: form.values.url }, errors: { url: form.errors.url ?? form.errors.secret ?? 'Check the form.' } });
     }
     const d = form.data;
@@ -72,8 +76,9 @@ export function channelsRoutes(deps: Deps) {
 
   app.post('/settings/channels/delete', async (c) => {
     const form = parseForm(c, deleteSchema);
-    const id = form.ok ? form.data.id : '';
-    const { existed } = id ? await deleteChannel(deps, id) : { existed: false };
+    if (!form.ok && form.control) return errorPage(c, 400, 'No channel chosen', form.errors.id ?? NO_CHANNEL);
+    // A missing or malformed id names no channel, as a stale one: never looked up.
+    const { existed } = form.ok ? await deleteChannel(deps, form.data.id) : { existed: false };
     return c.redirect(`${TAB}&notice=${existed ? 'deleted' : 'gone'}`, 303);
   });
 

@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { retentionDays } from '../messages/retention.service.ts';
 import type { SettingsTab } from '../settings/tabs.ts';
+import { isId } from '../../http/text.ts';
 import { findChannelSummary } from './channels.repo.ts';
 import { channelsPage, type ChannelErrors } from './channels.service.ts';
 import { ChannelList, ChannelsTabView, CreateChannelForm, EditChannelForm, RetentionForm, channelNotice } from './channels.views.tsx';
@@ -18,7 +19,7 @@ export type ChannelsTabState =
 export async function channelsTabBody(deps: Deps, c: Ctx, state?: ChannelsTabState): Promise<Child> {
   const page = await channelsPage(deps, Number(c.req.query('page') ?? '1') || 1);
   const editId = state?.form === 'edit' ? state.id : c.req.query('edit');
-  const editing = editId ? await findChannelSummary(deps.db, editId) : undefined;
+  const editing = editId && isId(editId) ? await findChannelSummary(deps.db, editId) : undefined;
   const form = editing ? (
     <EditChannelForm
       channel={editing}

@@ -8,9 +8,12 @@ import { parseForm } from '../../http/forms.ts';
 import { errorPage } from '../../http/render.tsx';
 import { resendDelivery, type ResendRefusal } from './resend.service.ts';
 
+/** A delivery's own alphabet: a row id, or "<message id>.<channel id>" as emit() names the first delivery of a pair. */
+const DELIVERY_ID = /^[A-Za-z0-9_-]{1,64}(?:\.[A-Za-z0-9_-]{1,64})?$/;
+
 const resendSchema = z.object({
-  delivery: z.string().trim().min(1, 'Choose a delivery to re-send.').max(64),
-  back: z.string().max(512).optional(),
+  delivery: z.string({ error: 'Choose a delivery to re-send.' }).trim().regex(DELIVERY_ID, 'Choose a delivery to re-send.'),
+  back: z.string().max(512, 'That return address is too long.').optional(),
 });
 
 /** Each refusal's status and plain words. */
@@ -34,7 +37,7 @@ export function deliveryRoutes(deps: Deps) {
 
   app.post('/settings/deliveries/resend', async (c) => {
     const form = parseForm(c, resendSchema);
-    if (!form.ok) return errorPage(c, 400, 'Cannot re-send', 'Choose a delivery to re-send.');
+    if (!form.ok) return errorPage(c, 400, 'Cannot re-send', form.errors.delivery ?? form.errors.back ?? 'Choose a delivery to re-send.');
     const result = await resendDelivery(deps, form.data.delivery);
     if (!result.ok) {
       const [status, message] = REFUSALS[result.reason];

@@ -3,14 +3,15 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
-import { parseForm } from '../../http/forms.ts';
+import { idField, parseForm } from '../../http/forms.ts';
+import { refuseControlQuery } from '../../http/query.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { decodeCursor, encodeCursor, inboxPage, messageDetail } from './inbox.service.ts';
 import { InboxPage, MessagePage, readNotice } from './inbox.views.tsx';
 import { MARK_READ_MAX, markAllRead, markRead } from './read-state.service.ts';
 
 const readSchema = z.object({
-  id: z.array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Not a message id.')).min(1, 'Choose at least one message.').max(MARK_READ_MAX),
+  id: z.array(idField('Not a message id.')).min(1, 'Choose at least one message.').max(MARK_READ_MAX),
   back: z.string().optional(),
 });
 
@@ -43,8 +44,8 @@ export function inboxRoutes(deps: Deps) {
     return render(c, title, <InboxPage base={base} items={page.items} olderHref={olderHref} first={!before} back={selfUrl(c)} notice={notice} />);
   };
 
-  app.get('/inbox', list('/inbox', 'Inbox'));
-  app.get('/messages', list('/messages', 'Messages'));
+  app.get('/inbox', refuseControlQuery, list('/inbox', 'Inbox'));
+  app.get('/messages', refuseControlQuery, list('/messages', 'Messages'));
 
   app.get('/messages/:id{[A-Za-z0-9_-]{1,64}}', async (c) => {
     const account = c.get('session')!.account;
@@ -54,16 +55,17 @@ export function inboxRoutes(deps: Deps) {
   });
 
   app.post('/messages/read', async (c) => {
-    const form = parseForm(c, readSchema, ['id']);
-    if (!form.ok) return errorPage(c, 400, 'Nothing marked', form.errors.id ?? 'Choose at least one message to mark read.');
+    const form = parseForm(c, readSchema, { multi: ['id'] });
+    if (!form.ok) return errorPage(c, 400, 'Nothing marked', form.errors.id ?? form.errors.back ?? 'Choose at least one message to mark read.');
     await markRead(deps, c.get('session')!.account.id, form.data.id);
     return c.redirect(backTo(form.data.back, '/inbox'), 303);
   });
 
   app.post('/messages/read-all', async (c) => {
     const form = parseForm(c, readAllSchema);
+    if (!form.ok) return errorPage(c, 400, 'Nothing marked', form.errors.back ?? 'Check the form and try again.');
     await markAllRead(deps, c.get('session')!.account.id);
-    const back = backTo(form.ok ? form.data.back : undefined, '/inbox');
+    const back = backTo(form.data.back, '/inbox');
     return c.redirect(`${back.split('?')[0]}?notice=all-read`, 303);
   });
 

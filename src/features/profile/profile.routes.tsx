@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { clearSessionCookie } from '../../http/cookies.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
-import { parseForm } from '../../http/forms.ts';
+import { idField, parseForm } from '../../http/forms.ts';
+import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress } from '../../http/request.ts';
 import { passwordField } from '../auth/credentials.schema.ts';
@@ -24,7 +25,7 @@ import { PROFILE_NOTICES, renderProfile } from './profile.page.tsx';
 const changePasswordSchema = z.object({ current: z.string().max(1024).default(''), password: passwordField });
 const passwordOnlySchema = z.object({ password: z.string().max(1024).default('') });
 const codeSchema = z.object({ code: z.string().max(64).default('') });
-const sessionSchema = z.object({ session: z.string().max(64).default('') });
+const sessionSchema = z.object({ session: idField('Choose a session to end.') });
 
 const ENROL_TITLE = 'Set up two-factor authentication';
 
@@ -38,7 +39,12 @@ export function profileRoutes(deps: Deps) {
     return renderProfile(deps, c, { section, kind: 'error', message }, locked ? 429 : 401);
   }
 
-  app.get('/profile', (c) => {
+  /** A form refused before any act (a malformed id, control characters), shown in its section. */
+  function refuseForm(c: Ctx, section: string, errors: Record<string, string>) {
+    return renderProfile(deps, c, { section, kind: 'error', message: Object.values(errors)[0] ?? 'Check the form and try again.' }, 400);
+  }
+
+  app.get('/profile', refuseControlQuery, (c) => {
     const key = c.req.query('notice') ?? '';
     return renderProfile(deps, c, Object.hasOwn(PROFILE_NOTICES, key) ? PROFILE_NOTICES[key] : undefined);
   });
@@ -64,7 +70,8 @@ export function profileRoutes(deps: Deps) {
   app.post('/profile/totp/start', async (c) => {
     const session = c.get('session')!;
     const form = parseForm(c, passwordOnlySchema);
-    const password = form.ok ? form.data.password : '';
+    if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
+    const password = form.data.password;
     const owner = { accountId: session.account.id, sessionIdHash: session.idHash };
     const started = await startEnrolment(deps, { ...owner, password, address: clientAddress(c) });
     if (started.ok) return secretPage(c, started.pending);
@@ -79,7 +86,8 @@ export function profileRoutes(deps: Deps) {
   app.post('/profile/totp/confirm', async (c) => {
     const session = c.get('session')!;
     const form = parseForm(c, codeSchema);
-    const code = form.ok ? form.data.code : '';
+    if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
+    const code = form.data.code;
     // The pending secret is this session's own: another session of the account can neither see nor confirm it.
     const owner = { accountId: session.account.id, sessionIdHash: session.idHash };
     const confirmed = await confirmEnrolment(deps, { ...owner, code });
@@ -96,7 +104,8 @@ export function profileRoutes(deps: Deps) {
   app.post('/profile/recovery-codes', async (c) => {
     const session = c.get('session')!;
     const form = parseForm(c, passwordOnlySchema);
-    const password = form.ok ? form.data.password : '';
+    if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
+    const password = form.data.password;
     const result = await regenerateRecoveryCodes(deps, { accountId: session.account.id, password, address: clientAddress(c) });
     if (result.ok) {
       return render(
@@ -112,8 +121,9 @@ export function profileRoutes(deps: Deps) {
   app.post('/profile/sessions/end', async (c) => {
     const session = c.get('session')!;
     const form = parseForm(c, sessionSchema);
+    if (!form.ok && form.control) return refuseForm(c, 'sessions', form.errors);
     const publicId = form.ok ? form.data.session : '';
-    // A foreign or stale id matches no row of this account: a no-op.
+    // A foreign, stale or malformed id matches no row of this account: a no-op (a malformed one is never looked up).
     if (publicId) await endOwnSession(deps, session.account.id, publicId);
     if (publicId === session.publicId) {
       clearSessionCookie(c, deps.config);

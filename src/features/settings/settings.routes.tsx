@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
+import { refuseControlQuery } from '../../http/query.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { SettingsFrame } from './settings.views.tsx';
 import { settingsTabs } from './tabs.ts';
@@ -9,7 +10,7 @@ import { settingsTabs } from './tabs.ts';
 export function settingsRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
-  app.get('/settings', async (c) => {
+  app.get('/settings', refuseControlQuery, async (c) => {
     const key = c.req.query('tab') ?? settingsTabs[0]!.key;
     const tab = settingsTabs.find((t) => t.key === key);
     if (!tab) return errorPage(c, 404, 'No such tab', 'That settings tab does not exist.');

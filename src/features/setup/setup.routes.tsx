@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
+import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { Field, Form, Notice } from '../../http/views/components.tsx';
 import { passwordField, usernameField } from '../auth/credentials.schema.ts';
@@ -44,7 +45,7 @@ export function setupRoutes(deps: Deps) {
     await next();
   });
 
-  app.get('/setup', async (c) => {
+  app.get('/setup', refuseControlQuery, async (c) => {
     const token = c.req.query('token') ?? '';
     const tokenOk = await setupTokenValid(deps, token);
     const errors = token && !tokenOk ? { token: 'This setup token is not valid.' } : undefined;

@@ -54,6 +54,21 @@ forEachDialect((getDb) => {
     assert.equal((await c.post('/setup', { token: 'pinned-setup-token-1234', username: 'a', password: 'a long password' })).status, 303);
   });
 
+  test('a mixed-script username is a field error at setup; a single-script non-Latin one is accepted', async () => {
+    const token = (await prepareSetupToken(t.deps))!;
+    const c = t.client();
+    const mixed = await c.post('/setup', { token, username: '\u0430dmin', password: 'a long password' });
+    assert.equal(mixed.status, 400);
+    assert.match(mixed.text, /cannot mix letters of different scripts/);
+    assert.match(mixed.text, /aria-invalid="true"/);
+    assert.equal((await t.deps.db.selectFrom('accounts').select('id').execute()).length, 0);
+    assert.equal((await c.post('/setup', { token, username: 'дмитрий', password: 'a long password' })).status, 303);
+    const rows = await t.deps.db.selectFrom('accounts').select(['username', 'username_skeleton']).execute();
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.username, 'дмитрий');
+    assert.ok(rows[0]!.username_skeleton, 'the skeleton is stored');
+  });
+
   test('two racing setup posts create exactly one account', async () => {
     const token = (await prepareSetupToken(t.deps))!;
     const results = await Promise.all(

@@ -1,6 +1,5 @@
 // POST /settings/sso...: declare, change, re-secret and delete providers; remove bindings. Admin-only by the gate.
 import { Hono } from 'hono';
-import type { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
@@ -53,23 +52,20 @@ export function ssoAdminRoutes(deps: Deps) {
     return done(c, `secret-${result.outcome}`);
   });
 
+  // A missing, malformed or stale id is an idempotent no-op (never looked up unless well-formed); control characters are refused.
   app.post('/settings/sso/delete', async (c) => {
-    const id = idOf(c, idSchema);
-    if (id) await removeProvider(deps, id);
+    const form = parseForm(c, idSchema);
+    if (!form.ok && form.control) return again(c, { form: 'update', errors: {}, values: {} }, form.errors.id ?? GONE);
+    if (form.ok) await removeProvider(deps, form.data.id);
     return done(c, 'deleted');
   });
 
   app.post('/settings/sso/identity/remove', async (c) => {
-    const id = idOf(c, idSchema);
-    if (id) await removeIdentity(deps, id);
+    const form = parseForm(c, idSchema);
+    if (!form.ok && form.control) return again(c, { form: 'update', errors: {}, values: {} }, form.errors.id ?? GONE);
+    if (form.ok) await removeIdentity(deps, form.data.id);
     return done(c, 'identity-removed');
   });
 
   return app;
-}
-
-/** The id a one-row form names, or undefined (then the act is an idempotent no-op). */
-function idOf(c: Ctx, schema: z.ZodType<{ id: string }>): string | undefined {
-  const form = parseForm(c, schema);
-  return form.ok ? form.data.id : undefined;
 }

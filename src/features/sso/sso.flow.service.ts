@@ -5,7 +5,9 @@ import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { randomToken, safeEqual, newId } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
+import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
+import { reserveAttempt, type ThrottlePolicy } from '../auth/throttle.service.ts';
 import { authorizationUrl, exchangeCode, type OidcFailure, type VerifiedIdentity } from './sso.oidc.ts';
 import {
   deleteIdentity,
@@ -21,6 +23,11 @@ import {
 
 /** How long a started sign-in or link may take at the provider. */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
+/**
+ * Sign-in starts per client address (IPv6 by /64): 20 a minute. Each start may cost a request to the provider, and
+ * anyone may make one; every start counts (none is settled), so the window simply fills.
+ */
+export const START_POLICY: ThrottlePolicy = { maxFailures: 20, windowMs: 60_000, lockMs: 60_000 };
 /** Where the flow-cookie signing key lives: shared by every instance through the database. */
 const COOKIE_KEY_META = 'sso_flow_cookie_key';
 
@@ -41,7 +48,10 @@ export interface FlowState {
 /** Why a flow stopped; each maps to one safe message. */
 export type FlowFailure = OidcFailure | 'not-found' | 'disabled' | 'expired' | 'state-mismatch';
 
-export type StartResult = { ok: true; url: string; flow: FlowState } | { ok: false; reason: FlowFailure };
+export type StartResult =
+  | { ok: true; url: string; flow: FlowState }
+  | { ok: false; reason: FlowFailure }
+  | { ok: false; reason: 'too-many-starts'; retryAfterMs: number };
 export type FinishResult =
   | { ok: true; provider: ProviderRow; identity: VerifiedIdentity }
   | { ok: false; reason: FlowFailure; provider?: ProviderRow };
@@ -60,20 +70,31 @@ export async function flowCookieKey(deps: Deps): Promise<string> {
 
 /**
  * Starts a login or link at an enabled provider: fresh state, nonce and verifier, and the URL to send the browser to.
- * A link asks the provider to authenticate the user afresh (`prompt=login`), so the identity bound is one the user
- * just signed in as, not whatever session the browser happened to hold at the provider.
+ * A sign-in start counts against its client address first (START_POLICY): over the limit, nothing is looked up or
+ * fetched. A link asks the provider to authenticate the user afresh (`prompt=login`), so the identity bound is one
+ * the user just signed in as, not whatever session the browser happened to hold at the provider.
  */
-export async function startFlow(deps: Deps, slug: string, kind: FlowKind, redirectUri: string, accountId?: string): Promise<StartResult> {
+export async function startFlow(
+  deps: Deps,
+  slug: string,
+  start: { kind: 'login'; address: string } | { kind: 'link'; accountId: string },
+  redirectUri: string,
+): Promise<StartResult> {
+  if (start.kind === 'login') {
+    const counted = await reserveAttempt(deps, [{ key: `sso-start:addr:${throttleBucket(start.address)}`, policy: START_POLICY }]);
+    if (!counted.ok) return { ok: false, reason: 'too-many-starts', retryAfterMs: counted.retryAfterMs };
+  }
   const provider = await findProviderBySlug(deps.db, slug);
   if (!provider) return { ok: false, reason: 'not-found' };
   if (provider.enabled !== 1) return { ok: false, reason: 'disabled' };
   const secrets = { state: randomToken(deps.random, 32), nonce: randomToken(deps.random, 32), verifier: randomToken(deps.random, 48) };
-  const started = await authorizationUrl(deps, provider, redirectUri, secrets, { promptLogin: kind === 'link' });
+  const started = await authorizationUrl(deps, provider, redirectUri, secrets, { promptLogin: start.kind === 'link' });
   if (!started.ok) return started;
+  const accountId = start.kind === 'link' ? start.accountId : undefined;
   return {
     ok: true,
     url: started.url,
-    flow: { ...secrets, providerId: provider.id, kind, accountId, expiresAt: deps.clock.now() + FLOW_TTL_MS },
+    flow: { ...secrets, providerId: provider.id, kind: start.kind, accountId, expiresAt: deps.clock.now() + FLOW_TTL_MS },
   };
 }
 

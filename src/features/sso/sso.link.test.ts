@@ -99,7 +99,13 @@ forEachDialect((getDb) => {
     const unchanged = '/profile?sso=unchanged#profile-sso';
     assert.equal((await a.post('/profile/sso/unlink', { id: theirs.id })).location, unchanged, 'a foreign id changes nothing and says so');
     assert.equal((await a.post('/profile/sso/unlink', { id: 'stale-id' })).location, unchanged);
-    assert.equal((await a.post('/profile/sso/unlink', {})).location, unchanged);
+    // A malformed id is refused before any lookup, with the field's message in the section (PostgreSQL refuses NUL).
+    const malformed: Record<string, string>[] = [{}, { id: 'b\u0000' }, { id: 'not an id' }];
+    for (const form of malformed) {
+      const refused = await a.post('/profile/sso/unlink', form);
+      assert.equal(refused.status, 400, JSON.stringify(form));
+      assert.match(refused.text, /id="profile-sso"><div class="notice error" role="alert">(That item no longer exists|This value cannot contain control characters)\./);
+    }
     assert.equal((await bindings()).length, 2);
     assert.match((await a.get(unchanged)).text, /Nothing changed: that identity is not linked to your account/);
     assert.equal((await a.post('/profile/sso/unlink', { id: mine.id })).location, '/profile?sso=unlinked#profile-sso');

@@ -1,16 +1,11 @@
-// The relying party, through openid-client: discovery, authorization URL (PKCE S256, state, nonce) and the code
-// exchange with every id_token check on, including its signature. Failures come back as typed reasons.
-import fs from 'node:fs';
-import tls from 'node:tls';
+// The relying party, through openid-client: authorization URL (PKCE S256, state, nonce) and the code exchange with
+// every id_token check on, including its signature, over the cached discovery (sso.discovery.ts). Failures come back
+// as typed reasons.
 import * as oidc from 'openid-client';
-import { Agent, fetch as undiciFetch } from 'undici';
-import type { Config } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
+import { configurationFor, forgetConfiguration, runExchange, type ExchangeSlot } from './sso.discovery.ts';
 import type { ProviderRow } from './sso.repo.ts';
-import { hasWellKnownPath } from './sso.schema.ts';
 
-/** Seconds allowed for each request to the provider. */
-const REQUEST_TIMEOUT_S = 10;
 /** Claims that may label a binding for admins, in order of preference; never used to find an account. */
 const LABEL_CLAIMS = ['email', 'preferred_username', 'name'] as const;
 /** The longest label kept, in code points. */
@@ -28,6 +23,9 @@ export type OidcFailure =
   | 'token-invalid'
   | 'keys-changed';
 
+/** Failures a newer discovery may cure (rotated keys, changed metadata); the others would only repeat. */
+const RETRIED_WITH_FRESH_DISCOVERY: OidcFailure[] = ['token-invalid', 'keys-changed'];
+
 /** What the code exchange proved: the verified subject and a display label. */
 export interface VerifiedIdentity {
   sub: string;
@@ -39,52 +37,6 @@ export interface FlowSecrets {
   state: string;
   nonce: string;
   verifier: string;
-}
-
-const agents = new Map<string, Agent>();
-
-/** Fetch for provider traffic: trusts SVC_OIDC_CA_FILE's certificates besides the public roots when set. */
-function fetcherFor(config: Config): oidc.CustomFetch | undefined {
-  const file = config.oidcCaFile;
-  if (!file) return undefined;
-  let agent = agents.get(file);
-  if (!agent) {
-    agent = new Agent({ connect: { ca: [...tls.rootCertificates, fs.readFileSync(file, 'utf8')] } });
-    agents.set(file, agent);
-  }
-  const dispatcher = agent;
-  // undici's own fetch, so the Agent is the same undici major as the dispatcher option expects.
-  return (url, options) => undiciFetch(url, { ...(options as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>;
-}
-
-/** Client authentication: none for a public client; the secret by the provider's preferred method otherwise (exported for tests). */
-export function clientAuth(secret: string | null): oidc.ClientAuth {
-  if (secret === null) return oidc.None();
-  const basic = oidc.ClientSecretBasic(secret);
-  const post = oidc.ClientSecretPost(secret);
-  return (as, client, body, headers) => {
-    // RFC 8414: an absent list means client_secret_basic (so does a malformed one).
-    const listed = as.token_endpoint_auth_methods_supported;
-    const methods: unknown[] = Array.isArray(listed) ? listed : ['client_secret_basic'];
-    const chosen = methods.includes('client_secret_basic') || !methods.includes('client_secret_post') ? basic : post;
-    chosen(as, client, body, headers);
-  };
-}
-
-/**
- * Discovers the provider afresh on every use (start and callback), so the callback always verifies against the keys
- * the provider publishes now: a key rotation never fails the next sign-in, and no instance keeps state another needs.
- */
-async function configurationFor(deps: Deps, p: ProviderRow): Promise<oidc.Configuration> {
-  // openid-client fetches such a URL as the document itself and then skips its issuer-equality check.
-  if (hasWellKnownPath(p.issuer)) throw new oidc.ClientError('the issuer URL points into /.well-known/');
-  const customFetch = fetcherFor(deps.config);
-  return oidc.discovery(new URL(p.issuer), p.client_id, undefined, clientAuth(p.client_secret), {
-    ...(customFetch ? { [oidc.customFetch]: customFetch } : {}),
-    timeout: REQUEST_TIMEOUT_S,
-    // openid-client checks issuer, audience, azp, expiry and nonce by default, but the signature only when asked.
-    execute: [oidc.enableNonRepudiationChecks],
-  });
 }
 
 /** Sorts an error from openid-client into a failure reason; the details go to the log, without tokens or secrets. */
@@ -126,7 +78,7 @@ export async function authorizationUrl(
 ): Promise<{ ok: true; url: string } | { ok: false; reason: OidcFailure }> {
   let config: oidc.Configuration;
   try {
-    config = await configurationFor(deps, p);
+    ({ config } = await configurationFor(deps, p));
   } catch (err) {
     return { ok: false, reason: classify(deps, p, 'discovery', err) };
   }
@@ -146,6 +98,8 @@ export async function authorizationUrl(
     });
     return { ok: true, url: url.href };
   } catch (err) {
+    // A configuration that cannot build a URL is not kept: the next start asks the provider again.
+    await forgetConfiguration(deps, p, config);
     return { ok: false, reason: classify(deps, p, 'authorize', err) };
   }
 }
@@ -154,6 +108,9 @@ export async function authorizationUrl(
  * Completes the authorization-code flow: checks state and RFC 9207 `iss`, exchanges the code with the PKCE
  * verifier, and verifies the id_token (signature against the published keys, issuer, audience/azp, expiry, nonce).
  * `callbackUrl` must carry the registered redirect_uri (external origin + path) and the provider's query.
+ * When verification fails with a cached configuration, it is dropped and the verification runs once more against a
+ * fresh discovery (new metadata, keys fetched afresh), replaying the token response already received: the code is
+ * single-use, and openid-client refetches keys on an unknown key id only when its copy is over 60 s old.
  */
 export async function exchangeCode(
   deps: Deps,
@@ -161,19 +118,45 @@ export async function exchangeCode(
   callbackUrl: URL,
   secrets: FlowSecrets,
 ): Promise<{ ok: true; identity: VerifiedIdentity } | { ok: false; reason: OidcFailure }> {
-  let config: oidc.Configuration;
+  let found: { config: oidc.Configuration; cached: boolean };
   try {
-    config = await configurationFor(deps, p);
+    found = await configurationFor(deps, p);
   } catch (err) {
     return { ok: false, reason: classify(deps, p, 'discovery', err) };
   }
+  const first: ExchangeSlot = {};
+  const tried = await verifyCallback(deps, p, found.config, callbackUrl, secrets, first);
+  if (tried.ok || !found.cached || !RETRIED_WITH_FRESH_DISCOVERY.includes(tried.reason)) return tried;
+  await forgetConfiguration(deps, p, found.config);
+  deps.log.info({ provider: p.slug, reason: tried.reason }, 'sso: verification failed with a cached configuration, retrying with a fresh discovery');
+  let fresh: oidc.Configuration;
   try {
-    const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
-      expectedState: secrets.state,
-      expectedNonce: secrets.nonce,
-      pkceCodeVerifier: secrets.verifier,
-      idTokenExpected: true,
-    });
+    ({ config: fresh } = await configurationFor(deps, p, { fresh: true }));
+  } catch (err) {
+    return { ok: false, reason: classify(deps, p, 'discovery', err) };
+  }
+  // Without a recorded token response the code was never sent, so the retry may send it.
+  return verifyCallback(deps, p, fresh, callbackUrl, secrets, { replay: first.recorded });
+}
+
+/** One run of openid-client's code grant and id_token checks, with `slot` deciding whether the token POST is replayed. */
+async function verifyCallback(
+  deps: Deps,
+  p: ProviderRow,
+  config: oidc.Configuration,
+  callbackUrl: URL,
+  secrets: FlowSecrets,
+  slot: ExchangeSlot,
+): Promise<{ ok: true; identity: VerifiedIdentity } | { ok: false; reason: OidcFailure }> {
+  try {
+    const tokens = await runExchange(slot, () =>
+      oidc.authorizationCodeGrant(config, callbackUrl, {
+        expectedState: secrets.state,
+        expectedNonce: secrets.nonce,
+        pkceCodeVerifier: secrets.verifier,
+        idTokenExpected: true,
+      }),
+    );
     const claims = tokens.claims();
     if (!claims || typeof claims.sub !== 'string' || claims.sub === '') throw new oidc.ClientError('id_token without a subject');
     const label = [...LABEL_CLAIMS.map((k) => claims[k]), claims.sub].map(labelFrom).find((v) => v !== '') ?? '(unnamed)';

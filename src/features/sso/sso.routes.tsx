@@ -6,8 +6,10 @@ import { writeSessionCookie } from '../../http/cookies.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
-import { externalOrigin, userAgent } from '../../http/request.ts';
+import { clientAddress, externalOrigin, userAgent } from '../../http/request.ts';
+import { queryHasControlCharacters } from '../../http/query.ts';
 import { landingFor } from '../auth/landing.ts';
+import { renderProfile } from '../profile/profile.page.tsx';
 import { createSession, endSession, stageAfterFirstFactor } from '../auth/sessions.service.ts';
 import { takeFlowCookie, writeFlowCookie } from './sso.cookie.ts';
 import { accountForIdentity, finishFlow, linkIdentity, startFlow, unlinkOwnIdentity, type FlowKind } from './sso.flow.service.ts';
@@ -15,6 +17,8 @@ import { idSchema, SLUG_PATTERN } from './sso.schema.ts';
 
 type Refusal =
   | Exclude<Awaited<ReturnType<typeof finishFlow>>, { ok: true }>['reason']
+  | 'too-many-starts'
+  | 'malformed'
   | 'unbound'
   | 'bound-elsewhere'
   | 'account-has-other'
@@ -38,6 +42,8 @@ const REFUSALS: Record<Refusal, { status: ContentfulStatusCode; title: string; t
   'bound-elsewhere': { status: 409, title: 'Identity already linked', text: 'This identity is already linked to another account, so it was not linked to yours.' },
   'account-has-other': { status: 409, title: 'Another identity is linked', text: 'Your account is already linked to a different identity at this provider. Unlink it first.' },
   'provider-changed': { status: 409, title: 'Provider changed', text: 'An administrator changed this single sign-on provider during the link, so nothing was linked. Start again.' },
+  'too-many-starts': { status: 429, title: 'Too many sign-in attempts', text: 'Too many single sign-on attempts came from your network just now. Wait a minute, then start again.' },
+  malformed: { status: 400, title: 'Sign-in not recognised', text: 'This sign-in link holds control characters, so it was refused. Nothing was changed. Start again.' },
   'cross-site': { status: 403, title: 'Link not started', text: 'Linking an identity can only be started from your Profile on this site, not from a link on another site. Nothing was changed. Use the Link button on your Profile.' },
 };
 
@@ -79,10 +85,15 @@ export function ssoRoutes(deps: Deps) {
 
   const start = async (c: Ctx, kind: FlowKind) => {
     const slug = c.req.param('slug') ?? '';
+    if (queryHasControlCharacters(c.req.url)) return refuse(c, kind, 'malformed');
     if (!SLUG_PATTERN.test(slug)) return refuse(c, kind, 'not-found');
     const redirectUri = `${externalOrigin(c, deps.config)}${paths(slug, kind)}`;
-    const accountId = kind === 'link' ? c.get('session')!.account.id : undefined;
-    const started = await startFlow(deps, slug, kind, redirectUri, accountId);
+    const who = kind === 'link' ? { kind, accountId: c.get('session')!.account.id } : { kind, address: clientAddress(c) };
+    const started = await startFlow(deps, slug, who, redirectUri);
+    if (!started.ok && started.reason === 'too-many-starts') {
+      c.header('Retry-After', String(Math.ceil(started.retryAfterMs / 1000)));
+      return refuse(c, kind, started.reason);
+    }
     if (!started.ok) return refuse(c, kind, started.reason);
     await writeFlowCookie(c, deps, started.flow);
     return c.redirect(started.url, 303);
@@ -91,6 +102,8 @@ export function ssoRoutes(deps: Deps) {
   const finish = async (c: Ctx, kind: FlowKind) => {
     const slug = c.req.param('slug') ?? '';
     const flow = await takeFlowCookie(c, deps);
+    // Refused before anything reads the query: the flow cookie is spent all the same.
+    if (queryHasControlCharacters(c.req.url)) return refuse(c, kind, 'malformed');
     if (!SLUG_PATTERN.test(slug)) return refuse(c, kind, 'not-found');
     const accountId = kind === 'link' ? c.get('session')!.account.id : undefined;
     return finishFlow(deps, slug, kind, flow, callbackUrl(c, deps, paths(slug, kind)), accountId);
@@ -135,7 +148,9 @@ export function ssoRoutes(deps: Deps) {
 
   app.post('/profile/sso/unlink', async (c) => {
     const form = parseForm(c, idSchema);
-    const removed = form.ok && (await unlinkOwnIdentity(deps, c.get('session')!.account.id, form.data.id));
+    // A malformed id (control characters, another alphabet) is refused before any lookup, beside the section.
+    if (!form.ok) return renderProfile(deps, c, { section: 'sso', kind: 'error', message: form.errors.id ?? 'That identity no longer exists.' }, 400);
+    const removed = await unlinkOwnIdentity(deps, c.get('session')!.account.id, form.data.id);
     return c.redirect(`/profile?sso=${removed ? 'unlinked' : 'unchanged'}#profile-sso`, 303);
   });
 

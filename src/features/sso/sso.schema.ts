@@ -1,5 +1,6 @@
 // The admin forms for providers and bindings, one zod schema each; messages are what the page shows.
 import { z } from 'zod';
+import { idField } from '../../http/forms.ts';
 
 const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
@@ -43,7 +44,7 @@ const issuer = text('issuer URL', 2048)
     'Enter the issuer itself, not its discovery document: leave out "/.well-known/…" (svc adds /.well-known/openid-configuration).',
   );
 
-const id = z.string({ error: 'That item no longer exists.' }).min(1, 'That item no longer exists.').max(64);
+const id = idField('That item no longer exists.');
 /** An unticked checkbox is absent from the form. */
 const checkbox = z
   .string()

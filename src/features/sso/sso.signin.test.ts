@@ -10,7 +10,7 @@ import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
 import { CONFIDENTIAL_CLIENT_ID, makeCertificates, PUBLIC_CLIENT_ID, serveDocument, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
-import { clientAuth } from './sso.oidc.ts';
+import { clientAuth } from './sso.discovery.ts';
 
 let idp: TestIdp;
 /** A provider whose discovery document is whatever a test sets (same test CA as the IdP). */

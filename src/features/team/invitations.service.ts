@@ -2,7 +2,7 @@
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { insertAccount } from '../auth/accounts.repo.ts';
+import { findAccountByUsername, insertAccount } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { findInvitationByTokenHash, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
 
@@ -55,11 +55,13 @@ export async function openInvitation(deps: Deps, token: string): Promise<OpenRes
 export type AcceptResult =
   | { ok: true; accountId: string; role: Role }
   | { ok: false; reason: 'invalid' }
-  | { ok: false; reason: 'username-taken' };
+  | { ok: false; reason: 'username-taken' }
+  | { ok: false; reason: 'username-lookalike' };
 
 /**
  * Creates the account at the invitation's role and spends the token, in one transaction: the spend is a
- * conditional update, so racing acceptances create exactly one account; a taken username rolls the spend back.
+ * conditional update, so racing acceptances create exactly one account; a taken username, or one whose confusable
+ * skeleton matches an existing account's (unique indexes), rolls the spend back.
  */
 export async function acceptInvitation(
   deps: Deps,
@@ -78,8 +80,10 @@ export async function acceptInvitation(
       return { ok: true, accountId, role: row.role };
     });
   } catch (err) {
-    if (isUniqueViolation(err)) return { ok: false, reason: 'username-taken' };
-    throw err;
+    if (!isUniqueViolation(err)) throw err;
+    // Which index refused it, read after the rollback: the same name (ignoring case) or only a look-alike of another.
+    const same = await findAccountByUsername(deps.db, input.username);
+    return { ok: false, reason: same ? 'username-taken' : 'username-lookalike' };
   }
 }
 

@@ -168,6 +168,34 @@ forEachDialect((getDb) => {
     assert.equal((await t.client().post('/invite', { token, username: 'fresh-name', password: PASSWORD })).status, 303);
   });
 
+  test('a look-alike or mixed-script username is a form error at join; single-script names in any script are accepted', async () => {
+    await buildAccount(t, { username: 'admin' });
+    await buildAccount(t, { username: 'pop' });
+    const { token } = await mint(admin, 'viewer');
+    const lookalike = /That username (is taken|looks like)/;
+    const mixed = /cannot mix letters of different scripts/;
+    const cases: [string, number, RegExp][] = [
+      ['\u0430dmin', 400, mixed], // Cyrillic а among Latin letters
+      ['\u0410DMIN', 400, mixed],
+      ['Admin', 409, lookalike], // case-insensitive uniqueness, as before
+      ['ADMIN', 409, lookalike],
+      ['adrnin', 409, lookalike], // rn for m
+      ['\u0440\u043e\u0440', 409, lookalike], // all-Cyrillic р о р beside Latin "pop"
+    ];
+    for (const [username, status, message] of cases) {
+      const res = await t.client().post('/invite', { token, username, password: PASSWORD });
+      assert.equal(res.status, status, username);
+      assert.match(res.text, message, username);
+      assert.match(res.text, /aria-invalid="true"/, 'a field message, next to the field');
+    }
+    assert.equal((await t.deps.db.selectFrom('invitations').select('spent_at').executeTakeFirstOrThrow()).spent_at, null);
+    for (const username of ['дмитрий', '田中']) {
+      const { token: fresh } = await mint(admin, 'viewer');
+      assert.equal((await t.client().post('/invite', { token: fresh, username, password: PASSWORD })).status, 303, username);
+    }
+    assert.equal((await t.deps.db.selectFrom('accounts').select('id').where('username', 'in', ['дмитрий', '田中']).execute()).length, 2);
+  });
+
   test('racing acceptances of one token create exactly one account', async () => {
     const { token } = await mint(admin, 'viewer');
     const names = ['racer-1', 'racer-2', 'racer-3', 'racer-4', 'racer-5'];

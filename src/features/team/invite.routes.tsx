@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
+import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { passwordField, usernameField } from '../auth/credentials.schema.ts';
 import { acceptInvitation, openInvitation } from './invitations.service.ts';
@@ -25,7 +26,7 @@ export function inviteRoutes(deps: Deps) {
 
   const invalid = (c: Ctx) => render(c, 'Invitation invalid', <InvitationInvalid />, 410);
 
-  app.get('/invite', async (c) => {
+  app.get('/invite', refuseControlQuery, async (c) => {
     const token = c.req.query('token') ?? '';
     const opened = await openInvitation(deps, token);
     if (!opened.ok) return invalid(c);
@@ -44,7 +45,7 @@ export function inviteRoutes(deps: Deps) {
       return c.redirect('/login?notice=invited', 303);
     }
     if (result.reason === 'invalid') return invalid(c);
-    const errors = { username: 'That username is taken. Choose another.' };
+    const errors = { username: result.reason === 'username-lookalike' ? 'That username looks like an existing one. Choose another.' : 'That username is taken. Choose another.' };
     return render(c, TITLE, <InvitePage token={token} role={opened.role} values={{ username: form.data.username }} errors={errors} />, 409);
   });
 

@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
-import { parseForm } from '../../http/forms.ts';
+import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { externalOrigin } from '../../http/request.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
@@ -13,13 +13,13 @@ import { renderTeamTab } from './team.tab.tsx';
 import { changeRole, reenrolSecondFactor, removeAccount } from './team.service.ts';
 
 const role = z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' });
-const id = z.string({ error: 'Choose an account.' }).min(1, 'Choose an account.').max(64);
+const id = idField('Choose an account.');
 
 const mintSchema = z.object({ role });
 const roleSchema = z.object({ account: id, role });
 const accountSchema = z.object({ account: id });
 const removeSchema = z.object({ account: id, confirm: z.string().default('') });
-const revokeSchema = z.object({ invitation: z.string().min(1).max(64) });
+const revokeSchema = z.object({ invitation: idField('Choose an invitation to revoke.') });
 
 /** Every refusal of the team acts: status and the message shown on the page (SPEC 7). */
 const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => string]> = {

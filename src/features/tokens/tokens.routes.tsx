@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
-import { parseForm } from '../../http/forms.ts';
+import { idField, parseForm } from '../../http/forms.ts';
 import { renderProfile } from '../profile/profile.page.tsx';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, mintToken, revokeToken } from './tokens.service.ts';
 
@@ -19,7 +19,7 @@ const mintSchema = z.object({
     .default(DEFAULT_EXPIRY)
     .refine((v) => Object.hasOwn(EXPIRY_CHOICES, v), 'Choose one of the offered lifetimes.'),
 });
-const revokeSchema = z.object({ token: z.string().max(64).default('') });
+const revokeSchema = z.object({ token: idField('Choose a token to revoke.') });
 
 export function tokensRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
@@ -50,8 +50,9 @@ export function tokensRoutes(deps: Deps) {
 
   app.post('/profile/tokens/revoke', async (c) => {
     const form = parseForm(c, revokeSchema);
-    // Only the caller's own token matches; a foreign or stale id is a no-op.
-    if (form.ok && form.data.token) await revokeToken(deps, c.get('session')!.account.id, form.data.token);
+    if (!form.ok && form.control) return renderProfile(deps, c, { section: 'tokens', kind: 'error', message: form.errors.token ?? 'Check the form and try again.' }, 400);
+    // Only the caller's own token matches; a foreign, stale or malformed id is a no-op (a malformed one is never looked up).
+    if (form.ok) await revokeToken(deps, c.get('session')!.account.id, form.data.token);
     return c.redirect('/profile?notice=token-revoked', 303);
   });
 
