@@ -47,8 +47,6 @@ export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): D
 }
 
 type Limits = typeof DEFAULTS;
-/** What one claim did: how many attempts it started, and whether nothing was in flight (so it excluded no channel). */
-type Claimed = { started: number; unconstrained: boolean };
 
 class LoopWorker {
   private readonly abort = new AbortController();
@@ -65,7 +63,6 @@ class LoopWorker {
   private stopping = false;
   private stopped: Promise<void> | undefined;
 
-  /** `id` is this worker's lease owner id. */
   constructor(private readonly deps: Deps, readonly id: string, private readonly limits: Limits, private readonly client: OutboundClient) {
     setMaxListeners(0, this.abort.signal); // one listener per attempt in flight
   }
@@ -88,9 +85,10 @@ class LoopWorker {
   async drain(): Promise<void> {
     this.lastSweep = -Infinity; // sweep at once
     for (;;) {
-      const { started, unconstrained } = await this.claim();
+      const idleBefore = this.inFlight.size === 0;
+      const started = await this.claim();
       // A claim that found nothing while nothing was in flight excluded no channel: nothing is due.
-      if (started === 0 && this.inFlight.size === 0 && (unconstrained || this.stopping)) return;
+      if (started === 0 && this.inFlight.size === 0 && (idleBefore || this.stopping)) return;
       if (this.inFlight.size > 0 && (started === 0 || this.inFlight.size >= this.limits.concurrency)) await Promise.race(this.inFlight);
     }
   }
@@ -114,7 +112,7 @@ class LoopWorker {
     while (!this.stopping) {
       this.woken = false;
       try {
-        const { started } = await this.claim();
+        const started = await this.claim();
         if (failing) this.deps.log.info({ worker: this.id }, 'delivery worker can claim deliveries again');
         failing = false;
         // Started some and slots are still free: more may be due. Woken meanwhile: something new is due.
@@ -139,17 +137,16 @@ class LoopWorker {
   }
 
   /** Runs a claim after any running one, on the next turn: attempts finishing in this turn free their slots first. */
-  private claim(): Promise<Claimed> {
+  private claim(): Promise<number> {
     const run = this.claiming.then(() => nextTurn()).then(() => this.claimNow());
     this.claiming = run.catch(() => undefined);
     return run;
   }
 
-  /** Sweeps now and then, claims up to the free slots (per-channel caps included) and starts each attempt. */
-  private async claimNow(): Promise<Claimed> {
+  /** Sweeps now and then, claims up to the free slots (per-channel caps included), starts each attempt; returns how many. */
+  private async claimNow(): Promise<number> {
     const slots = this.limits.concurrency - this.inFlight.size;
-    const unconstrained = this.inFlight.size === 0;
-    if (this.stopping || slots <= 0) return { started: 0, unconstrained: false };
+    if (this.stopping || slots <= 0) return 0;
     const now = this.deps.clock.now();
     if (now - this.lastSweep >= SWEEP_EVERY_MS || now < this.lastSweep) {
       await cancelUndeliverable(this.deps.db, now);
@@ -158,10 +155,10 @@ class LoopWorker {
     const jobs = await claimDue(this.deps, this.id, { slots, perChannel: this.limits.perChannel, busy: this.busy, leaseMs: this.limits.leaseMs });
     if (this.stopping) {
       await releaseLeases(this.deps.db, jobs.map((j) => j.id), this.id); // stop() began meanwhile: given back unsent
-      return { started: 0, unconstrained: false };
+      return 0;
     }
     for (const job of jobs) this.launch(job);
-    return { started: jobs.length, unconstrained };
+    return jobs.length;
   }
 
   private launch(job: AttemptJob): void {
