@@ -1,5 +1,6 @@
 // Upgrading to 0013: every account gets its confusable skeleton, oldest first; when two existing accounts already look
-// alike, the older keeps the skeleton and the newer is left NULL (the migration never fails); afterwards the index holds.
+// alike ("аdmin" and "admin", "Iisa" and "lisa"), the older keeps the skeleton and the newer is left NULL (the
+// migration never fails); afterwards the index holds.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Kysely } from 'kysely';
@@ -18,6 +19,8 @@ for (const dialect of dialects()) {
       });
       // Inserted newest first, so the order of the backfill comes from created_at, not from the table's order.
       await db.insertInto('accounts').values([account('a3', '\u0430dmin', 3), account('a2', 'bob', 2), account('a1', 'admin', 1)]).execute();
+      // Capital I's prototype is l: the frozen skeleton folds case and confusables together, so "Iisa" meets "lisa".
+      await db.insertInto('accounts').values([account('a6', 'Iisa', 6), account('a5', 'lisa', 5)]).execute();
 
       assert.equal((await migratorThrough(db, '0013-username-skeleton').migrateToLatest()).error, undefined);
       const rows = await db.selectFrom('accounts').select(['id', 'username_skeleton']).orderBy('id').execute();
@@ -25,6 +28,8 @@ for (const dialect of dialects()) {
         { id: 'a1', username_skeleton: usernameSkeleton('admin') },
         { id: 'a2', username_skeleton: usernameSkeleton('bob') },
         { id: 'a3', username_skeleton: null },
+        { id: 'a5', username_skeleton: usernameSkeleton('lisa') },
+        { id: 'a6', username_skeleton: null },
       ]);
       await assert.rejects(db.insertInto('accounts').values({ ...account('a4', 'adrnin', 4), username_skeleton: usernameSkeleton('adrnin') }).execute());
       // Going back down drops the index and the column; the accounts stay.

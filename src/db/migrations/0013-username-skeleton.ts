@@ -5,9 +5,15 @@
 import type { Kysely } from 'kysely';
 import { rectifyConfusion } from 'unicode-confusables';
 
-// A frozen copy of usernameSkeleton() as of this migration (migrations never import application code).
+// One UTS #39 skeleton pass (NFD, confusables.txt prototypes, NFD), as in lookalike.ts.
+function pass(value: string): string {
+  return rectifyConfusion(value.normalize('NFD')).normalize('NFD');
+}
+
+// A frozen copy of usernameSkeleton() as of this migration (migrations never import application code): case and
+// confusables both fold (NFKC, skeleton, upper case, skeleton, lower case, skeleton).
 function skeleton(username: string): string {
-  return rectifyConfusion(username.normalize('NFKC').toLowerCase().normalize('NFD')).normalize('NFD');
+  return pass(pass(pass(username.normalize('NFKC')).toUpperCase()).toLowerCase());
 }
 
 // Adds the column and the unique index, then fills the column oldest account first, skipping taken skeletons.

@@ -2,39 +2,20 @@
 // signed in to that account before; every other client, and every other limit, still applies.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
+import { buildTestApp } from '../../../test/helpers/app.ts';
+import { lockUsername, returningClient } from '../../../test/helpers/device.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
+import { atEnrolStep, atTotpStep, enrolTotp, signInWithTotp } from '../../../test/helpers/second-factor.ts';
 import { DEVICE_TTL_MS, parseDeviceToken } from './device.ts';
 
 const OWNER_ADDRESS = '203.0.113.9';
-
-// Tests share a database and start at the same clock time: each bot gets an address of its own.
-let bots = 0;
-
-/** 5 failures from each of 10 addresses: 50 failures on the username, so its per-account limit is reached. */
-async function lockUsername(t: TestApp, username: string): Promise<void> {
-  for (let a = 0; a < 10; a++) {
-    const bot = t.client();
-    bot.address = `198.18.${bots++}.1`;
-    for (let i = 0; i < 5; i++) assert.equal((await bot.post('/login', { username, password: `guess-${a}-${i}` })).status, 401);
-  }
-}
-
-/** A client at `address` that signed in as `account` and signed out again: it keeps only its device cookie. */
-async function returningClient(t: TestApp, account: { username: string; password: string }, address = OWNER_ADDRESS): Promise<TestClient> {
-  const c = await signIn(t, account);
-  c.address = address;
-  await c.post('/logout');
-  assert.deepEqual([...c.cookies.keys()], ['svc_device']);
-  return c;
-}
 
 forEachDialect((getDb) => {
   test('a locked username still lets in the browser that signed in before; a new client is refused', async () => {
     const t = buildTestApp(getDb());
     const a = await buildAccount(t, { role: 'admin' });
-    const owner = await returningClient(t, a);
+    const owner = await returningClient(t, a, OWNER_ADDRESS);
     await lockUsername(t, a.username);
 
     const stranger = t.client();
@@ -54,7 +35,7 @@ forEachDialect((getDb) => {
     const t = buildTestApp(getDb());
     const a = await buildAccount(t);
     const b = await buildAccount(t);
-    const other = await returningClient(t, b);
+    const other = await returningClient(t, b, OWNER_ADDRESS);
     const owner = await returningClient(t, a, '203.0.113.10');
     const issuedAt = t.clock.now();
     await lockUsername(t, a.username);
@@ -67,7 +48,7 @@ forEachDialect((getDb) => {
       value.replace(a.id, b.id),
       value.replace(`.${issuedAt}.`, `.${issuedAt - 1}.`),
       `${value.slice(0, -44)}${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`,
-      `${a.id}.${'x'.repeat(22)}.${issuedAt}.${signature}`,
+      `${a.id}.0.${'x'.repeat(22)}.${issuedAt}.${signature}`,
     ];
     for (const forgery of forged) {
       assert.notEqual(forgery, value);
@@ -136,13 +117,52 @@ forEachDialect((getDb) => {
     const failed = await t.client().post('/login', { username: a.username, password: 'not the password' });
     assert.ok(!failed.headers.getSetCookie().some((x) => x.includes('svc_device')), 'a failed sign-in sets nothing');
   });
+  test('a password change voids every device cookie of the account; a sign-in after it gets one that works', async () => {
+    const t = buildTestApp(getDb());
+    const a = await buildAccount(t);
+    const owner = await returningClient(t, a, OWNER_ADDRESS);
+    const changer = await signIn(t, a);
+    const next = 'a brand new password 123';
+    assert.equal((await changer.post('/profile/password', { current: a.password, password: next })).location, '/profile?notice=password-changed');
+    const renewed = await returningClient(t, { username: a.username, password: next }, '203.0.113.50');
+    await lockUsername(t, a.username);
+
+    assert.equal((await owner.post('/login', { username: a.username, password: next })).status, 429, 'issued before the change: a stranger now');
+    assert.equal((await renewed.post('/login', { username: a.username, password: next })).status, 303, 'issued after it: still known');
+  });
+
+  test('the device cookie is set only once the session is full: not at the code step, but after the code or enrolment', async () => {
+    const t = buildTestApp(getDb());
+    const a = await buildAccount(t);
+    const { secret } = await enrolTotp(t, a);
+    const half = await atTotpStep(t, a);
+    assert.ok(!half.cookies.has('svc_device'), 'the password alone does not make the browser known');
+    await half.post('/logout');
+    await lockUsername(t, a.username);
+    assert.equal((await half.post('/login', { username: a.username, password: a.password })).status, 429);
+
+    t.clock.advance(15 * 60_000 + 1);
+    const full = await signInWithTotp(t, a, secret);
+    assert.ok(full.cookies.has('svc_device'), 'set with the code step passed');
+    full.address = OWNER_ADDRESS;
+    await full.post('/logout');
+    await lockUsername(t, a.username);
+    assert.equal((await full.post('/login', { username: a.username, password: a.password })).location, '/login/totp', 'and it works');
+
+    const b = await buildAccount(t, { enrolPrompt: true });
+    const enrolling = await atEnrolStep(t, b);
+    assert.ok(!enrolling.cookies.has('svc_device'), 'not at the enrolment offer either');
+    assert.equal((await enrolling.post('/login/enrol', { action: 'skip' })).location, '/');
+    assert.ok(enrolling.cookies.has('svc_device'), 'set when enrolment is skipped');
+  });
 });
 
 test('parseDeviceToken takes only its own shape within the lifetime', () => {
   const now = 1_800_000_000_000;
   const nonce = 'n'.repeat(22);
-  assert.deepEqual(parseDeviceToken(`acc_1.${nonce}.${now - 5}`, now), { accountId: 'acc_1', nonce, issuedAt: now - 5 });
-  for (const bad of [undefined, '', `acc.${nonce}`, `acc.short.${now}`, `a c.${nonce}.${now}`, `acc.${nonce}.${now + 1}`, `acc.${nonce}.${now - DEVICE_TTL_MS}`, `acc.${nonce}.1e3`]) {
-    assert.equal(parseDeviceToken(bad, now), undefined, String(bad));
+  assert.deepEqual(parseDeviceToken(`acc_1.3.${nonce}.${now - 5}`, now), { accountId: 'acc_1', credentialsVersion: 3, nonce, issuedAt: now - 5 });
+  const bad = [undefined, '', `acc.0.${nonce}`, `acc.${nonce}.${now}`, `acc.0.short.${now}`, `a c.0.${nonce}.${now}`, `acc.x.${nonce}.${now}`];
+  for (const value of [...bad, `acc.0.${nonce}.${now + 1}`, `acc.0.${nonce}.${now - DEVICE_TTL_MS}`, `acc.0.${nonce}.1e3`]) {
+    assert.equal(parseDeviceToken(value, now), undefined, String(value));
   }
 });

@@ -3,14 +3,15 @@ import { setTimeout } from 'node:timers/promises';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { clearSessionCookie, readDeviceCookie, writeDeviceCookie, writeSessionCookie } from '../../http/cookies.ts';
-import type { AppEnv, Ctx } from '../../http/env.ts';
+import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
+import type { AppEnv } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress, userAgent } from '../../http/request.ts';
 import { hasControlCharacters } from '../../http/text.ts';
-import { DEVICE_TTL_MS, deviceIssuingKey, deviceSigningKey, issueDeviceToken, parseDeviceToken, type DeviceToken } from './device.ts';
+import { issueDeviceToken } from './device.ts';
+import { presentedDevice, rememberDevice } from './device-cookie.ts';
 import { landingFor } from './landing.ts';
 import { LOGIN_NOTICES, LoginPage } from './login.views.tsx';
 import { lockedMessage } from './second-factor.views.tsx';
@@ -23,11 +24,6 @@ import { SsoButtons } from '../sso/sso.views.tsx';
 // as the empty name, so it gets the usual answer and counts like any failure.
 const field = (max: number) => z.string().max(max).refine((v) => !hasControlCharacters(v)).default('');
 const loginSchema = z.object({ username: field(256), password: field(1024) });
-
-/** The device token this browser shows, if its signature verifies and it is still within its lifetime. */
-async function presentedDevice(c: Ctx, deps: Deps): Promise<DeviceToken | undefined> {
-  return parseDeviceToken(await readDeviceCookie(c, deps.config, () => deviceSigningKey(deps)), deps.clock.now());
-}
 
 /** Where a session in a given stage goes next (kept here too for callers that import it from this file). */
 export { landingFor };
@@ -65,8 +61,9 @@ export function loginRoutes(deps: Deps) {
     // The credentials version read with the verified hash: a password change racing this sign-in voids the session.
     const cookie = await createSession(deps, result.account.id, stage, userAgent(c), result.account.credentials_version);
     writeSessionCookie(c, deps.config, cookie);
-    // Renewed at each sign-in: this browser is now known to the account, so a lock on its name will not keep it out.
-    await writeDeviceCookie(c, deps.config, await deviceIssuingKey(deps), issueDeviceToken(deps, result.account.id), DEVICE_TTL_MS);
+    // Renewed at each full sign-in: this browser is now known to the account, so a lock on its name will not keep it
+    // out. With a second factor owed, it is set only once that step is passed (second-factor.routes.tsx).
+    if (stage === 'full') await rememberDevice(c, deps, issueDeviceToken(deps, result.account));
     return c.redirect(landingFor(stage), 303);
   });
 

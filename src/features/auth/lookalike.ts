@@ -1,14 +1,20 @@
 // Look-alike usernames (issue 21 item 6): the UTS #39 confusable skeleton, and refusal of names mixing scripts.
 import { rectifyConfusion } from 'unicode-confusables';
 
+/** One UTS #39 skeleton pass: NFD, each code point replaced by its confusables.txt prototype, NFD again. */
+function skeleton(value: string): string {
+  return rectifyConfusion(value.normalize('NFD')).normalize('NFD');
+}
+
 /**
- * The key under which two usernames count as the same to the eye: the UTS #39 skeleton (NFD -> confusables.txt -> NFD)
- * of the name after NFKC and lower-casing, since usernames are case-insensitive ("АDMIN" in Cyrillic must meet "admin")
- * and compatibility forms look like their plain letters ("ｆｕｌｌ"). Stored in accounts.username_skeleton (unique);
- * migration 0013 holds a frozen copy of this function for its backfill.
+ * The key under which two usernames count as the same to the eye: case and confusables both fold, after NFKC
+ * ("ｆｕｌｌ" is "full"). Lower-casing first would miss the prototypes of capitals ("Iisa" ~ "lisa", "j0hn" ~ "john",
+ * since UTS #39 maps I -> l and 0 -> O), and a single skeleton after it misses "ADMIN" ~ "admin"; so the skeleton
+ * runs on the name, on its upper case (capitals to prototypes), and on that lower-cased (m -> rn). Stored in
+ * accounts.username_skeleton (unique); migration 0013 holds a frozen copy of this function for its backfill.
  */
 export function usernameSkeleton(username: string): string {
-  return rectifyConfusion(username.normalize('NFKC').toLowerCase().normalize('NFD')).normalize('NFD');
+  return skeleton(skeleton(skeleton(username.normalize('NFKC')).toUpperCase()).toLowerCase());
 }
 
 // Unicode script names, tested through Script_Extensions property escapes; names this Node's V8 does not know are skipped.

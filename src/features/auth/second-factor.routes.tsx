@@ -8,6 +8,8 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress } from '../../http/request.ts';
+import { issueDeviceTokenForSession } from './device.ts';
+import { rememberDevice } from './device-cookie.ts';
 import { landingFor } from './landing.ts';
 import { qrSvg } from './qr.ts';
 import { confirmEnrolment, pendingEnrolment, skipEnrolment, startEnrolment, verifySecondFactor } from './second-factor.service.ts';
@@ -37,12 +39,16 @@ export function secondFactorRoutes(deps: Deps) {
     return c.redirect('/login?notice=session-ended', 303);
   }
 
-  /** Signs the pending session in fully under a new id and cookie; false when it ended meanwhile. */
+  /**
+   * Signs the pending session in fully under a new id and cookie, and only now marks the browser as known to the
+   * account (the device cookie); false when the session ended meanwhile.
+   */
   async function promote(c: Ctx, session: SessionContext): Promise<boolean> {
     const promoted = await promoteSession(deps, session);
     if (!promoted) return false;
     writeSessionCookie(c, deps.config, promoted.cookie);
     c.set('session', promoted.session);
+    await rememberDevice(c, deps, await issueDeviceTokenForSession(deps, promoted.session.idHash));
     return true;
   }
 

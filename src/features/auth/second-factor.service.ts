@@ -180,7 +180,7 @@ export async function verifySecondFactor(
 /** Issues a new set of recovery codes after a fresh password check; the old set stops working. */
 export async function regenerateRecoveryCodes(
   deps: Deps,
-  input: { accountId: string; password: string; address: string },
+  input: { accountId: string; sessionIdHash: string; password: string; address: string },
 ): Promise<{ ok: true; recoveryCodes: string[] } | PasswordRefusal | { ok: false; reason: 'not-enrolled' }> {
   const check = await confirmPassword(deps, input);
   if (!check.ok) return passwordRefusal(check);

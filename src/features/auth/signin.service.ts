@@ -4,7 +4,7 @@ import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, findAccountByUsername, usernameKey, type Account } from './accounts.repo.ts';
 import { verifyPassword } from './passwords.ts';
 import type { DeviceToken } from './device.ts';
-import { ACCOUNT_ADDRESS_POLICY, ACCOUNT_POLICY, ADDRESS_POLICY, DEVICE_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from './throttle.service.ts';
+import { ACCOUNT_ADDRESS_POLICY, ACCOUNT_POLICY, ADDRESS_POLICY, DEVICE_POLICY, reserveAttempt, SESSION_POLICY, settleAttempt, type ThrottleKey } from './throttle.service.ts';
 
 export type SignInResult =
   | { ok: true; account: Account }
@@ -27,8 +27,9 @@ export function throttleKeys(kind: string, accountName: string, address: string)
 
 /**
  * Checks a username and password. Unknown names verify against a dummy hash, so timing does not tell them apart.
- * A client showing a verified device token of the very account it signs in to is held to a per-device limit instead
- * of the per-account one (which anyone can fill); the pair and address limits hold for every client.
+ * A client showing a verified device token of the very account it signs in to, issued since its last password change,
+ * is held to a per-device limit instead of the per-account one (which anyone can fill); the pair and address limits
+ * hold for every client.
  */
 export async function signInWithPassword(
   deps: Deps,
@@ -37,7 +38,7 @@ export async function signInWithPassword(
   const keys = throttleKeys('password', input.username, input.address);
   // Looked up early only for a device token: whether it matches changes nothing in the answer, only the limit.
   const early = input.device ? await findAccountByUsername(deps.db, input.username.trim()) : undefined;
-  const owned = input.device && early?.id === input.device.accountId ? input.device : undefined;
+  const owned = early && input.device && ownsDevice(early, input.device) ? input.device : undefined;
   const guard = owned ? deviceThrottleKey(owned) : keys.account;
   const reservation = await reserveAttempt(deps, [keys.pair, guard, keys.address]);
   if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
@@ -50,25 +51,33 @@ export async function signInWithPassword(
   return { ok: true, account };
 }
 
+/** Whether the token was issued to this account under its current credentials (a password change voids older ones). */
+function ownsDevice(account: Account, device: DeviceToken): boolean {
+  return account.id === device.accountId && account.credentials_version === device.credentialsVersion;
+}
+
 /** The throttle key of one device token (its random id), governed by DEVICE_POLICY. */
 function deviceThrottleKey(device: DeviceToken): ThrottleKey {
   return { key: `password:device:${device.nonce}`, policy: DEVICE_POLICY };
 }
 
 /**
- * Re-authentication of a signed-in account (password change, second-factor enrolment, new recovery codes).
- * Counts against the same throttle keys as sign-in, so these forms cannot be used to guess a password faster.
+ * Re-authentication from a session that already proved the password (password change, second-factor enrolment, new
+ * recovery codes). Counts against the pair and address keys like sign-in, and against a per-session key in place of
+ * the per-username one: anyone can fill that, and it must not lock the owner out of its own account's settings;
+ * a session guesses no faster than one address.
  */
 export async function confirmPassword(
   deps: Deps,
-  input: { accountId: string; password: string; address: string },
+  input: { accountId: string; sessionIdHash: string; password: string; address: string },
 ): Promise<SignInResult> {
   const account = await findAccountById(deps.db, input.accountId);
   if (!account) return { ok: false, reason: 'invalid' };
   const keys = throttleKeys('password', account.username, input.address);
-  const reservation = await reserveAttempt(deps, [keys.pair, keys.account, keys.address]);
+  const session: ThrottleKey = { key: `password:sess:${input.sessionIdHash}`, policy: SESSION_POLICY };
+  const reservation = await reserveAttempt(deps, [keys.pair, session, keys.address]);
   if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
   const valid = await verifyPassword(account.password_hash, input.password);
-  await settleAttempt(deps, reservation, valid, [keys.pair.key, keys.account.key]);
+  await settleAttempt(deps, reservation, valid, [keys.pair.key, session.key]);
   return valid ? { ok: true, account } : { ok: false, reason: 'invalid' };
 }

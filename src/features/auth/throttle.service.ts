@@ -29,6 +29,11 @@ export const ACCOUNT_POLICY: ThrottlePolicy = { maxFailures: 50, windowMs: FIFTE
  * signs in to: 5 failures in 15 minutes lock that device for 15 minutes, so a stolen cookie guesses no faster than a pair.
  */
 export const DEVICE_POLICY: ThrottlePolicy = { maxFailures: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
+/**
+ * Per signed-in session, in place of the per-account limit when a session re-confirms its password (profile acts):
+ * 5 failures in 15 minutes lock that session's confirmations for 15 minutes.
+ */
+export const SESSION_POLICY: ThrottlePolicy = { maxFailures: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
 /** Per client address (IPv6 by /64): 30 failures in 15 minutes lock it for 15 minutes (spraying many accounts). */
 export const ADDRESS_POLICY: ThrottlePolicy = { maxFailures: 30, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
 

@@ -6,7 +6,7 @@ import { retentionDays } from '../messages/retention.service.ts';
 import type { SettingsTab } from '../settings/tabs.ts';
 import { isId } from '../../http/text.ts';
 import { findChannelSummary } from './channels.repo.ts';
-import { channelsPage, type ChannelErrors } from './channels.service.ts';
+import { channelsPage, parsePageNumber, type ChannelErrors } from './channels.service.ts';
 import { ChannelList, ChannelsTabView, CreateChannelForm, EditChannelForm, RetentionForm, channelNotice } from './channels.views.tsx';
 
 /** What a failed POST hands back to the tab: which form, its values and errors. */
@@ -17,7 +17,7 @@ export type ChannelsTabState =
 
 /** The tab body, for GET /settings?tab=channels and for re-rendering after a refused POST. */
 export async function channelsTabBody(deps: Deps, c: Ctx, state?: ChannelsTabState): Promise<Child> {
-  const page = await channelsPage(deps, Number(c.req.query('page') ?? '1') || 1);
+  const page = await channelsPage(deps, parsePageNumber(c.req.query('page')));
   const editId = state?.form === 'edit' ? state.id : c.req.query('edit');
   const editing = editId && isId(editId) ? await findChannelSummary(deps.db, editId) : undefined;
   const form = editing ? (

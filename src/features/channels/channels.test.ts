@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { signedInAs } from '../../../test/helpers/factories.ts';
 import { buildChannel, buildMessage, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { CHANNELS_PAGE_SIZE } from './channels.service.ts';
 
 const SECRET = 'whsec-Sup3r-S3cret-Value';
 
@@ -164,5 +165,20 @@ forEachDialect((getDb) => {
     assert.match(first.text, /Page 1 of 2 \(121 channels\)/);
     const second = await admin.client.get('/settings?tab=channels&page=2');
     assert.equal((second.text.match(/<tr class="channel /g) ?? []).length, 21);
+  });
+
+  test('a page that is not 1 to 6 digits shows page 1; a page past the end shows the last (never a fractional OFFSET)', async () => {
+    const admin = await signedInAs(t, 'admin');
+    for (let i = 0; i < CHANNELS_PAGE_SIZE + 1; i++) await buildChannel(t, { createdBy: admin.account.id });
+    for (const page of ['1.001', '1.5', '1e400', '-1', '0x2', '', 'two', '1234567', '2.0']) {
+      const res = await admin.client.get(`/settings?tab=channels&page=${encodeURIComponent(page)}`);
+      assert.equal(res.status, 200, page);
+      assert.match(res.text, /Page 1 of 2 \(101 channels\)/, page);
+    }
+    for (const page of ['2', '02', '999999']) {
+      const res = await admin.client.get(`/settings?tab=channels&page=${page}`);
+      assert.equal(res.status, 200, page);
+      assert.match(res.text, /Page 2 of 2 \(101 channels\)/, page);
+    }
   });
 });

@@ -18,7 +18,12 @@ export async function changePassword(
   deps: Deps,
   input: { accountId: string; keepSessionIdHash: string; current: string; next: string; address: string },
 ): Promise<ChangePasswordResult> {
-  const check = await confirmPassword(deps, { accountId: input.accountId, password: input.current, address: input.address });
+  const check = await confirmPassword(deps, {
+    accountId: input.accountId,
+    sessionIdHash: input.keepSessionIdHash,
+    password: input.current,
+    address: input.address,
+  });
   if (!check.ok) return check.reason === 'locked' ? check : { ok: false, reason: 'invalid-password' };
   const passwordHash = await hashPassword(input.next);
   const changed = await deps.db.transaction().execute(async (trx) => {

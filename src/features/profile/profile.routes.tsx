@@ -106,7 +106,7 @@ export function profileRoutes(deps: Deps) {
     const form = parseForm(c, passwordOnlySchema);
     if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
     const password = form.data.password;
-    const result = await regenerateRecoveryCodes(deps, { accountId: session.account.id, password, address: clientAddress(c) });
+    const result = await regenerateRecoveryCodes(deps, { accountId: session.account.id, sessionIdHash: session.idHash, password, address: clientAddress(c) });
     if (result.ok) {
       return render(
         c,

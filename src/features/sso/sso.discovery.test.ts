@@ -1,14 +1,16 @@
-// Issue 21 item 4: discovery is cached per provider for 5 minutes, a key rotation still signs in at once, sign-in
-// starts are limited per client address, and control characters in the SSO routes' queries are refused.
+// Issue 21 item 4: discovery is cached per provider for 5 minutes, a key rotation still signs in at once (and only a
+// signature or key-id failure forces a discovery, at most one per provider every 30 s), sign-in starts are limited
+// per (client address, provider), and control characters in the SSO routes' queries are refused.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
-import { CONFIDENTIAL_CLIENT_ID, CONFIDENTIAL_CLIENT_SECRET, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
-import { DISCOVERY_TTL_MS } from './sso.discovery.ts';
+import { CONFIDENTIAL_CLIENT_ID, CONFIDENTIAL_CLIENT_SECRET, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import { DISCOVERY_TTL_MS, FORCED_REFRESH_INTERVAL_MS } from './sso.discovery.ts';
 import { START_POLICY } from './sso.flow.service.ts';
+import { changeProvider } from './sso.providers.service.ts';
 
 let idp: TestIdp;
 before(async () => {
@@ -65,6 +67,17 @@ forEachDialect((getDb) => {
     assert.equal(idp.discoveryCount() - before, 1);
   });
 
+  test('any admin save of the provider (even of its name only) drops the cached configuration and its keys', async () => {
+    assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
+    const [discoveries, keyFetches] = [idp.discoveryCount(), jwksFetches()];
+    t.clock.advance(1_000);
+    const saved = await changeProvider(t.deps, { id: provider.id, display_name: 'Renamed', slug: 'pub', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: true });
+    assert.equal(saved.ok, true);
+    assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
+    assert.equal(idp.discoveryCount() - discoveries, 1, 'discovered afresh after the save');
+    assert.equal(jwksFetches() - keyFetches, 1, 'and the keys fetched afresh');
+  });
+
   test('a key rotation at the IdP: the next sign-in goes through at once (one fresh discovery and key fetch), and later ones use the cache', async () => {
     assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
     const [discoveries, keyFetches] = [idp.discoveryCount(), jwksFetches()];
@@ -91,12 +104,15 @@ forEachDialect((getDb) => {
     assert.equal(idp.requests.filter((r) => r.path === '/token').length - tokenPosts, 1);
   });
 
-  test(`sign-in starts are limited per address: the ${START_POLICY.maxFailures + 1}st is a 429 page with no request to the IdP; other addresses are not`, async () => {
+  test(`sign-in starts are limited per (address, provider) to ${START_POLICY.maxFailures} a minute: then a 429 page with no request to the IdP; other addresses and providers are not`, async () => {
     const from = (address: string) => {
       const c = t.client();
       c.address = address;
       return c;
     };
+    assert.equal(START_POLICY.maxFailures, 60);
+    const admin = await buildAccount(t, { role: 'admin' });
+    await buildProvider(t, idp, { slug: 'other', createdBy: admin.id });
     for (let i = 0; i < START_POLICY.maxFailures; i++) assert.equal((await from('198.51.100.7').get('/login/sso/pub')).status, 303, `start ${i + 1}`);
     const seen = idp.requests.length;
     const refused = await from('198.51.100.7').get('/login/sso/pub');
@@ -106,10 +122,14 @@ forEachDialect((getDb) => {
     assert.equal(refused.headers.get('retry-after'), '60');
     assert.equal(refused.location, undefined);
     assert.equal(idp.requests.length, seen, 'nothing was asked of the IdP');
-    // Unknown slugs count too: the limit is on the address, before any lookup.
-    assert.equal((await from('198.51.100.7').get('/login/sso/nope')).status, 429);
 
+    assert.equal((await from('198.51.100.7').get('/login/sso/other')).status, 303, 'the same address at another provider');
     assert.equal((await from('198.51.100.8').get('/login/sso/pub')).status, 303, 'another address’s first start');
+    // Unknown slugs are answered from a read: no counter row per made-up slug.
+    const rows = async () => (await t.deps.db.selectFrom('auth_throttle').select('key').execute()).length;
+    const counters = await rows();
+    for (let i = 0; i < 5; i++) assert.equal((await from('198.51.100.7').get(`/login/sso/nope-${i}`)).status, 404);
+    assert.equal(await rows(), counters);
     t.clock.advance(START_POLICY.windowMs);
     assert.equal((await from('198.51.100.7').get('/login/sso/pub')).status, 303, 'a minute later');
   });
@@ -123,6 +143,50 @@ forEachDialect((getDb) => {
     for (let i = 0; i < START_POLICY.maxFailures; i++) assert.equal((await from(`2001:db8:0:1::${i + 1}`).get('/login/sso/pub')).status, 303);
     assert.equal((await from('2001:db8:0:1::ffff').get('/login/sso/pub')).status, 429, 'same /64');
     assert.equal((await from('2001:db8:0:2::1').get('/login/sso/pub')).status, 303, 'next /64');
+  });
+
+  test('a replayed flow cookie with a callback that fails before the token request (no code, a wrong iss) forces no discovery', async () => {
+    const c = t.client();
+    const start = await c.get('/login/sso/pub');
+    assert.equal(start.status, 303);
+    const state = new URL(start.location!).searchParams.get('state')!;
+    const flowCookie = c.cookies.get('svc_sso_flow')!;
+    const [discoveries, tokenPosts] = [idp.discoveryCount(), idp.tokenRequests.length];
+    for (let i = 0; i < 30; i++) {
+      const x = t.client();
+      x.cookies.set('svc_sso_flow', flowCookie);
+      const query = i % 2 === 0 ? `state=${state}` : `state=${state}&code=x&iss=${encodeURIComponent('https://attacker.example')}`;
+      assert.equal((await x.get(`/login/sso/pub/callback?${query}`)).status, 502, `callback ${i + 1}`);
+    }
+    assert.equal(idp.discoveryCount() - discoveries, 0, 'the cached configuration served every callback');
+    assert.equal(idp.tokenRequests.length, tokenPosts, 'and no code went to the IdP');
+    assert.ok(!t.logs.some((l) => l.includes('retrying with a fresh discovery')));
+    assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/', 'sign-in still works');
+    assert.equal(idp.discoveryCount() - discoveries, 0);
+  });
+
+  test(`signature failures force at most one discovery per provider every ${FORCED_REFRESH_INTERVAL_MS / 1000} s; within it, a rotation says try again`, async () => {
+    assert.equal(FORCED_REFRESH_INTERVAL_MS, 30_000);
+    assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
+    const discoveries = idp.discoveryCount();
+    const foreignSigned = async () => {
+      const c = t.client();
+      const callback = await startAndAuthorize(c, idp, '/login/sso/pub', sub);
+      idp.tamperNextIdToken((claims) => ({ claims, signWith: 'foreign' }));
+      return (await c.get(pathOf(callback))).status;
+    };
+    for (let i = 0; i < 5; i++) assert.equal(await foreignSigned(), 502);
+    assert.equal(idp.discoveryCount() - discoveries, 1, 'five signature failures, one forced discovery');
+
+    // A real rotation within the interval: refused with "try again", no discovery; once it has passed, signed in.
+    await idp.rotateKeys();
+    const res = await roundTrip(t.client(), idp, '/login/sso/pub', sub);
+    assert.equal(res.status, 503);
+    assert.match(res.text, /try again/);
+    assert.equal(idp.discoveryCount() - discoveries, 1);
+    t.clock.advance(FORCED_REFRESH_INTERVAL_MS);
+    assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
+    assert.equal(idp.discoveryCount() - discoveries, 2, 'the next forced discovery');
   });
 
   test('control characters in any SSO route’s query are refused with a 400 page before the IdP sees anything', async () => {

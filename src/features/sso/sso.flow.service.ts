@@ -24,10 +24,11 @@ import {
 /** How long a started sign-in or link may take at the provider. */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
 /**
- * Sign-in starts per client address (IPv6 by /64): 20 a minute. Each start may cost a request to the provider, and
- * anyone may make one; every start counts (none is settled), so the window simply fills.
+ * Sign-in starts per (client address, provider), IPv6 by /64: 60 a minute. Each start may cost a request to the
+ * provider, and anyone may make one; every start counts (none is settled), so the window simply fills. Per provider,
+ * so one user behind a shared address (an office's NAT, an unlisted proxy) holds the others off one provider at most.
  */
-export const START_POLICY: ThrottlePolicy = { maxFailures: 20, windowMs: 60_000, lockMs: 60_000 };
+export const START_POLICY: ThrottlePolicy = { maxFailures: 60, windowMs: 60_000, lockMs: 60_000 };
 /** Where the flow-cookie signing key lives: shared by every instance through the database. */
 const COOKIE_KEY_META = 'sso_flow_cookie_key';
 
@@ -70,8 +71,8 @@ export async function flowCookieKey(deps: Deps): Promise<string> {
 
 /**
  * Starts a login or link at an enabled provider: fresh state, nonce and verifier, and the URL to send the browser to.
- * A sign-in start counts against its client address first (START_POLICY): over the limit, nothing is looked up or
- * fetched. A link asks the provider to authenticate the user afresh (`prompt=login`), so the identity bound is one
+ * A sign-in start at an enabled provider counts against (client address, provider) before anything is fetched
+ * (START_POLICY); unknown and disabled slugs are answered from a read and write no counter. A link asks the provider to authenticate the user afresh (`prompt=login`), so the identity bound is one
  * the user just signed in as, not whatever session the browser happened to hold at the provider.
  */
 export async function startFlow(
@@ -80,13 +81,14 @@ export async function startFlow(
   start: { kind: 'login'; address: string } | { kind: 'link'; accountId: string },
   redirectUri: string,
 ): Promise<StartResult> {
-  if (start.kind === 'login') {
-    const counted = await reserveAttempt(deps, [{ key: `sso-start:addr:${throttleBucket(start.address)}`, policy: START_POLICY }]);
-    if (!counted.ok) return { ok: false, reason: 'too-many-starts', retryAfterMs: counted.retryAfterMs };
-  }
   const provider = await findProviderBySlug(deps.db, slug);
   if (!provider) return { ok: false, reason: 'not-found' };
   if (provider.enabled !== 1) return { ok: false, reason: 'disabled' };
+  if (start.kind === 'login') {
+    const key = `sso-start:${provider.id}:${throttleBucket(start.address)}`;
+    const counted = await reserveAttempt(deps, [{ key, policy: START_POLICY }]);
+    if (!counted.ok) return { ok: false, reason: 'too-many-starts', retryAfterMs: counted.retryAfterMs };
+  }
   const secrets = { state: randomToken(deps.random, 32), nonce: randomToken(deps.random, 32), verifier: randomToken(deps.random, 48) };
   const started = await authorizationUrl(deps, provider, redirectUri, secrets, { promptLogin: start.kind === 'link' });
   if (!started.ok) return started;

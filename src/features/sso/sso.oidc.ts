@@ -3,7 +3,7 @@
 // as typed reasons.
 import * as oidc from 'openid-client';
 import type { Deps } from '../../deps.ts';
-import { configurationFor, forgetConfiguration, runExchange, type ExchangeSlot } from './sso.discovery.ts';
+import { configurationAfterFailure, configurationFor, FORCED_REFRESH_INTERVAL_MS, forgetConfiguration, runExchange, type ExchangeSlot } from './sso.discovery.ts';
 import type { ProviderRow } from './sso.repo.ts';
 
 /** Claims that may label a binding for admins, in order of preference; never used to find an account. */
@@ -23,8 +23,11 @@ export type OidcFailure =
   | 'token-invalid'
   | 'keys-changed';
 
-/** Failures a newer discovery may cure (rotated keys, changed metadata); the others would only repeat. */
-const RETRIED_WITH_FRESH_DISCOVERY: OidcFailure[] = ['token-invalid', 'keys-changed'];
+/** oauth4webapi's message for an id_token whose signature does not verify (its code, OAUTH_INVALID_RESPONSE, is shared). */
+const SIGNATURE_FAILED = 'JWT signature verification failed';
+
+/** A failed callback, and whether newer keys could cure it: the id_token's signature or key id failed, nothing else. */
+type CallbackFailure = { ok: false; reason: OidcFailure; keyFailure: boolean };
 
 /** What the code exchange proved: the verified subject and a display label. */
 export interface VerifiedIdentity {
@@ -108,9 +111,11 @@ export async function authorizationUrl(
  * Completes the authorization-code flow: checks state and RFC 9207 `iss`, exchanges the code with the PKCE
  * verifier, and verifies the id_token (signature against the published keys, issuer, audience/azp, expiry, nonce).
  * `callbackUrl` must carry the registered redirect_uri (external origin + path) and the provider's query.
- * When verification fails with a cached configuration, it is dropped and the verification runs once more against a
- * fresh discovery (new metadata, keys fetched afresh), replaying the token response already received: the code is
- * single-use, and openid-client refetches keys on an unknown key id only when its copy is over 60 s old.
+ * When a token response arrived and its id_token failed on its signature or key id with a cached configuration, the
+ * verification runs once more against a newer one (new metadata, keys fetched afresh), replaying that token response:
+ * the code is single-use, and openid-client refetches keys on an unknown key id only when its copy is over 60 s old.
+ * Any other failure (no code, a wrong `iss`, a refused code) fails before the token arrives and never forces a
+ * discovery; forced ones are capped per provider (configurationAfterFailure), so replayed callbacks cannot drive them.
  */
 export async function exchangeCode(
   deps: Deps,
@@ -126,17 +131,21 @@ export async function exchangeCode(
   }
   const first: ExchangeSlot = {};
   const tried = await verifyCallback(deps, p, found.config, callbackUrl, secrets, first);
-  if (tried.ok || !found.cached || !RETRIED_WITH_FRESH_DISCOVERY.includes(tried.reason)) return tried;
-  await forgetConfiguration(deps, p, found.config);
-  deps.log.info({ provider: p.slug, reason: tried.reason }, 'sso: verification failed with a cached configuration, retrying with a fresh discovery');
-  let fresh: oidc.Configuration;
+  if (tried.ok) return tried;
+  if (!found.cached || !first.recorded || !tried.keyFailure) return { ok: false, reason: tried.reason };
+  let newer: oidc.Configuration | undefined;
   try {
-    ({ config: fresh } = await configurationFor(deps, p, { fresh: true }));
+    newer = await configurationAfterFailure(deps, p, found.config);
   } catch (err) {
     return { ok: false, reason: classify(deps, p, 'discovery', err) };
   }
-  // Without a recorded token response the code was never sent, so the retry may send it.
-  return verifyCallback(deps, p, fresh, callbackUrl, secrets, { replay: first.recorded });
+  if (!newer) {
+    deps.log.info({ provider: p.slug, reason: tried.reason, intervalMs: FORCED_REFRESH_INTERVAL_MS }, 'sso: verification failed; a fresh discovery was already forced within the interval, not retrying');
+    return { ok: false, reason: tried.reason };
+  }
+  deps.log.info({ provider: p.slug, reason: tried.reason }, 'sso: verification failed with a cached configuration, retrying with a fresh discovery');
+  const again = await verifyCallback(deps, p, newer, callbackUrl, secrets, { replay: first.recorded });
+  return again.ok ? again : { ok: false, reason: again.reason };
 }
 
 /** One run of openid-client's code grant and id_token checks, with `slot` deciding whether the token POST is replayed. */
@@ -147,7 +156,7 @@ async function verifyCallback(
   callbackUrl: URL,
   secrets: FlowSecrets,
   slot: ExchangeSlot,
-): Promise<{ ok: true; identity: VerifiedIdentity } | { ok: false; reason: OidcFailure }> {
+): Promise<{ ok: true; identity: VerifiedIdentity } | CallbackFailure> {
   try {
     const tokens = await runExchange(slot, () =>
       oidc.authorizationCodeGrant(config, callbackUrl, {
@@ -162,8 +171,15 @@ async function verifyCallback(
     const label = [...LABEL_CLAIMS.map((k) => claims[k]), claims.sub].map(labelFrom).find((v) => v !== '') ?? '(unnamed)';
     return { ok: true, identity: { sub: claims.sub, label } };
   } catch (err) {
-    return { ok: false, reason: classify(deps, p, 'callback', err) };
+    return { ok: false, reason: classify(deps, p, 'callback', err), keyFailure: isKeyFailure(err) };
   }
+}
+
+/** Whether openid-client refused the id_token for its signature or for a key id it could not find in its keys. */
+function isKeyFailure(err: unknown): boolean {
+  const e = err as { code?: string; cause?: unknown };
+  if (e.code === 'OAUTH_KEY_SELECTION_FAILED') return true;
+  return err instanceof oidc.ClientError && e.code === 'OAUTH_INVALID_RESPONSE' && e.cause instanceof Error && e.cause.message === SIGNATURE_FAILED;
 }
 
 /**
