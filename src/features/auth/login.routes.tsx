@@ -9,7 +9,6 @@ import { parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress, userAgent } from '../../http/request.ts';
-import { hasControlCharacters } from '../../http/text.ts';
 import { issueDeviceToken } from './device.ts';
 import { presentedDevice, rememberDevice } from './device-cookie.ts';
 import { landingFor } from './landing.ts';
@@ -20,10 +19,9 @@ import { signInWithPassword } from './signin.service.ts';
 import { enabledProviders } from '../sso/sso.providers.service.ts';
 import { SsoButtons } from '../sso/sso.views.tsx';
 
-// Control characters can be in no account's name or password (PostgreSQL refuses NUL): such a form is signed in
-// as the empty name, so it gets the usual answer and counts like any failure.
-const field = (max: number) => z.string().max(max).refine((v) => !hasControlCharacters(v)).default('');
-const loginSchema = z.object({ username: field(256), password: field(1024) });
+// parseForm refuses control characters in any field (PostgreSQL refuses NUL): such a form is signed in as the empty
+// name, so it gets the usual answer and counts like any failure.
+const loginSchema = z.object({ username: z.string().max(256).default(''), password: z.string().max(1024).default('') });
 
 /** Where a session in a given stage goes next (kept here too for callers that import it from this file). */
 export { landingFor };
