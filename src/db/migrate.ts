@@ -10,6 +10,7 @@ import * as m0009 from './migrations/0009-delivery-due-pending.ts';
 import * as m0010 from './migrations/0010-delivery-attempt-log.ts';
 import * as m0011 from './migrations/0011-delivery-attempt-rows.ts';
 import * as m0013 from './migrations/0013-username-skeleton.ts';
+import * as m0014 from './migrations/0014-session-reveals.ts';
 
 /** Every migration by name; tests take a prefix of them to start from an older schema. */
 export const migrations: Record<string, Migration> = {
@@ -23,6 +24,7 @@ export const migrations: Record<string, Migration> = {
   '0010-delivery-attempt-log': m0010,
   '0011-delivery-attempt-rows': m0011,
   '0013-username-skeleton': m0013,
+  '0014-session-reveals': m0014,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -215,9 +215,27 @@ export interface SsoIdentitiesTable {
 }
 
 /** The whole database as Kysely sees it. */
+/** A secret minted by a form, held sealed for the session that minted it until the page after the redirect shows it. */
+export interface SessionRevealsTable {
+  session_id_hash: string;
+  kind: string;
+  /** AES-256-GCM under a key derived from the session's cookie value, which the database never holds. */
+  sealed: string;
+  created_at: number;
+}
+
+/** One-time tokens of minting forms already used by a session: a form sent twice mints once. */
+export interface SpentFormTokensTable {
+  session_id_hash: string;
+  token_hash: string;
+  spent_at: number;
+}
+
 export interface DB {
   accounts: AccountsTable;
   sessions: SessionsTable;
+  session_reveals: SessionRevealsTable;
+  spent_form_tokens: SpentFormTokensTable;
   totp_enrolments: TotpEnrolmentsTable;
   auth_throttle: AuthThrottleTable;
   setup_tokens: SetupTokensTable;

@@ -76,6 +76,8 @@ const ORIGIN = 'http://localhost';
 export class TestClient {
   cookies = new Map<string, string>();
   csrf: string | undefined;
+  /** The one-time token of the last minting form seen (sent once with the next post, as a browser would). */
+  once: string | undefined;
   address = '127.0.0.1';
   userAgent = 'svc-test';
 
@@ -100,6 +102,8 @@ export class TestClient {
     const text = await res.text();
     const token = /name="_csrf" value="([^"]+)"/.exec(text);
     if (token) this.csrf = token[1];
+    const once = /name="_once" value="([^"]+)"/.exec(text);
+    if (once) this.once = once[1];
     return { status: res.status, headers: res.headers, text, location: res.headers.get('location') ?? undefined };
   }
 
@@ -111,6 +115,8 @@ export class TestClient {
   post(path: string, fields: Record<string, string | string[]> = {}, headers: Record<string, string> = {}): Promise<TestResponse> {
     const body = new URLSearchParams();
     if (this.csrf && !('_csrf' in fields)) body.append('_csrf', this.csrf);
+    if (this.once && !('_once' in fields)) body.append('_once', this.once);
+    this.once = undefined;
     for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
     return this.request(path, {
       method: 'POST',
