@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { Hono } from 'hono';
 import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
-import { enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, securityHeaders } from './http/middleware.ts';
+import { enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, requestLog, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
 import { loginRoutes } from './features/auth/login.routes.tsx';
 import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
@@ -18,8 +18,12 @@ import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
 import { inviteRoutes } from './features/team/invite.routes.tsx';
 import { teamRoutes } from './features/team/team.routes.tsx';
+import { accountRoutes } from './features/team/account.routes.tsx';
+import { resetRoutes } from './features/reset/reset.routes.tsx';
 import { ssoAdminRoutes } from './features/sso/sso.admin.routes.tsx';
 import { ssoRoutes } from './features/sso/sso.routes.tsx';
+import { attachMetrics } from './features/ops/metrics.service.ts';
+import { opsRoutes } from './features/ops/ops.routes.ts';
 
 /** Largest request body accepted anywhere; forms are far smaller. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -29,7 +33,10 @@ const stylesheet = fs.readFileSync(new URL('../static/app.css', import.meta.url)
 /** The whole web application for the given dependencies. */
 export function createApp(deps: Deps) {
   const app = new Hono<AppEnv>();
+  // Prometheus metrics only when SVC_METRICS_TOKEN is set; they become deps.metrics, shared with this process's worker.
+  const metrics = deps.config.metricsToken ? attachMetrics(deps) : undefined;
 
+  app.use(requestLog(deps));
   app.use(async (c, next) => {
     c.set('deps', deps);
     await next();
@@ -46,12 +53,15 @@ export function createApp(deps: Deps) {
     return c.body(stylesheet, 200, { 'Content-Type': 'text/css; charset=utf-8' });
   });
   app.get('/healthz', (c) => c.text('ok'));
+  app.route('/', opsRoutes(deps, metrics));
 
   app.route('/', setupRoutes(deps));
   app.route('/', loginRoutes(deps));
-  app.route('/', homeRoutes());
+  app.route('/', homeRoutes(deps));
   app.route('/', settingsRoutes(deps));
   app.route('/', teamRoutes(deps));
+  app.route('/', accountRoutes(deps));
+  app.route('/', resetRoutes(deps));
   app.route('/', inviteRoutes(deps));
   app.route('/', deliveryRoutes(deps));
   app.route('/', inboxRoutes(deps));

@@ -68,3 +68,16 @@ test('SVC_DATABASE_LISTEN_URL: a direct postgres:// URL for the LISTEN session, 
     assert.doesNotMatch(r.errors.join('\n'), /hunter2/, 'the password is never repeated');
   }
 });
+
+test('SVC_METRICS_TOKEN: unset turns /metrics off; when set, at least 16 characters, never repeated in the error', () => {
+  const off = loadConfig({ SVC_METRICS_TOKEN: '' });
+  assert.ok(off.ok);
+  assert.equal(off.config.metricsToken, undefined);
+  const on = loadConfig({ SVC_METRICS_TOKEN: ' metrics-token-0123456789 ' });
+  assert.ok(on.ok);
+  assert.equal(on.config.metricsToken, 'metrics-token-0123456789');
+  const short = loadConfig({ SVC_METRICS_TOKEN: 'short-secret' });
+  assert.equal(short.ok, false);
+  if (short.ok) return;
+  assert.deepEqual(short.errors, ['SVC_METRICS_TOKEN: SVC_METRICS_TOKEN must be at least 16 characters']);
+});

@@ -63,6 +63,11 @@ const envSchema = z.object({
       }
       return v;
     }),
+  SVC_METRICS_TOKEN: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
+    .refine((v) => v === undefined || v.length >= 16, 'SVC_METRICS_TOKEN must be at least 16 characters'),
   SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -89,6 +94,8 @@ export interface Config {
   oidcCaFile: string | undefined;
   /** pino log level. */
   logLevel: string;
+  /** Bearer token a Prometheus scrape of /metrics must present; unset (the default) turns /metrics off (404). */
+  metricsToken?: string;
   /** Reverse proxies whose X-Forwarded-For is believed for the client address (throttling only); none by default. */
   trustedProxies: TrustedProxies;
   /**
@@ -139,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
       publicUrl: e.SVC_PUBLIC_URL,
       oidcCaFile: e.SVC_OIDC_CA_FILE,
       logLevel: e.SVC_LOG_LEVEL,
+      metricsToken: e.SVC_METRICS_TOKEN,
       trustedProxies: e.SVC_TRUSTED_PROXIES,
       refusedSignInDelayMs: 1000,
     },

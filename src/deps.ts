@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { Dialect } from './db/connect.ts';
 import type { DB } from './db/schema.ts';
 import type { DeliveryWakeup } from './features/delivery/wakeup.ts';
+import type { OutboundOptions } from './net/outbound.ts';
 
 /** Source of the current time in epoch milliseconds. */
 export interface Clock {
@@ -27,6 +28,23 @@ export interface Deps {
   log: Logger;
   /** Wakes this process's delivery workers at once after a transaction made deliveries due (emit, re-send). */
   wakeup: DeliveryWakeup;
+  /** Outbound knobs for the admin's "Check connection" (resolver, policy, CA); production leaves it unset. Tests only. */
+  outbound?: OutboundOptions;
+  /** Counts what the process decides (requests, attempts, sign-ins) for /metrics; absent (nothing counted) unless SVC_METRICS_TOKEN is set. */
+  metrics?: Metrics;
+}
+
+/** How a sign-in step ended, as /metrics counts it. */
+export type SignInOutcome = 'success' | 'failure' | 'throttled' | 'second_factor_owed';
+
+/** The counting hooks the domain calls at the moment it decides something; each is one line at its call site. */
+export interface Metrics {
+  /** A request was answered: method, route template (never the raw URL), status, seconds taken. */
+  httpRequest(method: string, route: string, status: number, seconds: number): void;
+  /** A delivery attempt ended with a verdict (HTTP status or none); `sinceEmitMs` on a delivery's first attempt only. */
+  deliveryAttempt(verdict: 'delivered' | 'failed', status: number | null, sinceEmitMs: number | undefined): void;
+  /** A password or second-factor step ended. */
+  signIn(outcome: SignInOutcome): void;
 }
 
 /** The real clock. */

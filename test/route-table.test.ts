@@ -2,7 +2,7 @@
 // a signed-in viewer, including ones not built yet (issue 21 item 5, SPEC 4.2's admin acts outside /settings).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mintToken } from '../src/features/tokens/tokens.service.ts';
+import { createToken } from '../src/features/tokens/tokens.service.ts';
 import { buildTestApp, type TestApp } from './helpers/app.ts';
 import { forEachDialect } from './helpers/db.ts';
 import { signedInAs } from './helpers/factories.ts';
@@ -11,14 +11,18 @@ import { signedInAs } from './helpers/factories.ts';
 const SELF_SERVICE = [
   'POST /setup',
   'POST /invite',
+  'POST /reset',
   'POST /login',
   'POST /login/totp',
   'POST /login/enrol',
   'POST /logout',
   'POST /messages/read',
   'POST /messages/read-all',
+  'POST /messages/unread',
   'POST /profile/password',
+  'POST /profile/reauth',
   'POST /profile/recovery-codes',
+  'POST /profile/recovery-codes/download',
   'POST /profile/sessions/end',
   'POST /profile/sso/unlink',
   'POST /profile/tokens',
@@ -89,7 +93,7 @@ forEachDialect((getDb) => {
   test('a viewer token is refused on API writes by default', async () => {
     const t = buildTestApp(getDb());
     const { account } = await signedInAs(t, 'viewer');
-    const { token } = await mintToken(t.deps, account.id, { name: 'ci', expiry: '90' });
+    const { token } = await createToken(t.deps, account.id, { name: 'ci', expiry: '90' });
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const read = await t.app.request('/api/me', { headers });
     assert.equal(read.status, 200);

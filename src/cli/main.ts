@@ -1,52 +1,102 @@
-// The svc command line: serve | worker | migrate | --help.
+// The svc command line: one table of commands, each with its own --help. Exit codes: 0 done, 1 failed or refused,
+// 2 usage error (including an act this setup cannot do).
 import { parseArgs } from 'node:util';
+import { runAccounts } from './accounts.ts';
+import { runBackup } from './backup.ts';
+import { runConfigCheck } from './config-check.ts';
 import { runEmit } from './emit.ts';
+import { runInvite } from './invite.ts';
 import { startRuntime } from './runtime.ts';
 import { runServe } from './serve.ts';
 import { runWorker } from './worker.ts';
 
-const HELP = `Usage: svc <command> [options]
+/** One command: its line in `svc --help`, its own help, and what it runs (returning the exit code). */
+interface Command {
+  summary: string;
+  help?: string;
+  run(args: string[]): Promise<number> | number;
+}
 
-Commands:
-  serve [--no-worker]   run the web service (with the delivery worker unless --no-worker)
-  worker                run the delivery worker alone (any number may share one database)
-  migrate               bring the database schema up to date and exit
-  emit --cause ...      store one message (svc emit --help for its flags); prints the message id
-  --help                show this help
+const SERVE_HELP = `Usage: svc serve [--no-worker]
 
-Configuration is read from environment variables; see README.md.
+Runs the web service, and the delivery worker in the same process unless --no-worker. On SIGTERM or SIGINT it stops
+accepting connections, lets requests in flight finish (up to 10 s) and deliveries in flight finish (up to their time
+budget), gives back what it had claimed but not started, closes the database and exits 0. A second signal exits at once.
 `;
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(HELP);
-    return command === undefined ? 2 : 0;
-  }
-  switch (command) {
-    case 'serve': {
-      const { values } = parseArgs({ args: rest, options: { 'no-worker': { type: 'boolean', default: false } }, strict: true });
-      const deps = await startRuntime();
-      await runServe(deps, { worker: !values['no-worker'] });
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    summary: 'serve [--no-worker]          run the web service (with the delivery worker unless --no-worker)',
+    help: SERVE_HELP,
+    async run(args) {
+      const { values } = parseArgs({ args, options: { 'no-worker': { type: 'boolean', default: false } }, strict: true });
+      await runServe(await startRuntime(), { worker: !values['no-worker'] });
       return 0;
-    }
-    case 'worker': {
-      parseArgs({ args: rest, options: {}, strict: true });
+    },
+  },
+  worker: {
+    summary: 'worker                       run the delivery worker alone (any number may share one database)',
+    help: 'Usage: svc worker\n\nRuns the delivery worker alone; any number of them may share one database. On SIGTERM or SIGINT it stops\nclaiming, lets deliveries in flight finish (up to their time budget), gives back the rest and exits 0.\n',
+    async run(args) {
+      parseArgs({ args, options: {}, strict: true });
       await runWorker(await startRuntime());
       return 0;
-    }
-    case 'migrate': {
-      parseArgs({ args: rest, options: {}, strict: true });
+    },
+  },
+  migrate: {
+    summary: 'migrate                      bring the database schema up to date and exit',
+    help: 'Usage: svc migrate\n\nBrings the database schema up to date and exits (start-up does this too; safe when several instances start at once).\n',
+    async run(args) {
+      parseArgs({ args, options: {}, strict: true });
       const deps = await startRuntime();
       deps.log.info('database is up to date');
       await deps.db.destroy();
       return 0;
-    }
-    case 'emit':
-      return runEmit(rest);
-    default:
-      process.stderr.write(`svc: unknown command "${command}"\n\n${HELP}`);
+    },
+  },
+  emit: { summary: 'emit --cause ...             store one message; prints the message id', run: runEmit },
+  invite: { summary: 'invite --role admin|viewer   mint an invitation; prints its join link (works with no admin signed in)', run: runInvite },
+  accounts: { summary: 'accounts <subcommand>        list accounts; reset a password or second factor, set a role, suspend, reactivate', run: runAccounts },
+  backup: { summary: 'backup <file> [--force]      copy the SQLite database safely while svc runs, then check the copy', run: runBackup },
+  config: { summary: 'config check                 validate the environment; print the settings without secrets', run: (args) => runConfigCheck(args) },
+};
+
+const HELP = `Usage: svc <command> [options]
+
+Commands:
+${Object.values(COMMANDS)
+  .map((c) => `  ${c.summary}\n`)
+  .join('')}  --help                       show this help (svc <command> --help: that command's)
+
+Configuration is read from environment variables; see README.md and docs/operations.md.
+Exit codes: 0 done; 1 failed or refused (nothing changed); 2 usage error: wrong arguments, invalid
+configuration, or an act this setup cannot do (backup on PostgreSQL, a backup file that exists without --force).
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(HELP);
+    return name === undefined ? 2 : 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name]! : undefined;
+  if (!command) {
+    process.stderr.write(`svc: unknown command "${name}"\n\n${HELP}`);
+    return 2;
+  }
+  if (command.help && (rest.includes('--help') || rest.includes('-h'))) {
+    process.stdout.write(command.help);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    // node:util parseArgs refuses unknown or malformed flags: a usage error, not a failure.
+    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`svc ${name}: ${err.message}\n(svc ${name} --help shows the usage)\n`);
       return 2;
+    }
+    throw err;
   }
 }
 

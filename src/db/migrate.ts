@@ -11,6 +11,9 @@ import * as m0010 from './migrations/0010-delivery-attempt-log.ts';
 import * as m0011 from './migrations/0011-delivery-attempt-rows.ts';
 import * as m0013 from './migrations/0013-username-skeleton.ts';
 import * as m0014 from './migrations/0014-session-reveals.ts';
+import * as m0015 from './migrations/0015-account-lifecycle.ts';
+import * as m0016 from './migrations/0016-secrets-and-reauth.ts';
+import * as m0017 from './migrations/0017-channel-failing-since.ts';
 
 /** Every migration by name; tests take a prefix of them to start from an older schema. */
 export const migrations: Record<string, Migration> = {
@@ -25,6 +28,9 @@ export const migrations: Record<string, Migration> = {
   '0011-delivery-attempt-rows': m0011,
   '0013-username-skeleton': m0013,
   '0014-session-reveals': m0014,
+  '0015-account-lifecycle': m0015,
+  '0016-secrets-and-reauth': m0016,
+  '0017-channel-failing-since': m0017,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -20,6 +20,10 @@ export interface AccountsTable {
   /** Bumped by every password change: sessions created under an older version are refused. */
   credentials_version: Generated<number>;
   created_at: number;
+  /** When an administrator suspended the account; NULL while active. A suspended account cannot sign in or use tokens. */
+  suspended_at: number | null;
+  /** The last completed sign-in (password or SSO, second factor included); NULL before the first. */
+  last_sign_in_at: number | null;
 }
 
 /** A server-side session; the cookie holds the id, this row only its SHA-256. */
@@ -38,6 +42,8 @@ export interface SessionsTable {
   user_agent: string;
   /** The account's credentials_version when the session was created (or when it changed the password itself). */
   credentials_version: Generated<number>;
+  /** When this session last re-typed its password or a second-factor code ("Confirm it's you"); NULL if never. */
+  reauthed_at: number | null;
 }
 
 /** A TOTP secret awaiting its confirming code, bound to the session that passed the password check. */
@@ -81,7 +87,10 @@ export interface InvitationsTable {
   expires_at: number;
   spent_at: number | null;
   revoked_at: number | null;
-  created_by: string;
+  /** The admin who minted it; NULL when minted from the host command line (`svc invite`). */
+  created_by: string | null;
+  /** Optional label shown only in the admin's list of open invitations (at most 200 code points); binds nothing. */
+  note: string | null;
 }
 
 /** One recovery code of an account, stored only as a salted hash. */
@@ -133,6 +142,8 @@ export interface ChannelsTable {
   last_error: string | null;
   last_error_at: number | null;
   last_success_at: number | null;
+  /** When the current failure streak began (the first failed attempt since the last success); NULL while not failing. */
+  failing_since: number | null;
   created_at: number;
   updated_at: number;
   created_by: string;
@@ -231,11 +242,20 @@ export interface SpentFormTokensTable {
   spent_at: number;
 }
 
+/** An administrator-minted password reset link: at most one per account, stored only as the token's SHA-256. */
+export interface PasswordResetsTable {
+  account_id: string;
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface DB {
   accounts: AccountsTable;
   sessions: SessionsTable;
   session_reveals: SessionRevealsTable;
   spent_form_tokens: SpentFormTokensTable;
+  password_resets: PasswordResetsTable;
   totp_enrolments: TotpEnrolmentsTable;
   auth_throttle: AuthThrottleTable;
   setup_tokens: SetupTokensTable;

@@ -2,8 +2,8 @@
 // A new route is signed-in-only unless listed public here; a new state-changing route is admin-only unless listed as
 // self-service here (SPEC 4.2: admin acts exist outside /settings, such as POST /probers and POST /scans/trigger).
 
-/** Paths that need no session. */
-const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/healthz']);
+/** Paths that need no session (/metrics checks its own bearer token). */
+const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/reset', '/healthz', '/readyz', '/metrics']);
 /** Path prefixes that need no session (SSO sign-in flow, static assets). */
 const PUBLIC_PREFIXES = ['/static/', '/login/sso/'];
 /** Paths a half-signed-in session (owing a second factor or offered enrolment) may reach; sign-out is among them. */
@@ -15,7 +15,7 @@ const ADMIN_PREFIXES = ['/settings'];
  * tokens, SSO link/unlink, sessions) and read marks. Sign-in steps and sign-out are public or pending above.
  */
 const SELF_SERVICE_PREFIXES = ['/profile'];
-const SELF_SERVICE_EXACT = new Set(['/messages/read', '/messages/read-all']);
+const SELF_SERVICE_EXACT = new Set(['/messages/read', '/messages/read-all', '/messages/unread']);
 /** Methods that only read; every other method changes state and is admin-only outside the self-service list. */
 const READ_METHODS = new Set(['GET', 'HEAD']);
 /** The JSON API: bearer tokens only, never cookies. */

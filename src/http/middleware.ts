@@ -1,7 +1,9 @@
-// The page path's steps, each one Hono middleware, registered in order in app.ts: security headers, body limit,
-// session, API token, gate, form parsing and CSRF.
+// The page path's steps, each one Hono middleware, registered in order in app.ts: request log, security headers, body
+// limit, session, API token, gate, form parsing and CSRF.
+import crypto from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { matchedRoutes } from 'hono/route';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from '../deps.ts';
 import { safeEqual } from '../deps.ts';
@@ -12,6 +14,64 @@ import type { AppEnv, Ctx } from './env.ts';
 import { accessFor, isApiPath } from './gate.ts';
 import { externalOrigin } from './request.ts';
 import { errorPage } from './render.tsx';
+
+/**
+ * One JSON line per request at info (method, route template, status, duration, request id, and the URL with tokens
+ * redacted), the same figures counted for /metrics, and the request id in an X-Request-Id response header.
+ */
+export function requestLog(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const started = performance.now();
+    const requestId = crypto.randomUUID();
+    c.header('X-Request-Id', requestId);
+    await next();
+    const seconds = (performance.now() - started) / 1000;
+    const route = routeTemplate(c);
+    const { method } = c.req;
+    const status = c.res.status;
+    deps.metrics?.httpRequest(method, route, status, seconds);
+    const url = new URL(c.req.url);
+    deps.log.info({ requestId, method, route, status, durationMs: Math.round(seconds * 10_000) / 10, url: redactTokens(url.pathname + url.search) }, 'request');
+  };
+}
+
+/**
+ * The template of the route that answered (`/settings/channels/:id`, never the raw URL); when a middleware answered
+ * instead (a redirect to sign-in, a refused form), the route the request was headed for; "unmatched" when none exists.
+ */
+export function routeTemplate(c: Ctx): string {
+  const routes = matchedRoutes(c);
+  const answered = routes[c.req.routeIndex];
+  // app.use() middleware is registered for every method ('ALL'); routes are registered for theirs.
+  const route = answered && answered.method !== 'ALL' ? answered : routes.find((r) => r.method !== 'ALL');
+  return route?.path ?? 'unmatched';
+}
+
+/** Names of query parameters whose values are credentials (setup, invitation and reset tokens; an SSO callback's code). */
+const SECRET_NAME = /^[\w.-]*(?:token|code)$/i;
+/** One query parameter: separator, name as sent, and "=value" when it has one. */
+const QUERY_PARAM = /([?&])([^&=#]*)(=[^&#]*)?/g;
+
+/**
+ * A path and query with every token-like query value replaced by "[redacted]", for log lines. Names are judged as the
+ * router reads them (percent-decoded, so `?%74oken=` is a token too); a name that does not decode is redacted.
+ */
+export function redactTokens(pathAndQuery: string): string {
+  const start = pathAndQuery.indexOf('?');
+  if (start === -1) return pathAndQuery;
+  const query = pathAndQuery.slice(start).replace(QUERY_PARAM, (param: string, sep: string, name: string, value?: string) =>
+    value !== undefined && isSecretName(name) ? `${sep}${name}=[redacted]` : param,
+  );
+  return pathAndQuery.slice(0, start) + query;
+}
+
+function isSecretName(name: string): boolean {
+  try {
+    return SECRET_NAME.test(decodeURIComponent(name.replace(/\+/g, ' ')));
+  } catch {
+    return true;
+  }
+}
 
 /**
  * Every response's security headers: CSP without any script, no framing, nosniff, a same-origin referrer policy, HSTS

@@ -17,7 +17,7 @@ export async function render(c: Ctx, title: string, body: Child, status: Content
     viewer = { username, role, unread: options.bell === false ? undefined : await unreadCount(c.get('deps'), id) };
   }
   return c.html(
-    <Layout title={title} viewer={viewer} csrf={session?.csrfToken}>
+    <Layout title={title} viewer={viewer} csrf={session?.csrfToken} path={c.req.path}>
       {body}
     </Layout>,
     status,

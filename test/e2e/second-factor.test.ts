@@ -28,20 +28,28 @@ forEachDialect((getDb) => {
       await signInWithBrowser(page, server.url, account);
 
       await page.goto(`${server.url}/profile`);
-      await page.getByLabel('Confirm password to set up').fill(account.password);
-      await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
+      // "Confirm it's you" first, then the set-up button; the key is shown once, on the page after the redirect.
+      const section = page.locator('#profile-second-factor');
+      await section.getByLabel('Password').fill(account.password);
+      await section.getByRole('button', { name: 'Confirm' }).click();
+      await page.waitForURL(/notice=confirmed-second-factor/);
+      await page.locator('#profile-second-factor').getByRole('button', { name: 'Set up two-factor authentication' }).click();
+      await page.waitForURL(`${server.url}/profile/totp`);
       // isVisible() does not wait: the click's page load may not have rendered yet. waitFor() throws if it never does.
       await page.locator('figure.qr svg').waitFor({ state: 'visible', timeout: 10_000 });
       assert.ok(await page.locator('figure.qr svg').isVisible(), 'the QR code renders');
-      const secret = ((await page.locator('#totp-secret').textContent()) ?? '').trim();
-      assert.match(secret, /^[A-Z2-7]{32}$/);
+      const grouped = ((await page.locator('#totp-secret').textContent()) ?? '').trim();
+      assert.match(grouped, /^([A-Z2-7]{4} ){7}[A-Z2-7]{4}$/, 'the key in groups of four');
+      const secret = grouped.replaceAll(' ', '');
+      assert.match((await page.getByRole('link', { name: /set-up link/ }).getAttribute('href')) ?? '', /^otpauth:\/\/totp\//);
       await page.getByLabel('Code from your app').fill(totpCode(secret, t.clock.now()));
       await page.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
+      await page.waitForURL(/\/profile\/recovery-codes\?from=enrolment$/);
       const codes = (await page.locator('ol.codes code').allTextContents()).map((c) => c.trim());
       assert.equal(codes.length, 10);
       assert.deepEqual(consoleErrors, [], 'no content-security-policy violations on the enrolment pages');
       await page.getByRole('link', { name: 'Continue' }).click();
-      await page.waitForURL(`${server.url}/profile`);
+      await page.waitForURL(`${server.url}/profile#profile-second-factor`);
       assert.match((await page.textContent('main')) ?? '', /10 of 10/);
       await signOut(page);
       t.clock.advance(30_000);

@@ -1,4 +1,5 @@
-// The team story in a real browser: an admin invites a viewer, who joins in another browser, then gets promoted.
+// The team stories in a real browser: an admin invites a viewer, who joins in another browser, then gets promoted; an
+// admin suspends and reactivates an account, and hands out a password reset link that is followed in another browser.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/app.ts';
@@ -39,13 +40,67 @@ forEachDialect((getDb) => {
       assert.equal((await invitee.goto(`${server.url}/settings`))?.status(), 403);
 
       await adminPage.goto(`${server.url}/settings?tab=team`);
+      await adminPage.getByRole('link', { name: 'vera', exact: true }).click();
       await adminPage.getByLabel('Role for vera', { exact: true }).selectOption('admin');
-      await adminPage.getByRole('row', { name: /vera/ }).getByRole('button', { name: 'Save role' }).click();
+      await adminPage.getByRole('button', { name: 'Save role' }).click();
       await adminPage.waitForURL(/notice=role-changed$/);
 
       const settings = await invitee.goto(`${server.url}/settings`);
       assert.equal(settings?.status(), 200);
       assert.match((await invitee.textContent('main')) ?? '', /Team/);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  });
+
+  test('an admin suspends an account (sign-in refused), reactivates it, and a reset link is followed in another browser', { skip: browserSkip }, async () => {
+    const t = buildTestApp(getDb());
+    const boss = await buildAccount(t, { username: 'chief', role: 'admin' });
+    const dana = await buildAccount(t, { username: 'dana', role: 'viewer' });
+    const server = await serveTestApp(t);
+    const browser = await launchBrowser();
+    try {
+      const adminPage = await (await browser.newContext()).newPage();
+      await signInWithBrowser(adminPage, server.url, boss);
+      const danaPage = await (await browser.newContext()).newPage();
+      await signInWithBrowser(danaPage, server.url, dana);
+
+      // Suspend, through its confirmation step.
+      await adminPage.goto(`${server.url}/settings?tab=team`);
+      await adminPage.getByRole('link', { name: 'dana', exact: true }).click();
+      await adminPage.getByRole('link', { name: 'Suspend…' }).click();
+      await adminPage.getByRole('button', { name: 'Suspend dana' }).click();
+      await adminPage.waitForURL(/notice=suspended$/);
+      assert.match((await adminPage.textContent('main')) ?? '', /Account suspended\./);
+
+      // Dana's open session ended; signing in again is refused with the plain reason.
+      await danaPage.goto(`${server.url}/`);
+      assert.match(danaPage.url(), /\/login$/);
+      await danaPage.getByLabel('Username').fill('dana');
+      await danaPage.getByLabel('Password').fill(dana.password);
+      await danaPage.getByRole('button', { name: 'Sign in', exact: true }).click();
+      assert.match((await danaPage.textContent('main')) ?? '', /This account is suspended, so it cannot sign in/);
+
+      await adminPage.getByRole('button', { name: 'Reactivate' }).click();
+      await adminPage.waitForURL(/notice=reactivated$/);
+
+      // A reset link, shown once, followed in a separate browser context.
+      await adminPage.getByRole('button', { name: 'Create reset link' }).click();
+      const link = (await adminPage.locator('#reset-link').textContent())?.trim() ?? '';
+      assert.match(link, new RegExp(`^${server.url}/reset\\?token=[A-Za-z0-9_-]{43}$`));
+      await adminPage.reload();
+      assert.equal(await adminPage.locator('#reset-link').count(), 0, 'shown once only');
+
+      const holder = await (await browser.newContext()).newPage();
+      await holder.goto(link);
+      assert.match((await holder.textContent('main')) ?? '', /Choose a new password for dana/);
+      await holder.getByLabel('New password').fill('a fresh passphrase');
+      await holder.getByRole('button', { name: 'Set new password' }).click();
+      await holder.waitForURL(/\/login\?notice=password-reset$/);
+      await signInWithBrowser(holder, server.url, { username: 'dana', password: 'a fresh passphrase' });
+      await holder.goto(link);
+      assert.match((await holder.textContent('main')) ?? '', /This password reset link is not valid/);
     } finally {
       await browser.close();
       await server.close();

@@ -44,6 +44,7 @@ export async function buildChannel(
     last_error: null,
     last_error_at: null,
     last_success_at: null,
+    failing_since: null,
     created_at: now,
     updated_at: now,
     created_by: opts.createdBy ?? (await factoryAuthor(db)),

@@ -38,3 +38,17 @@ export async function countAccounts(db: Q, cap = 1): Promise<number> {
   const rows = await db.selectFrom('accounts').select('id').limit(cap).execute();
   return rows.length;
 }
+
+/** Records a completed sign-in (password or SSO, second factor included) for the team list. */
+export async function recordSignIn(db: Q, accountId: string, now: number): Promise<void> {
+  await db.updateTable('accounts').set({ last_sign_in_at: now }).where('id', '=', accountId).execute();
+}
+
+/** Replaces the password hash and moves the credentials version on, so every older session and device token lapses. */
+export async function replacePasswordHash(db: Q, accountId: string, passwordHash: string): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set((eb) => ({ password_hash: passwordHash, credentials_version: eb('credentials_version', '+', 1) }))
+    .where('id', '=', accountId)
+    .execute();
+}

@@ -12,15 +12,19 @@ import { clientAddress, userAgent } from '../../http/request.ts';
 import { issueDeviceToken } from './device.ts';
 import { presentedDevice, rememberDevice } from './device-cookie.ts';
 import { landingFor } from './landing.ts';
-import { LOGIN_NOTICES, LoginPage } from './login.views.tsx';
+import { LOGIN_NOTICES, LoginPage, SetupPendingPage } from './login.views.tsx';
 import { lockedMessage } from './second-factor.views.tsx';
 import { createSession, endSession, stageAfterFirstFactor } from './sessions.service.ts';
 import { signInWithPassword } from './signin.service.ts';
+import { setupOpen } from '../setup/setup.service.ts';
 import { enabledProviders } from '../sso/sso.providers.service.ts';
 import { SsoButtons } from '../sso/sso.views.tsx';
 
 // parseForm refuses control characters in any field (PostgreSQL refuses NUL): such a form is signed in as the empty
 // name, so it gets the usual answer and counts like any failure.
+/** Shown only after the right password for a suspended account (a wrong one gets the usual answer). */
+const SUSPENDED_MESSAGE = 'This account is suspended, so it cannot sign in. Ask an administrator to reactivate it.';
+
 const loginSchema = z.object({ username: z.string().max(256).default(''), password: z.string().max(1024).default('') });
 
 /** Where a session in a given stage goes next (kept here too for callers that import it from this file). */
@@ -32,6 +36,8 @@ export function loginRoutes(deps: Deps) {
   app.get('/login', refuseControlQuery, async (c) => {
     const session = c.get('session');
     if (session) return c.redirect(landingFor(session.stage), 303);
+    // First run: no account to sign in to yet, so say where the setup link is instead of offering a sign-in form.
+    if (await setupOpen(deps)) return render(c, 'Setup pending', <SetupPendingPage />);
     const key = c.req.query('notice') ?? '';
     const notice = Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
     const sso = <SsoButtons providers={await enabledProviders(deps)} />;
@@ -49,9 +55,12 @@ export function loginRoutes(deps: Deps) {
       const error =
         result.reason === 'locked'
           ? lockedMessage(result.retryAfterMs)
-          : 'Incorrect username or password.';
+          : result.reason === 'suspended'
+            ? SUSPENDED_MESSAGE
+            : 'Incorrect username or password.';
       const sso = <SsoButtons providers={await enabledProviders(deps)} />;
-      return render(c, 'Sign in', <LoginPage username={input.username.slice(0, 64)} error={error} extra={sso} />, result.reason === 'locked' ? 429 : 401);
+      const status = result.reason === 'locked' ? 429 : result.reason === 'suspended' ? 403 : 401;
+      return render(c, 'Sign in', <LoginPage username={input.username.slice(0, 64)} error={error} extra={sso} />, status);
     }
     const previous = c.get('session');
     if (previous) await endSession(deps, previous.idHash);

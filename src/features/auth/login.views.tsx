@@ -9,6 +9,7 @@ export const LOGIN_NOTICES: Record<string, string> = {
   'invited': 'Your account is ready. Sign in with your new username and password.',
   'session-ended': 'Your session has ended. Sign in again.',
   'code-attempts': 'Too many wrong codes. Sign in again with your password.',
+  'password-reset': 'Your new password is set and every session of the account has ended. Sign in with it.',
 };
 
 /** Username/password form, with an optional error or notice, and any extra sign-in options below. */
@@ -17,12 +18,30 @@ export function LoginPage(props: { username?: string; error?: string; notice?: s
     <section class="narrow">
       {props.notice ? <Notice kind="info">{props.notice}</Notice> : null}
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
-      <Form action="/login">
+      <Form action="/login" id="login">
         <Field label="Username" name="username" value={props.username} autocomplete="username" required maxlength={64} />
         <Field label="Password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
       </Form>
       {props.extra}
+    </section>
+  );
+}
+
+/** Shown by /login (and so by /) while no account exists: nothing to sign in to yet, and where the setup link is. */
+export function SetupPendingPage() {
+  return (
+    <section class="narrow">
+      <p class="lead">svc is not set up yet: no account exists, so there is nothing to sign in to.</p>
+      <p>
+        The first administrator account is created from the setup link. The service prints it in its log at every start while
+        no account exists, in a line like <code>setup: open https://…/setup?token=…</code>. Whoever runs the service can read
+        it there (for example with <code>journalctl</code> or <code>docker logs</code>).
+      </p>
+      <p>
+        If the operator pinned the token with the <code>SVC_SETUP_TOKEN</code> setting, <a href="/setup">open the setup page</a>{' '}
+        and enter that token.
+      </p>
     </section>
   );
 }

@@ -54,8 +54,9 @@ forEachDialect((getDb) => {
     await t.deps.db.deleteFrom('accounts').where('username_skeleton', 'in', keys).execute();
     for (const [, existing] of CASE_CONFUSABLES) await buildAccount(t, { username: existing });
     const admin = await signedInAs(t, 'admin');
+    await admin.client.get('/settings?tab=team');
     const minted = await admin.client.post('/settings/accounts', { role: 'viewer' });
-    const token = /invite\?token=([A-Za-z0-9_-]{43})/.exec(minted.text)?.[1];
+    const token = /invite\?token=([A-Za-z0-9_-]{43})/.exec((await admin.client.get(minted.location!)).text)?.[1];
     assert.ok(token, 'the join link is shown');
     for (const [username] of CASE_CONFUSABLES) {
       const res = await t.client().post('/invite', { token, username, password: 'a long enough password' });

@@ -6,14 +6,7 @@ import { buildTestApp } from '../../../test/helpers/app.ts';
 import { lockUsername, returningClient } from '../../../test/helpers/device.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { totpCode } from './totp.ts';
-
-/** The secret shown on an enrolment page. */
-function secretOn(page: string): string {
-  const m = /id="totp-secret">([A-Z2-7]+)</.exec(page);
-  assert.ok(m, 'the page shows the secret');
-  return m[1]!;
-}
+import { finishEnrolment, startEnrolmentAtSignIn, startEnrolmentInProfile } from '../../../test/helpers/second-factor.ts';
 
 forEachDialect((getDb) => {
   test('under a username lock, the owner signed in by its device cookie still changes password, enrols, renews codes', async () => {
@@ -24,11 +17,13 @@ forEachDialect((getDb) => {
     assert.equal((await owner.post('/login', { username: a.username, password: a.password })).status, 303);
     await owner.get('/profile');
 
-    const started = await owner.post('/profile/totp/start', { password: a.password });
-    assert.equal(started.status, 200);
-    const confirmed = await owner.post('/profile/totp/confirm', { code: totpCode(secretOn(started.text), t.clock.now()) });
-    assert.equal(confirmed.status, 200);
-    assert.equal((await owner.post('/profile/recovery-codes', { password: a.password })).status, 200);
+    const secret = await startEnrolmentInProfile(owner, a.password);
+    assert.equal((await finishEnrolment(t, owner, '/profile/totp/confirm', secret)).length, 10);
+    t.clock.advance(30_000);
+    await owner.get('/profile');
+    assert.equal((await owner.post('/profile/reauth', { secret: a.password, section: 'second-factor' })).status, 303);
+    await owner.get('/profile');
+    assert.equal((await owner.post('/profile/recovery-codes')).location, '/profile/recovery-codes?from=profile');
     assert.equal((await owner.post('/profile/password', { current: 'not the password', password: 'whatever 12345' })).status, 401);
     const changed = await owner.post('/profile/password', { current: a.password, password: 'a brand new password 123' });
     assert.equal(changed.location, '/profile?notice=password-changed');
@@ -47,9 +42,7 @@ forEachDialect((getDb) => {
 
     assert.equal((await first.post('/login', { username: a.username, password: a.password })).location, '/login/enrol');
     await first.get('/login/enrol');
-    const started = await first.post('/login/enrol', { action: 'start', password: a.password });
-    assert.equal(started.status, 200);
-    assert.match(started.text, /id="totp-secret"/);
+    assert.ok(await startEnrolmentAtSignIn(first));
   });
 
   test('a session guesses no faster than one address: 5 wrong passwords lock its confirmations, not another session', async () => {
@@ -57,14 +50,15 @@ forEachDialect((getDb) => {
     const a = await buildAccount(t);
     const thief = await signIn(t, a);
     thief.address = '198.51.100.7';
-    for (let i = 0; i < 5; i++) assert.equal((await thief.post('/profile/totp/start', { password: `guess-${i}-guess` })).status, 401);
+    const confirm = (c: typeof thief, secret: string) => c.post('/profile/reauth', { secret, section: 'second-factor' });
+    for (let i = 0; i < 5; i++) assert.equal((await confirm(thief, `guess-${i}-guess`)).status, 401);
     // A new address does not help: the lock is on the session.
     thief.address = '198.51.100.8';
-    assert.equal((await thief.post('/profile/totp/start', { password: a.password })).status, 429);
+    assert.equal((await confirm(thief, a.password)).status, 429);
     assert.equal((await thief.post('/profile/password', { current: a.password, password: 'a brand new password 123' })).status, 429);
 
     const other = await signIn(t, a);
     other.address = '198.51.100.9';
-    assert.equal((await other.post('/profile/totp/start', { password: a.password })).status, 200, 'another session is not locked');
+    assert.equal((await confirm(other, a.password)).status, 303, 'another session is not locked');
   });
 });

@@ -25,8 +25,12 @@ const SCHEME = 'hmac-sha256';
 export function newRecoveryCode(random: Random): string {
   const bytes = random.bytes(CODE_CHARS);
   // 32 divides 256, so the low five bits of each byte are uniform: no modulo bias.
-  const chars = [...bytes].map((b) => ALPHABET[b & 31]!).join('');
-  return chars.match(new RegExp(`.{${GROUP}}`, 'g'))!.join('-');
+  return displayForm([...bytes].map((b) => ALPHABET[b & 31]!).join(''));
+}
+
+/** A canonical code in display form: groups of five joined by hyphens. */
+function displayForm(canonical: string): string {
+  return canonical.match(new RegExp(`.{${GROUP}}`, 'g'))!.join('-');
 }
 
 /** The canonical form of a typed code (15 alphabet characters), or undefined when it cannot be one. */
@@ -51,4 +55,28 @@ export function recoveryCodeMatches(stored: string, canonical: string): boolean 
 
 function digest(salt: string, canonical: string): string {
   return crypto.createHmac('sha256', salt).update(canonical, 'utf8').digest('hex');
+}
+
+/**
+ * Codes posted back by the page that showed them (its "Download as text file" form), in display form, or undefined
+ * unless they are 1 to RECOVERY_CODE_COUNT well-formed codes. Nothing here is looked up: the file holds what the page held.
+ */
+export function shownRecoveryCodes(values: string[]): string[] | undefined {
+  if (values.length === 0 || values.length > RECOVERY_CODE_COUNT) return undefined;
+  const canonical = values.map((v) => normaliseRecoveryCode(v));
+  if (canonical.some((c) => c === undefined)) return undefined;
+  return canonical.map((c) => displayForm(c!));
+}
+
+/** The downloadable text file of a set of codes, one numbered code per line. */
+export function recoveryCodesText(codes: string[], username: string, at: number): string {
+  const lines = [
+    `svc recovery codes for ${username}`,
+    `Saved ${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC. Each code signs in once, in place of a code from your authenticator app.`,
+    'Generating a new set voids these. Keep this file somewhere safe.',
+    '',
+    ...codes.map((code, i) => `${String(i + 1).padStart(2, ' ')}. ${code}`),
+    '',
+  ];
+  return lines.join('\n');
 }

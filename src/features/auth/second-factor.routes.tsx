@@ -8,20 +8,23 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress } from '../../http/request.ts';
+import { revealLater, revealNow, spendOnce } from '../../http/reveal.tsx';
 import { issueDeviceTokenForSession } from './device.ts';
 import { rememberDevice } from './device-cookie.ts';
 import { landingFor } from './landing.ts';
+import { holdSecret } from './reveals.service.ts';
+import { RECOVERY_CODES_REVEAL, recoveryCodesPath, TOTP_KEY_REVEAL } from './second-factor.reveals.ts';
 import { qrSvg } from './qr.ts';
 import { confirmEnrolment, pendingEnrolment, skipEnrolment, startEnrolment, verifySecondFactor } from './second-factor.service.ts';
-import { EnrolOfferPage, EnrolSecretPage, lockedMessage, RecoveryCodesPage, TotpStepPage } from './second-factor.views.tsx';
+import { EnrolOfferPage, EnrolSecretPage, lockedMessage, TotpStepPage } from './second-factor.views.tsx';
 import { endSession, promoteSession, type SessionContext, type Stage } from './sessions.service.ts';
 
 const codeSchema = z.object({ code: z.string().max(64).default('') });
 const enrolSchema = z.object({
   action: z.enum(['start', 'confirm', 'skip']).catch('start'),
-  password: z.string().max(1024).default(''),
   code: z.string().max(64).default(''),
 });
+const ENROL_TITLE = 'Set up two-factor authentication';
 
 export function secondFactorRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
@@ -41,15 +44,15 @@ export function secondFactorRoutes(deps: Deps) {
 
   /**
    * Signs the pending session in fully under a new id and cookie, and only now marks the browser as known to the
-   * account (the device cookie); false when the session ended meanwhile.
+   * account (the device cookie); the new cookie value, or undefined when the session ended meanwhile.
    */
-  async function promote(c: Ctx, session: SessionContext): Promise<boolean> {
+  async function promote(c: Ctx, session: SessionContext): Promise<string | undefined> {
     const promoted = await promoteSession(deps, session);
-    if (!promoted) return false;
+    if (!promoted) return undefined;
     writeSessionCookie(c, deps.config, promoted.cookie);
     c.set('session', promoted.session);
     await rememberDevice(c, deps, await issueDeviceTokenForSession(deps, promoted.session.idHash));
-    return true;
+    return promoted.cookie;
   }
 
   app.get('/login/totp', (c) => {
@@ -82,60 +85,61 @@ export function secondFactorRoutes(deps: Deps) {
     return render(c, 'Two-factor authentication', <TotpStepPage error={error} />, status);
   });
 
-  app.get('/login/enrol', (c) => {
+  // With a set-up started in this session, the confirming step (the key shown once, on the page after the start's
+  // redirect); otherwise the offer.
+  app.get('/login/enrol', async (c) => {
     const session = sessionIn(c, 'enrol');
     if (session instanceof Response) return session;
-    return render(c, 'Set up two-factor authentication', <EnrolOfferPage />);
+    const pending = await pendingEnrolment(deps, { accountId: session.account.id, sessionIdHash: session.idHash });
+    if (!pending) return render(c, ENROL_TITLE, <EnrolOfferPage />);
+    return confirmPage(c, await revealNow(c, TOTP_KEY_REVEAL), pending);
   });
 
   app.post('/login/enrol', async (c) => {
     const session = sessionIn(c, 'enrol');
     if (session instanceof Response) return session;
     const form = parseForm(c, enrolSchema);
-    if (!form.ok) return render(c, 'Set up two-factor authentication', <EnrolOfferPage error={Object.values(form.errors)[0]} />, 400);
+    if (!form.ok) return render(c, ENROL_TITLE, <EnrolOfferPage error={Object.values(form.errors)[0]} />, 400);
     const input = form.data;
     const accountId = session.account.id;
     const owner = { accountId, sessionIdHash: session.idHash };
-    const title = 'Set up two-factor authentication';
 
     if (input.action === 'skip') {
       if (!(await skipEnrolment(deps, accountId)) || !(await promote(c, session))) return startOver(c, session);
       return c.redirect('/', 303);
     }
 
+    // Starting and confirming mint secrets: a second post of the same form mints nothing and lands on the same page.
+    if (!(await spendOnce(c))) return c.redirect('/login/enrol', 303);
+
     if (input.action === 'start') {
-      const started = await startEnrolment(deps, { ...owner, password: input.password, address: clientAddress(c) });
-      if (started.ok) return secretPage(c, started.pending);
-      if (started.reason === 'already-enabled' || started.reason === 'session-ended') return startOver(c, session);
-      const locked = started.reason === 'locked';
-      const error = locked ? lockedMessage(started.retryAfterMs) : 'Incorrect password.';
-      return render(c, title, <EnrolOfferPage error={error} />, locked ? 429 : 401);
+      // The password was checked moments ago by this very sign-in (the session is at most 10 minutes old).
+      const started = await startEnrolment(deps, owner);
+      if (!started.ok) return startOver(c, session);
+      await revealLater(c, TOTP_KEY_REVEAL, started.pending.secret);
+      return c.redirect('/login/enrol', 303);
     }
 
     const confirmed = await confirmEnrolment(deps, { ...owner, code: input.code });
     if (confirmed.ok) {
-      // TOTP is on whatever happens to this session; only a session still alive is signed in and shown the codes.
-      if (!(await promote(c, session))) return startOver(c, session);
-      return render(
-        c,
-        title,
-        <RecoveryCodesPage codes={confirmed.recoveryCodes} continueHref="/" intro="Two-factor authentication is on." />,
-      );
+      // TOTP is on whatever happens to this session; only a session still alive is signed in and shown the codes,
+      // held for the new session (its cookie) on the page after the redirect.
+      const cookie = await promote(c, session);
+      if (!cookie) return startOver(c, session);
+      await holdSecret(deps, cookie, RECOVERY_CODES_REVEAL, JSON.stringify(confirmed.recoveryCodes));
+      return c.redirect(recoveryCodesPath('sign-in'), 303);
     }
-    // Only this session's own pending secret is ever shown again.
     const pending = confirmed.reason === 'invalid-code' ? await pendingEnrolment(deps, owner) : undefined;
-    if (!pending) return render(c, title, <EnrolOfferPage error="The set-up expired. Start again." />, 409);
-    return secretPage(c, pending, 'That code is not valid. Enter the current code from your app.', 400);
+    if (!pending) return render(c, ENROL_TITLE, <EnrolOfferPage error="The set-up expired. Start again." />, 409);
+    // A wrong code keeps the enrolment; the key is not shown again (it was shown once, on the page after the start).
+    return confirmPage(c, undefined, pending, 'That code is not valid. Enter the current code from your app.', 400);
   });
 
-  async function secretPage(c: Ctx, pending: { secret: string; uri: string }, error?: string, status: 200 | 400 = 200) {
-    const svg = await qrSvg(pending.uri);
-    return render(
-      c,
-      'Set up two-factor authentication',
-      <EnrolSecretPage action="/login/enrol" hidden={{ action: 'confirm' }} svg={svg} {...pending} error={error} />,
-      status,
-    );
+  /** The confirming step; the key only when `held` is this session's pending secret (its one showing). */
+  async function confirmPage(c: Ctx, held: string | undefined, pending: { secret: string; uri: string }, error?: string, status: 200 | 400 = 200) {
+    const shown = held !== undefined && held === pending.secret ? { ...pending, svg: await qrSvg(pending.uri) } : undefined;
+    const restart = { action: '/login/enrol', hidden: { action: 'start' } };
+    return render(c, ENROL_TITLE, <EnrolSecretPage action="/login/enrol" hidden={{ action: 'confirm' }} shown={shown} error={error} restart={restart} />, status);
   }
 
   return app;

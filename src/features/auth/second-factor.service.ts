@@ -26,8 +26,9 @@ import {
   takePendingEnrolment,
   unusedRecoveryCodes,
 } from './second-factor.repo.ts';
+import { recentlyConfirmed } from './reauth-window.ts';
 import { endSession } from './sessions.service.ts';
-import { confirmPassword } from './signin.service.ts';
+import { sessionConfirmKey } from './signin.service.ts';
 import {
   ADDRESS_POLICY,
   reserveAttempt,
@@ -44,7 +45,8 @@ export interface PendingEnrolment {
   uri: string;
 }
 
-export type PasswordRefusal = { ok: false; reason: 'invalid-password' } | { ok: false; reason: 'locked'; retryAfterMs: number };
+/** The act needs a fresh "Confirm it's you" in this session first (reauth.service.ts). */
+export type ReauthRequired = { ok: false; reason: 'reauth-required' };
 
 /** Where an account's second factor stands, for the profile. */
 export async function secondFactorState(deps: Deps, accountId: string): Promise<{ enabled: boolean; recoveryCodesLeft: number }> {
@@ -63,16 +65,18 @@ export interface EnrolmentOwner {
 }
 
 /**
- * Starts enrolment after a fresh password check: a new 160-bit secret, bound to this session for 10 minutes,
- * replaces this session's earlier pending one. Other sessions of the account never see it.
+ * Starts enrolment in a session that confirmed itself within 10 minutes (or stands at the enrolment offer right after
+ * its first factor): a new 160-bit secret, bound to this session for 10 minutes, replaces this session's earlier
+ * pending one. Other sessions of the account never see it.
  */
 export async function startEnrolment(
   deps: Deps,
-  input: EnrolmentOwner & { password: string; address: string },
-): Promise<{ ok: true; pending: PendingEnrolment } | PasswordRefusal | { ok: false; reason: 'already-enabled' } | { ok: false; reason: 'session-ended' }> {
-  const check = await confirmPassword(deps, input);
-  if (!check.ok) return passwordRefusal(check);
-  if (check.account.totp_enabled === 1) return { ok: false, reason: 'already-enabled' };
+  input: EnrolmentOwner,
+): Promise<{ ok: true; pending: PendingEnrolment } | ReauthRequired | { ok: false; reason: 'already-enabled' } | { ok: false; reason: 'session-ended' }> {
+  const account = await findAccountById(deps.db, input.accountId);
+  if (!account) return { ok: false, reason: 'session-ended' };
+  if (account.totp_enabled === 1) return { ok: false, reason: 'already-enabled' };
+  if (!(await recentlyConfirmed(deps, input.sessionIdHash))) return { ok: false, reason: 'reauth-required' };
   const secret = newTotpSecret(deps.random);
   const now = deps.clock.now();
   try {
@@ -81,7 +85,7 @@ export async function startEnrolment(
     if (isForeignKeyViolation(err)) return { ok: false, reason: 'session-ended' };
     throw err;
   }
-  return { ok: true, pending: { secret, uri: totpUri(secret, check.account.username) } };
+  return { ok: true, pending: { secret, uri: totpUri(secret, account.username) } };
 }
 
 /** This session's pending enrolment, if it started one that has not expired (to show the secret again after a wrong code). */
@@ -150,7 +154,14 @@ function secondFactorKeys(accountId: string, sessionIdHash: string, address: str
  * older one after a newer one) or one unused recovery code. Attempts are reserved before the check against the
  * second-factor policies; the session that used up its attempts is ended ('session-ended').
  */
-export async function verifySecondFactor(
+export async function verifySecondFactor(deps: Deps, input: { accountId: string; sessionIdHash: string; code: string; address: string }): Promise<SecondFactorResult> {
+  const result = await checkSecondFactor(deps, input);
+  deps.metrics?.signIn(result.ok ? 'success' : result.reason === 'locked' ? 'throttled' : 'failure');
+  return result;
+}
+
+/** verifySecondFactor without the counting. */
+async function checkSecondFactor(
   deps: Deps,
   input: { accountId: string; sessionIdHash: string; code: string; address: string },
 ): Promise<SecondFactorResult> {
@@ -177,14 +188,34 @@ export async function verifySecondFactor(
   return { ok: false, reason: 'invalid' };
 }
 
-/** Issues a new set of recovery codes after a fresh password check; the old set stops working. */
+/**
+ * A current authenticator code typed by a signed-in session to confirm itself (reauth.service.ts). Counted against
+ * the session's re-confirmation limit (shared with passwords), the account's escalating code limit and the address;
+ * the accepted time step is spent, so the same code cannot then sign in elsewhere.
+ */
+export async function confirmAuthenticatorCode(
+  deps: Deps,
+  input: { accountId: string; sessionIdHash: string; code: string; address: string },
+): Promise<{ ok: true } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfterMs: number }> {
+  const account = await findAccountById(deps.db, input.accountId);
+  if (!account || account.totp_enabled !== 1 || !account.totp_secret) return { ok: false, reason: 'invalid' };
+  const keys = secondFactorKeys(account.id, input.sessionIdHash, input.address);
+  const session = sessionConfirmKey(input.sessionIdHash);
+  const reservation = await reserveAttempt(deps, [session, keys.account, keys.address]);
+  if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
+  const accepted = await acceptTotpCode(deps, account.id, account.totp_secret, normaliseTotpInput(input.code));
+  await settleAttempt(deps, reservation, accepted, [session.key, keys.account.key]);
+  return accepted ? { ok: true } : { ok: false, reason: 'invalid' };
+}
+
+/** Issues a new set of recovery codes in a session that confirmed itself within 10 minutes; the old set stops working. */
 export async function regenerateRecoveryCodes(
   deps: Deps,
-  input: { accountId: string; sessionIdHash: string; password: string; address: string },
-): Promise<{ ok: true; recoveryCodes: string[] } | PasswordRefusal | { ok: false; reason: 'not-enrolled' }> {
-  const check = await confirmPassword(deps, input);
-  if (!check.ok) return passwordRefusal(check);
-  if (check.account.totp_enabled !== 1) return { ok: false, reason: 'not-enrolled' };
+  input: { accountId: string; sessionIdHash: string },
+): Promise<{ ok: true; recoveryCodes: string[] } | ReauthRequired | { ok: false; reason: 'not-enrolled' }> {
+  const account = await findAccountById(deps.db, input.accountId);
+  if (account?.totp_enabled !== 1) return { ok: false, reason: 'not-enrolled' };
+  if (!(await recentlyConfirmed(deps, input.sessionIdHash))) return { ok: false, reason: 'reauth-required' };
   const { codes, rows } = freshRecoveryCodes(deps);
   await deps.db.transaction().execute((trx) => replaceRecoveryCodes(trx, input.accountId, rows, deps.clock.now()));
   return { ok: true, recoveryCodes: codes };
@@ -206,8 +237,4 @@ function freshRecoveryCodes(deps: Deps) {
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => newRecoveryCode(deps.random));
   const rows = codes.map((code) => ({ id: newId(deps.random), code_hash: hashRecoveryCode(deps.random, normaliseRecoveryCode(code)!) }));
   return { codes, rows };
-}
-
-function passwordRefusal(check: { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfterMs: number }): PasswordRefusal {
-  return check.reason === 'locked' ? check : { ok: false, reason: 'invalid-password' };
 }

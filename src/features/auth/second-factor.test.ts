@@ -3,16 +3,14 @@ import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signedInAs } from '../../../test/helpers/factories.ts';
-import { atEnrolStep, atTotpStep, enrolTotp } from '../../../test/helpers/second-factor.ts';
+import { atEnrolStep, atTotpStep, codesOn, enrolTotp, finishEnrolment, keyOn, startEnrolmentAtSignIn } from '../../../test/helpers/second-factor.ts';
 import { totpCode, totpStep } from './totp.ts';
 
-const CODE_LIST = /<li><code class="secret">([0-9a-z]{5}-[0-9a-z]{5}-[0-9a-z]{5})<\/code><\/li>/g;
-
-/** The secret shown on the enrolment page. */
+/** The key shown on the enrolment page. */
 function secretOn(page: string): string {
-  const m = /id="totp-secret">([A-Z2-7]+)</.exec(page);
-  assert.ok(m, 'the page shows the secret');
-  return m[1]!;
+  const key = keyOn(page);
+  assert.ok(key, 'the page shows the key');
+  return key;
 }
 
 forEachDialect((getDb) => {
@@ -42,35 +40,43 @@ forEachDialect((getDb) => {
     assert.equal((await again.post('/login', { username: account.username, password: account.password })).location, '/');
   });
 
-  test('enrolment at sign-in needs the password and a current code, then shows ten recovery codes once', async () => {
+  test('enrolment at sign-in asks no password again; the key is shown once after a redirect, the codes once after the last', async () => {
     const account = await buildAccount(t, { enrolPrompt: true });
     const c = await atEnrolStep(t, account);
+    const offer = await c.get('/login/enrol');
+    assert.doesNotMatch(offer.text, /type="password"/, 'the password typed moments ago is not asked again');
 
-    const wrong = await c.post('/login/enrol', { action: 'start', password: 'not the password' });
-    assert.equal(wrong.status, 401);
-    assert.match(wrong.text, /Incorrect password/);
-    const before = await t.deps.db.selectFrom('accounts').select('totp_secret').where('id', '=', account.id).executeTakeFirstOrThrow();
-    assert.equal(before.totp_secret, null);
-
-    const page = await c.post('/login/enrol', { action: 'start', password: account.password });
-    assert.equal(page.status, 200);
+    const start = await c.post('/login/enrol', { action: 'start' });
+    assert.equal(start.status, 303);
+    assert.equal(start.location, '/login/enrol');
+    const page = await c.get('/login/enrol');
     const secret = secretOn(page.text);
     assert.equal(secret.length, 32, '160 bits in base32');
+    assert.match(page.text, /id="totp-secret">([A-Z2-7]{4} ){7}[A-Z2-7]{4}</, 'grouped in fours');
     assert.match(page.text, /<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>.*<path /s);
-    assert.ok(page.text.includes(`otpauth://totp/svc:${account.username}?issuer=svc&amp;secret=${secret}`));
+    assert.ok(page.text.includes(`<a href="otpauth://totp/svc:${account.username}?issuer=svc&amp;secret=${secret}`), 'the set-up link is a link');
     assert.doesNotMatch(page.text, /<script|style=/i);
 
+    // A reload shows the key no more (the set-up goes on); neither does a wrong code.
+    const reload = await c.get('/login/enrol');
+    assert.equal(keyOn(reload.text), undefined);
+    assert.ok(!reload.text.includes(secret));
+    assert.match(reload.text, /shown once/);
     const bad = await c.post('/login/enrol', { action: 'confirm', code: totpCode(secret, t.clock.now() + 120_000) });
     assert.equal(bad.status, 400);
     assert.match(bad.text, /not valid/);
-    assert.equal(secretOn(bad.text), secret, 'the same secret is shown again');
+    assert.ok(!bad.text.includes(secret), 'a wrong code does not show the key again');
     assert.equal((await c.get('/')).location, '/login/enrol');
 
     const done = await c.post('/login/enrol', { action: 'confirm', code: totpCode(secret, t.clock.now()) });
-    assert.equal(done.status, 200);
-    const codes = [...done.text.matchAll(CODE_LIST)].map((m) => m[1]!);
+    assert.equal(done.status, 303);
+    assert.equal(done.location, '/profile/recovery-codes?from=sign-in');
+    const shown = await c.get(done.location!);
+    const codes = codesOn(shown.text);
     assert.equal(codes.length, 10);
     assert.equal(new Set(codes).size, 10);
+    assert.match(shown.text, /<a href="\/">Continue<\/a>/);
+    assert.equal(codesOn((await c.get(done.location!)).text).length, 0, 'a reload shows the codes no more');
     assert.equal((await c.get('/')).status, 200, 'the session is signed in');
 
     const row = await t.deps.db.selectFrom('accounts').selectAll().where('id', '=', account.id).executeTakeFirstOrThrow();
@@ -167,15 +173,13 @@ forEachDialect((getDb) => {
     const owing = await atTotpStep(t, enrolled);
     // An administrator's re-enrolment clears the secret and flag and asks for enrolment at the next sign-in.
     const admin = await signedInAs(t, 'admin');
-    assert.equal((await admin.client.post('/settings/accounts/reenroll', { account: enrolled.id })).location, '/settings?tab=team&notice=reenrolled');
+    assert.match((await admin.client.post('/settings/accounts/reenroll', { account: enrolled.id })).location ?? '', /notice=reenrolled$/);
     const res = await owing.post('/login/totp', { code: totpCode(secret, t.clock.now()) });
     assert.equal(res.location, '/login?notice=session-ended');
     assert.equal((await owing.get('/')).location, '/login');
     // The next sign-in walks through enrolment again; the old recovery codes are void.
     const next = await atEnrolStep(t, enrolled);
-    const page = await next.post('/login/enrol', { action: 'start', password: enrolled.password });
-    const done = await next.post('/login/enrol', { action: 'confirm', code: totpCode(secretOn(page.text), t.clock.now()) });
-    assert.equal(done.status, 200);
+    assert.equal((await finishEnrolment(t, next, '/login/enrol', await startEnrolmentAtSignIn(next))).length, 10);
     t.clock.advance(30_000);
     assert.equal((await (await atTotpStep(t, enrolled)).post('/login/totp', { code: recoveryCodes[0]! })).status, 401);
 

@@ -3,7 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DB, SessionsTable } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
-import type { Account } from './accounts.repo.ts';
+import { recordSignIn, type Account } from './accounts.repo.ts';
 
 /** A signed-in session ends after this long without a request. */
 const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
@@ -63,6 +63,7 @@ export async function createSession(
       credentials_version: version,
     })
     .execute();
+  if (stage === 'full') await recordSignIn(deps.db, accountId, now);
   return id;
 }
 
@@ -88,12 +89,15 @@ export async function resolveSession(deps: Deps, cookieValue: string): Promise<S
       'accounts.username',
       'accounts.role',
       'accounts.totp_enabled',
+      'accounts.suspended_at',
     ])
     .where('sessions.id_hash', '=', idHash)
     .executeTakeFirst();
   if (!row) return undefined;
   const now = deps.clock.now();
-  if (now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS || row.session_version < row.account_version) {
+  // A suspended account's sessions are deleted when it is suspended; one that survived a race ends here.
+  const ended = now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS || row.session_version < row.account_version;
+  if (ended || row.suspended_at !== null) {
     await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
     return undefined;
   }
@@ -138,6 +142,7 @@ export async function promoteSession(
         expires_at: now + SESSION_ABSOLUTE_MS,
       })
       .execute();
+    await recordSignIn(trx, old.account_id, now);
     return true;
   });
   return promoted ? { cookie, session: { ...session, ...fresh, stage: 'full' } } : undefined;
@@ -199,6 +204,12 @@ export async function endOwnSession(deps: Deps, accountId: string, publicId: str
 /** Ends every session of the account except the one given (after a password change). */
 export async function endOtherSessions(db: Kysely<DB> | Transaction<DB>, accountId: string, keepIdHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('account_id', '=', accountId).where('id_hash', '!=', keepIdHash).execute();
+}
+
+/** Ends every session of the account, pending sign-ins included (their enrolments go with them). */
+export async function endAccountSessions(db: Kysely<DB> | Transaction<DB>, accountId: string): Promise<number> {
+  const result = await db.deleteFrom('sessions').where('account_id', '=', accountId).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Deletes sessions past their absolute or idle end (housekeeping; lookups already refuse them). */

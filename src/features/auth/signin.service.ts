@@ -4,11 +4,13 @@ import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, findAccountByUsername, usernameKey, type Account } from './accounts.repo.ts';
 import { verifyPassword } from './passwords.ts';
 import type { DeviceToken } from './device.ts';
+import { stageAfterFirstFactor } from './sessions.service.ts';
 import { ACCOUNT_ADDRESS_POLICY, ACCOUNT_POLICY, ADDRESS_POLICY, DEVICE_POLICY, reserveAttempt, SESSION_POLICY, settleAttempt, type ThrottleKey } from './throttle.service.ts';
 
 export type SignInResult =
   | { ok: true; account: Account }
   | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'suspended' }
   | { ok: false; reason: 'locked'; retryAfterMs: number };
 
 /**
@@ -31,7 +33,14 @@ export function throttleKeys(kind: string, accountName: string, address: string)
  * is held to a per-device limit instead of the per-account one (which anyone can fill); the pair and address limits
  * hold for every client.
  */
-export async function signInWithPassword(
+export async function signInWithPassword(deps: Deps, input: { username: string; password: string; address: string; device?: DeviceToken }): Promise<SignInResult> {
+  const result = await checkPassword(deps, input);
+  deps.metrics?.signIn(result.ok ? (stageAfterFirstFactor(result.account) === 'totp' ? 'second_factor_owed' : 'success') : result.reason === 'locked' ? 'throttled' : 'failure');
+  return result;
+}
+
+/** signInWithPassword without the counting. */
+async function checkPassword(
   deps: Deps,
   input: { username: string; password: string; address: string; device?: DeviceToken },
 ): Promise<SignInResult> {
@@ -48,6 +57,8 @@ export async function signInWithPassword(
   // The owner's success clears only its own keys: the per-account count (an attack in progress) stays.
   await settleAttempt(deps, reservation, Boolean(account && valid), [keys.pair.key, guard.key]);
   if (!account || !valid) return { ok: false, reason: 'invalid' };
+  // Said only after the right password, so suspension is no oracle for a guesser.
+  if (account.suspended_at !== null) return { ok: false, reason: 'suspended' };
   return { ok: true, account };
 }
 
@@ -70,14 +81,19 @@ function deviceThrottleKey(device: DeviceToken): ThrottleKey {
 export async function confirmPassword(
   deps: Deps,
   input: { accountId: string; sessionIdHash: string; password: string; address: string },
-): Promise<SignInResult> {
+): Promise<Exclude<SignInResult, { reason: 'suspended' }>> {
   const account = await findAccountById(deps.db, input.accountId);
   if (!account) return { ok: false, reason: 'invalid' };
   const keys = throttleKeys('password', account.username, input.address);
-  const session: ThrottleKey = { key: `password:sess:${input.sessionIdHash}`, policy: SESSION_POLICY };
+  const session = sessionConfirmKey(input.sessionIdHash);
   const reservation = await reserveAttempt(deps, [keys.pair, session, keys.address]);
   if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
   const valid = await verifyPassword(account.password_hash, input.password);
   await settleAttempt(deps, reservation, valid, [keys.pair.key, session.key]);
   return valid ? { ok: true, account } : { ok: false, reason: 'invalid' };
+}
+
+/** The per-session limit on re-confirmations (a password, or an authenticator code, typed by a signed-in session). */
+export function sessionConfirmKey(sessionIdHash: string): ThrottleKey {
+  return { key: `password:sess:${sessionIdHash}`, policy: SESSION_POLICY };
 }

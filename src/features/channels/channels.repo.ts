@@ -1,6 +1,6 @@
 // Plain data access for notification channels; no business rules here.
 import type { Kysely, Transaction } from 'kysely';
-import type { ChannelsTable, DB } from '../../db/schema.ts';
+import type { ChannelsTable, DB, DeliveryAttemptsTable } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
@@ -58,6 +58,7 @@ function summaries(db: Q) {
       'c.last_error',
       'c.last_error_at',
       'c.last_success_at',
+      'c.failing_since',
       'c.created_at',
       'c.updated_at',
       'c.created_by',
@@ -91,4 +92,23 @@ export async function listChannelSummaries(db: Q, p: { offset: number; limit: nu
 export async function countChannels(db: Q): Promise<number> {
   const row = await db.selectFrom('channels').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** One attempt to a channel with the message it carried (the headline names the message in the list). */
+export type ChannelAttempt = DeliveryAttemptsTable & { message_id: string; headline: string };
+
+/** A channel's latest attempts, newest first, each with its message's id and headline. */
+export function recentAttemptsOfChannel(db: Q, channelId: string, limit: number): Promise<ChannelAttempt[]> {
+  return db
+    .selectFrom('delivery_attempts as a')
+    .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
+    .innerJoin('messages as m', 'm.id', 'd.message_id')
+    .selectAll('a')
+    .select(['d.message_id', 'm.headline'])
+    .where('d.channel_id', '=', channelId)
+    .orderBy('a.started_at', 'desc')
+    .orderBy('a.delivery_id')
+    .orderBy('a.attempt_no', 'desc')
+    .limit(limit)
+    .execute();
 }

@@ -1,14 +1,21 @@
-// POST /settings/channels, /update, /delete and /retention (admin only: the gate covers /settings).
+// POST /settings/channels, /update, /delete (after a confirmation step), /check and /retention, and GET
+// /settings/channels/<id>, one channel's page (admin only: the gate covers /settings).
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage, render } from '../../http/render.tsx';
+import { refuseControlQuery } from '../../http/query.ts';
+import { isId } from '../../http/text.ts';
+import type { ConnectionCheck } from '../../net/outbound.ts';
 import { setRetentionDays, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS } from '../messages/retention.service.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import { channelsTabBody, type ChannelsTabState } from './channels.tab.tsx';
-import { createChannel, deleteChannel, updateChannel } from './channels.service.ts';
+import { ChannelDetailView, DeleteChannelConfirm } from './channel-detail.views.tsx';
+import { findChannelSummary } from './channels.repo.ts';
+import { channelDetail, checkChannelConnection, createChannel, deleteChannel, updateChannel } from './channels.service.ts';
+import { channelNotice } from './channels.views.tsx';
 
 const classesField = z.array(z.string()).max(10);
 
@@ -29,7 +36,8 @@ const updateSchema = z.object({
   clear_secret: z.string().optional(),
 });
 
-const deleteSchema = z.object({ id: idField(NO_CHANNEL) });
+const deleteSchema = z.object({ id: idField(NO_CHANNEL), confirm: z.literal('yes').optional() });
+const checkSchema = z.object({ id: idField(NO_CHANNEL) });
 const retentionSchema = z.object({ days: z.string().default('') });
 
 const TAB = '/settings?tab=channels';
@@ -38,13 +46,21 @@ async function refuse(deps: Deps, c: Ctx, state: ChannelsTabState) {
   return render(c, 'Settings', <SettingsFrame current="channels">{await channelsTabBody(deps, c, state)}</SettingsFrame>, 400);
 }
 
+/** One channel's page, with a connection check's result when one was just run; a channel gone sends back to the list. */
+async function channelPage(deps: Deps, c: Ctx, id: string, check?: ConnectionCheck) {
+  const detail = isId(id) ? await channelDetail(deps, id) : undefined;
+  if (!detail) return c.redirect(`${TAB}&notice=gone`, 303);
+  const body = <ChannelDetailView detail={detail} check={check} notice={channelNotice(c.req.query('notice'))} />;
+  return render(c, 'Settings', <SettingsFrame current="channels">{body}</SettingsFrame>);
+}
+
 /** Channel administration and the retention dial; admin-only because they sit under /settings. */
 export function channelsRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
   app.post('/settings/channels', async (c) => {
     const form = parseForm(c, createSchema, { multi: ['classes'] });
-    if (!form.ok) return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: { url: form.errors.url ?? form.errors.classes ?? form.errors.secret ?? 'Check the form.' } });
+    if (!form.ok) return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: form.errors });
     const result = await createChannel(deps, c.get('session')!.account.id, form.data);
     if (!result.ok) return refuse(deps, c, { form: 'create', values: { url: form.data.url, classes: form.data.classes }, errors: result.errors });
     return c.redirect(`${TAB}&notice=created`, 303);
@@ -56,7 +72,7 @@ export function channelsRoutes(deps: Deps) {
       if (!form.values.id) return errorPage(c, 400, 'No channel chosen', form.errors.id ?? NO_CHANNEL);
       // A malformed id names no channel, as a stale one: never looked up.
       if (form.errors.id) return c.redirect(`${TAB}&notice=gone`, 303);
-      return refuse(deps, c, { form: 'edit', id: form.values.id, values: { url: form.values.url }, errors: { url: form.errors.url ?? form.errors.secret ?? 'Check the form.' } });
+      return refuse(deps, c, { form: 'edit', id: form.values.id, values: { url: form.values.url }, errors: form.errors });
     }
     const d = form.data;
     const result = await updateChannel(deps, {
@@ -78,8 +94,28 @@ export function channelsRoutes(deps: Deps) {
     const form = parseForm(c, deleteSchema);
     if (!form.ok && form.control) return errorPage(c, 400, 'No channel chosen', form.errors.id ?? NO_CHANNEL);
     // A missing or malformed id names no channel, as a stale one: never looked up.
+    if (form.ok && form.data.confirm === undefined) {
+      const ch = await findChannelSummary(deps.db, form.data.id);
+      if (!ch) return c.redirect(`${TAB}&notice=gone`, 303);
+      return render(c, 'Settings', <SettingsFrame current="channels"><DeleteChannelConfirm ch={ch} /></SettingsFrame>);
+    }
     const { existed } = form.ok ? await deleteChannel(deps, form.data.id) : { existed: false };
     return c.redirect(`${TAB}&notice=${existed ? 'deleted' : 'gone'}`, 303);
+  });
+
+  app.get('/settings/channels/:id', refuseControlQuery, (c) => {
+    const id = c.req.param('id');
+    // Not an id at all (a control character, a slash): no channel was ever there, so no "it no longer exists".
+    if (!isId(id)) return errorPage(c, 404, 'Not found', 'There is no channel at this address.');
+    return channelPage(deps, c, id);
+  });
+
+  app.post('/settings/channels/check', async (c) => {
+    const form = parseForm(c, checkSchema);
+    if (!form.ok && form.control) return errorPage(c, 400, 'No channel chosen', form.errors.id ?? NO_CHANNEL);
+    const check = form.ok ? await checkChannelConnection(deps, form.data.id) : undefined;
+    if (!form.ok || !check) return c.redirect(`${TAB}&notice=gone`, 303);
+    return channelPage(deps, c, form.data.id, check);
   });
 
   app.post('/settings/channels/retention', async (c) => {

@@ -3,15 +3,20 @@
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
 import { CLASSES, isMessageClass, type MessageClass } from '../messages/classes.ts';
+import { checkConnection, type ConnectionCheck } from '../../net/outbound.ts';
+import { countResendableDead } from '../delivery/deliveries.repo.ts';
 import { validateChannelUrl } from './channel-url.ts';
 import {
   cancelPendingDeliveries,
   countChannels,
   deleteChannelRow,
   findChannel,
+  findChannelSummary,
   insertChannel,
   listChannelSummaries,
+  recentAttemptsOfChannel,
   updateChannelRow,
+  type ChannelAttempt,
   type ChannelSummary,
 } from './channels.repo.ts';
 
@@ -84,6 +89,7 @@ export async function createChannel(deps: Deps, actorId: string, input: NewChann
     last_error: null,
     last_error_at: null,
     last_success_at: null,
+    failing_since: null,
     created_at: now,
     updated_at: now,
     created_by: actorId,
@@ -129,4 +135,45 @@ export async function channelsPage(deps: Deps, page: number): Promise<{ channels
   const current = Math.min(Math.max(1, Math.floor(page) || 1), pages);
   const channels = await listChannelSummaries(deps.db, { offset: (current - 1) * CHANNELS_PAGE_SIZE, limit: CHANNELS_PAGE_SIZE });
   return { channels, total, page: current, pages };
+}
+
+/** A channel's health in words: disabled, healthy, or failing since the first failure of its current streak. */
+export type ChannelHealth =
+  | { state: 'disabled' }
+  | { state: 'healthy' }
+  | { state: 'failing'; since: number | null; failures: number; lastError: string | null; lastErrorAt: number | null };
+
+/** The health a channel's counters tell: a disabled channel is "disabled" whatever its streak. */
+export function channelHealth(ch: Pick<ChannelSummary, 'enabled' | 'consecutive_failures' | 'failing_since' | 'last_error' | 'last_error_at'>): ChannelHealth {
+  if (ch.enabled !== 1) return { state: 'disabled' };
+  if (ch.consecutive_failures === 0) return { state: 'healthy' };
+  // A streak from before failing_since existed (0017 backfilled what it could) falls back to its last error's time.
+  return { state: 'failing', since: ch.failing_since ?? ch.last_error_at, failures: ch.consecutive_failures, lastError: ch.last_error, lastErrorAt: ch.last_error_at };
+}
+
+/** Attempts listed on a channel's page. */
+export const RECENT_ATTEMPTS = 10;
+
+/** Everything a channel's page shows: the channel (no secret), its latest attempts, and its dead letters waiting for a re-send. */
+export interface ChannelDetail {
+  channel: ChannelSummary;
+  attempts: ChannelAttempt[];
+  deadLetters: number;
+}
+
+/** One channel's page, or undefined once it no longer exists. */
+export async function channelDetail(deps: Deps, id: string): Promise<ChannelDetail | undefined> {
+  const channel = await findChannelSummary(deps.db, id);
+  if (!channel) return undefined;
+  const [attempts, deadLetters] = await Promise.all([recentAttemptsOfChannel(deps.db, id, RECENT_ATTEMPTS), countResendableDead(deps.db, id)]);
+  return { channel, attempts, deadLetters };
+}
+
+/**
+ * "Check connection": resolves the channel's host, applies the address policy, opens TCP and TLS as a delivery would,
+ * and sends nothing. The result is for the admin's eyes only: never stored, never logged (SPEC 6.7).
+ */
+export async function checkChannelConnection(deps: Deps, id: string): Promise<ConnectionCheck | undefined> {
+  const channel = await findChannel(deps.db, id);
+  return channel ? checkConnection(channel.url, deps.outbound) : undefined;
 }

@@ -24,6 +24,9 @@ forEachDialect((getDb) => {
     const before = await channels();
     const attempts = [
       client.get('/settings?tab=channels'),
+      client.get(`/settings/channels/${ch.id}`),
+      client.post('/settings/channels/check', { id: ch.id }),
+      client.post('/settings/channels/delete', { id: ch.id, confirm: 'yes' }),
       client.get(`/settings?tab=channels&edit=${ch.id}`),
       client.post('/settings/channels', { url: 'https://hooks.example.com/new', classes: 'drift' }),
       client.post('/settings/channels/update', { id: ch.id, url: 'https://evil.example.com/', classes: 'drift', enabled: 'on' }),
@@ -48,7 +51,7 @@ forEachDialect((getDb) => {
     assert.match(page.text, /Channel created/);
     assert.match(page.text, /https:\/\/hooks\.example\.com\/svc\/T1/);
     assert.match(page.text, /clock, drift/);
-    assert.match(page.text, /<td>enabled<\/td>/);
+    assert.match(page.text, /<span class="health healthy">Healthy<\/span> <span class="health-detail">no delivery yet<\/span>/);
     assert.match(page.text, /class="badge secret-set">set</);
     const edit = await client.get(`/settings?tab=channels&edit=${row!.id}`);
     assert.match(edit.text, /Edit channel/);
@@ -102,7 +105,7 @@ forEachDialect((getDb) => {
     assert.equal((await client.post('/settings/channels/update', withoutEnabled)).status, 303);
     row = (await channels())[0]!;
     assert.deepEqual([row.url, row.enabled], ['https://hooks.example.com/b', 0], 'unticked enabled disables');
-    assert.match((await client.get('/settings?tab=channels')).text, /<td>disabled<\/td>/);
+    assert.match((await client.get('/settings?tab=channels')).text, /<span class="health disabled">Disabled<\/span>/);
     const skipped = await buildMessage(t);
     assert.equal((await t.deps.db.selectFrom('deliveries').select('id').where('message_id', '=', skipped).execute()).length, 0, 'a disabled channel is skipped');
 
@@ -135,7 +138,12 @@ forEachDialect((getDb) => {
     const delivered = await buildMessage(t);
     await t.deps.db.updateTable('deliveries').set({ state: 'delivered' }).where('message_id', '=', delivered).execute();
     const pending = await buildMessage(t);
-    const first = await admin.client.post('/settings/channels/delete', { id: ch.id });
+    const asked = await admin.client.post('/settings/channels/delete', { id: ch.id });
+    assert.equal(asked.status, 200, 'the first step only asks');
+    assert.match(asked.text, /Delete the channel <span class="channel-url">https:\/\/hooks\.example\.com\/[\w-]+<\/span>\?/);
+    assert.match(asked.text, /name="confirm" value="yes"/);
+    assert.equal((await channels()).length, 1, 'nothing deleted before the confirmation');
+    const first = await admin.client.post('/settings/channels/delete', { id: ch.id, confirm: 'yes' });
     assert.equal(first.location, '/settings?tab=channels&notice=deleted');
     assert.equal((await channels()).length, 0);
     const rows = await t.deps.db.selectFrom('deliveries').select(['message_id', 'state', 'channel_id', 'last_error']).execute();
@@ -145,20 +153,22 @@ forEachDialect((getDb) => {
       'a cancelled delivery says why, never a stale error from an earlier attempt',
     );
     assert.equal(pending.length > 0, true);
-    const again = await admin.client.post('/settings/channels/delete', { id: ch.id });
+    const again = await admin.client.post('/settings/channels/delete', { id: ch.id, confirm: 'yes' });
     assert.equal(again.status, 303);
+    assert.equal((await admin.client.post('/settings/channels/delete', { id: ch.id })).location, '/settings?tab=channels&notice=gone', 'nothing to confirm once gone');
   });
 
-  test('each row shows URL, classes, state, consecutive failures and the last error; the list pages', async () => {
+  test('each row shows URL, classes, health with consecutive failures and the last error; the list pages', async () => {
     const admin = await signedInAs(t, 'admin');
     const ch = await buildChannel(t, { createdBy: admin.account.id, url: 'https://broken.example.com/x', classes: 'clock' });
-    await t.deps.db.updateTable('channels').set({ consecutive_failures: 3, last_error: 'HTTP 503 from receiver', last_error_at: t.clock.now() }).where('id', '=', ch.id).execute();
+    const since = t.clock.now() - 3 * 3600_000;
+    await t.deps.db.updateTable('channels').set({ consecutive_failures: 3, last_error: 'HTTP 503 from <receiver>', last_error_at: t.clock.now(), failing_since: since }).where('id', '=', ch.id).execute();
     const page = await admin.client.get('/settings?tab=channels');
-    assert.match(page.text, /https:\/\/broken\.example\.com\/x/);
-    assert.match(page.text, /<td>clock<\/td><td>enabled<\/td>/);
-    assert.match(page.text, /<td>3<\/td>/);
-    assert.match(page.text, /HTTP 503 from receiver/);
-    assert.match(page.text, new RegExp(`<td>${admin.account.username}</td>`));
+    assert.match(page.text, new RegExp(`<a class="channel-url" href="/settings/channels/${ch.id}">https://broken\\.example\\.com/x</a>`));
+    assert.match(page.text, /clock · secret <span class="badge secret-none">none<\/span>/);
+    assert.match(page.text, new RegExp(`<span class="health failing">Failing</span> <span class="health-detail">since <time datetime="${new Date(since).toISOString()}"[^>]*>[^<]+</time>; 3 consecutive failures</span>`));
+    assert.match(page.text, /Last error: HTTP 503 from &lt;receiver&gt;/, 'the error, escaped');
+    assert.match((await admin.client.get(`/settings/channels/${ch.id}`)).text, new RegExp(`by ${admin.account.username}`));
 
     for (let i = 0; i < 120; i++) await buildChannel(t, { createdBy: admin.account.id });
     const first = await admin.client.get('/settings?tab=channels');

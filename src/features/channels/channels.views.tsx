@@ -1,11 +1,11 @@
-// The channels tab: the channel list, the create form, one channel's edit form, and the retention dial.
-// A channel's secret is never rendered: only a "set" / "none" badge.
+// The channels tab: the channel list with each channel's health, the create form, one channel's edit form, and the
+// retention dial. A channel's secret is never rendered: only a "set" / "none" badge.
 import type { Child } from 'hono/jsx';
-import { Checkbox, Field, Form, Notice, Time } from '../../http/views/components.tsx';
+import { Checkbox, Field, Form, Notice, StackedTable, Time } from '../../http/views/components.tsx';
 import { CLASSES } from '../messages/classes.ts';
 import { RETENTION_MAX_DAYS, RETENTION_MIN_DAYS } from '../messages/retention.service.ts';
 import type { ChannelSummary } from './channels.repo.ts';
-import type { ChannelErrors } from './channels.service.ts';
+import { channelHealth, type ChannelErrors, type ChannelHealth } from './channels.service.ts';
 
 /** Banners for ?notice= after a redirect. */
 export const CHANNEL_NOTICES: Record<string, { kind: 'success' | 'info' | 'error'; text: string }> = {
@@ -14,18 +14,21 @@ export const CHANNEL_NOTICES: Record<string, { kind: 'success' | 'info' | 'error
   deleted: { kind: 'success', text: 'Channel deleted.' },
   gone: { kind: 'info', text: 'That channel no longer exists.' },
   'retention-saved': { kind: 'success', text: 'Retention saved.' },
+  'not-deleted': { kind: 'info', text: 'Nothing was deleted.' },
 };
 
-function SecretBadge(props: { set: boolean }) {
+/** The "set" / "none" badge standing in for a channel's write-only secret. */
+export function SecretBadge(props: { set: boolean }) {
   return <span class={props.set ? 'badge secret-set' : 'badge secret-none'}>{props.set ? 'set' : 'none'}</span>;
 }
 
-function ClassBoxes(props: { checked: string[]; error?: string }) {
+function ClassBoxes(props: { checked: string[]; error?: string; formId: string }) {
   return (
-    <fieldset class={props.error ? 'classes has-error' : 'classes'}>
+    <fieldset class={props.error ? 'classes has-error' : 'classes'} id={`${props.formId}-classes`}>
       <legend>Classes</legend>
       {CLASSES.map((cls) => (
-        <Checkbox label={cls} name="classes" value={cls} checked={props.checked.includes(cls)} />
+        // The class error belongs to the fieldset (below), not to each box.
+        <Checkbox label={cls} name="classes" value={cls} checked={props.checked.includes(cls)} error="" />
       ))}
       {props.error ? <p class="error">{props.error}</p> : null}
     </fieldset>
@@ -36,12 +39,12 @@ function ClassBoxes(props: { checked: string[]; error?: string }) {
 export function CreateChannelForm(props: { values?: { url?: string; classes?: string[] }; errors?: ChannelErrors }) {
   const e = props.errors ?? {};
   return (
-    <Form action="/settings/channels" class="channel-create">
+    <Form action="/settings/channels" class="channel-create" id="channel-create" errors={e}>
       <h3>Add a channel</h3>
-      <Field label="Channel URL" name="url" type="url" value={props.values?.url} error={e.url} required maxlength={2048}
+      <Field label="Channel URL" name="url" type="url" value={props.values?.url} required maxlength={2048}
         hint="https:// only; http:// is allowed to a loopback IP address such as http://127.0.0.1:8080/." />
-      <ClassBoxes checked={props.values?.classes ?? []} error={e.classes} />
-      <Field label="Secret (optional)" name="secret" type="password" autocomplete="off" error={e.secret}
+      <ClassBoxes checked={props.values?.classes ?? []} error={e.classes} formId="channel-create" />
+      <Field label="Secret (optional)" name="secret" type="password" autocomplete="off"
         hint="Signs each body with HMAC-SHA256. It cannot be read back once saved." />
       <button type="submit">Add channel</button>
     </Form>
@@ -54,61 +57,83 @@ export function EditChannelForm(props: { channel: ChannelSummary; values?: { url
   const e = props.errors ?? {};
   const classes = props.values?.classes ?? ch.classes.split(',');
   return (
-    <Form action="/settings/channels/update" class="channel-edit">
+    <Form action="/settings/channels/update" class="channel-edit" id="channel-edit" errors={e}>
       <h3>Edit channel</h3>
       <input type="hidden" name="id" value={ch.id} />
-      <Field label="Channel URL" name="url" type="url" value={props.values?.url ?? ch.url} error={e.url} required maxlength={2048} />
-      <ClassBoxes checked={classes} error={e.classes} />
+      <Field label="Channel URL" name="url" type="url" value={props.values?.url ?? ch.url} required maxlength={2048} />
+      <ClassBoxes checked={classes} error={e.classes} formId="channel-edit" />
       <Checkbox label="Enabled" name="enabled" value="on" checked={props.values?.enabled ?? ch.enabled === 1} />
       <p>
         Secret: <SecretBadge set={ch.hasSecret} />
       </p>
-      <Field label="New secret" name="secret" type="password" autocomplete="off" error={e.secret}
+      <Field label="New secret" name="secret" type="password" autocomplete="off"
         hint="Leave blank to keep the current secret; type a value to replace it." />
       <Checkbox label="Remove the secret" name="clear_secret" value="on" />
-      <button type="submit">Save channel</button> <a href="/settings?tab=channels">Cancel</a>
+      <button type="submit">Save channel</button> <a href={`/settings/channels/${ch.id}`}>Cancel</a>
     </Form>
   );
 }
 
+/** A channel's health in words and colour: the word carries the meaning, the class only colours it. */
+export function HealthBadge(props: { health: ChannelHealth }) {
+  const words = { healthy: 'Healthy', failing: 'Failing', disabled: 'Disabled' }[props.health.state];
+  return <span class={`health ${props.health.state}`}>{words}</span>;
+}
+
+/** One line under the badge: since when and how often it fails, or its last success. */
+export function HealthSummary(props: { ch: ChannelSummary; health: ChannelHealth }) {
+  const h = props.health;
+  if (h.state === 'failing') {
+    return (
+      <span class="health-detail">
+        since <Time at={h.since} />; {h.failures} consecutive {h.failures === 1 ? 'failure' : 'failures'}
+      </span>
+    );
+  }
+  if (h.state === 'disabled') return <span class="health-detail">nothing is sent to it</span>;
+  return <span class="health-detail">{props.ch.last_success_at === null ? 'no delivery yet' : 'last delivery succeeded'}</span>;
+}
+
 function ChannelRow(props: { ch: ChannelSummary }) {
   const ch = props.ch;
+  const health = channelHealth(ch);
   return (
-    <tr class={ch.enabled ? 'channel enabled' : 'channel disabled'}>
+    <tr class={`channel ${health.state}`}>
       <td>
-        <code>{ch.url}</code>
-      </td>
-      <td>{ch.classes.split(',').join(', ')}</td>
-      <td>{ch.enabled ? 'enabled' : 'disabled'}</td>
-      <td>
-        <SecretBadge set={ch.hasSecret} />
-      </td>
-      <td>{ch.consecutive_failures}</td>
-      <td>
-        {ch.last_error ? (
-          <>
-            {ch.last_error} <Time at={ch.last_error_at} />
-          </>
-        ) : (
-          '—'
-        )}
+        <a class="channel-url" href={`/settings/channels/${ch.id}`}>
+          {ch.url}
+        </a>
+        <span class="quiet">
+          {ch.classes.split(',').join(', ')} · secret <SecretBadge set={ch.hasSecret} />
+        </span>
       </td>
       <td>
+        <HealthBadge health={health} /> <HealthSummary ch={ch} health={health} />
+        {health.state === 'failing' && health.lastError ? <span class="last-error">Last error: {health.lastError}</span> : null}
+      </td>
+      <td>
+        <span class="cell-label">Last success: </span>
         <Time at={ch.last_success_at} />
       </td>
-      <td>{ch.createdByUsername ?? '—'}</td>
-      <td>
-        <a href={`/settings?tab=channels&edit=${ch.id}`} aria-label={`Edit channel ${ch.url}`}>
+      <td class="actions">
+        <a href={`/settings?tab=channels&edit=${ch.id}#channel-edit`} aria-label={`Edit channel ${ch.url}`}>
           Edit
         </a>{' '}
-        <Form action="/settings/channels/delete" class="inline">
-          <input type="hidden" name="id" value={ch.id} />
-          <button type="submit" class="danger" aria-label={`Delete channel ${ch.url}`}>
-            Delete
-          </button>
-        </Form>
+        <DeleteButton ch={ch} />
       </td>
     </tr>
+  );
+}
+
+/** The delete button: it leads to a confirmation step, which alone deletes. */
+export function DeleteButton(props: { ch: ChannelSummary }) {
+  return (
+    <Form action="/settings/channels/delete" class="inline">
+      <input type="hidden" name="id" value={props.ch.id} />
+      <button type="submit" class="danger" aria-label={`Delete channel ${props.ch.url}`}>
+        Delete
+      </button>
+    </Form>
   );
 }
 
@@ -117,26 +142,11 @@ export function ChannelList(props: { channels: ChannelSummary[]; total: number; 
   if (props.total === 0) return <p class="empty">No channels. Messages are kept in the in-app store only.</p>;
   return (
     <>
-      <table class="channels">
-        <thead>
-          <tr>
-            <th scope="col">URL</th>
-            <th scope="col">Classes</th>
-            <th scope="col">State</th>
-            <th scope="col">Secret</th>
-            <th scope="col">Consecutive failures</th>
-            <th scope="col">Last error</th>
-            <th scope="col">Last success</th>
-            <th scope="col">Created by</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.channels.map((ch) => (
-            <ChannelRow ch={ch} />
-          ))}
-        </tbody>
-      </table>
+      <StackedTable class="channels" columns={['Channel', 'Health', 'Last success', 'Actions']}>
+        {props.channels.map((ch) => (
+          <ChannelRow ch={ch} />
+        ))}
+      </StackedTable>
       {props.pages > 1 ? (
         <nav class="pager" aria-label="Channel pages">
           {props.page > 1 ? <a href={`/settings?tab=channels&page=${props.page - 1}`}>Previous channels</a> : null}{' '}
@@ -153,13 +163,13 @@ export function ChannelList(props: { channels: ChannelSummary[]; total: number; 
 /** The retention dial: how long messages and their delivery records are kept. */
 export function RetentionForm(props: { days: number; value?: string; error?: string }) {
   return (
-    <Form action="/settings/channels/retention" class="retention">
+    <Form action="/settings/channels/retention" class="retention" id="channel-retention" errors={props.error ? { days: props.error } : undefined}>
       <h3>Retention</h3>
       <p>
         Messages and their delivery records are kept for <strong>{props.days}</strong> days. A message that still has a pending
         delivery is kept until it is delivered or dead-lettered.
       </p>
-      <Field label="Keep messages for (days)" name="days" type="number" value={props.value ?? String(props.days)} error={props.error}
+      <Field label="Keep messages for (days)" name="days" type="number" value={props.value ?? String(props.days)}
         required hint={`${RETENTION_MIN_DAYS} to ${RETENTION_MAX_DAYS} days.`} />
       <button type="submit">Save retention</button>
     </Form>

@@ -12,6 +12,8 @@ export interface AttemptJob {
   channel_id: string;
   /** Attempts made so far (this one not included). */
   attempts: number;
+  /** When the delivery was queued (emit or re-send): the start of the first-attempt delay /metrics reports. */
+  created_at: number;
   body: string;
   url: string;
   secret: string | null;
@@ -39,7 +41,7 @@ export async function dueCandidates(db: Q, dialect: Dialect, p: { now: number; e
     .selectFrom('deliveries')
     .innerJoin('channels', 'channels.id', 'deliveries.channel_id')
     .innerJoin('messages', 'messages.id', 'deliveries.message_id')
-    .select(['deliveries.id', 'deliveries.channel_id', 'deliveries.attempts', 'messages.body', 'channels.url', 'channels.secret'])
+    .select(['deliveries.id', 'deliveries.channel_id', 'deliveries.attempts', 'deliveries.created_at', 'messages.body', 'channels.url', 'channels.secret'])
     .where(dueAndFree(p.now))
     .where('channels.enabled', '=', 1)
     .$if(p.exclude.length > 0, (q) => q.where('deliveries.channel_id', 'not in', p.exclude))

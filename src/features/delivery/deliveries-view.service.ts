@@ -1,9 +1,10 @@
 // What the pages show about deliveries (SPEC 6.7): per channel on a message with every attempt, and the admin's
-// list of undelivered deliveries. Who may see what (URLs, errors, excerpts) is decided by the views.
+// Deliveries list, filtered by state and channel. Who may see what (URLs, errors, excerpts) is decided by the views.
 import type { DeliveriesTable } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { attemptsOf, type AttemptRow } from './attempts.repo.ts';
-import { countDeliveriesOfMessage, deliveriesOfMessage, undeliveredLatest } from './deliveries.repo.ts';
+import { findChannelSummary } from '../channels/channels.repo.ts';
+import { channelChoices, countDeliveriesOfMessage, countResendableDead, deliveriesOfMessage, listDeliveries, type DeliveryFilter } from './deliveries.repo.ts';
 import { MAX_ATTEMPTS } from './retry-schedule.ts';
 
 /** One attempt as the message page shows it. */
@@ -78,31 +79,67 @@ export async function messageDeliveries(deps: Deps, messageId: string, limit = M
   };
 }
 
-/** One row of the admin's dead letters list. */
-export interface UndeliveredRow {
+/** One row of the admin's Deliveries list. */
+export interface DeliveryRow {
   id: string;
   messageId: string;
   headline: string;
   channel: { id: string | null; url: string | null };
-  state: 'dead' | 'cancelled';
+  state: DeliveriesTable['state'];
   attempts: number;
+  maxAttempts: number;
   lastError: string | null;
+  nextAttemptAt: number;
+  deliveredAt: number | null;
+  /** When the row last changed: created, an attempt recorded, dead-lettered, cancelled. */
   at: number;
+  superseded: boolean;
   resendable: boolean;
 }
 
-/** Undelivered deliveries (dead-lettered or cancelled) that no re-send replaced, newest first, for the admin list. */
-export async function undeliveredDeliveries(deps: Deps, limit = 100): Promise<UndeliveredRow[]> {
-  const rows = await undeliveredLatest(deps.db, limit);
-  return rows.map((r) => ({
+/** Rows per page of the Deliveries list. */
+export const DELIVERIES_PAGE_SIZE = 50;
+/** Channels offered in the list's channel filter. */
+const CHANNEL_CHOICES = 500;
+
+/** A page of the Deliveries list with what its filters and its "re-send all" offer need. */
+export interface DeliveriesPage {
+  filter: DeliveryFilter;
+  page: number;
+  hasNext: boolean;
+  rows: DeliveryRow[];
+  channels: { id: string; url: string }[];
+  /** With a channel filter: the channel (null once deleted) and how many of its dead letters a re-send would re-queue. */
+  chosen?: { channel: { id: string; url: string; enabled: boolean } | null; deadLetters: number };
+}
+
+/** One page of deliveries, most recently changed first, filtered by state and channel. */
+export async function deliveriesPage(deps: Deps, filter: DeliveryFilter, page: number): Promise<DeliveriesPage> {
+  const current = Math.max(1, Math.floor(page) || 1);
+  const found = await listDeliveries(deps.db, filter, { offset: (current - 1) * DELIVERIES_PAGE_SIZE, limit: DELIVERIES_PAGE_SIZE + 1 });
+  const channels = await channelChoices(deps.db, CHANNEL_CHOICES);
+  const chosen = filter.channelId ? await resendAllOffer(deps, filter.channelId) : undefined;
+  const rows = found.slice(0, DELIVERIES_PAGE_SIZE).map((r) => ({
     id: r.id,
     messageId: r.message_id,
     headline: r.headline,
     channel: { id: r.channel_id, url: r.channel_url },
-    state: r.state as 'dead' | 'cancelled',
+    state: r.state,
     attempts: r.attempts,
+    maxAttempts: MAX_ATTEMPTS,
     lastError: r.last_error,
+    nextAttemptAt: r.next_attempt_at,
+    deliveredAt: r.delivered_at,
     at: r.updated_at,
-    resendable: r.channel_enabled === 1,
+    superseded: Number(r.superseded) === 1,
+    resendable: (r.state === 'dead' || r.state === 'cancelled') && Number(r.superseded) !== 1 && r.channel_enabled === 1,
   }));
+  return { filter, page: current, hasNext: found.length > DELIVERIES_PAGE_SIZE, rows, channels, chosen };
+}
+
+/** What "re-send all dead letters" of a channel would do: the channel (null once deleted) and how many it would re-queue. */
+export async function resendAllOffer(deps: Deps, channelId: string): Promise<NonNullable<DeliveriesPage['chosen']>> {
+  const channel = await findChannelSummary(deps.db, channelId);
+  if (!channel) return { channel: null, deadLetters: 0 };
+  return { channel: { id: channel.id, url: channel.url, enabled: channel.enabled === 1 }, deadLetters: await countResendableDead(deps.db, channelId) };
 }

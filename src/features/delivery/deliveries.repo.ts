@@ -8,8 +8,8 @@ type Q = Kysely<DB> | Transaction<DB>;
 /** A delivery with its channel's URL (null once deleted), enabled flag, and whether a later re-send replaced it. */
 export type DeliveryWithChannel = Selectable<DeliveriesTable> & { channel_url: string | null; channel_enabled: number | null; superseded: number };
 
-// A later series (a re-send) of the same message to the same channel as `d`.
-const laterSeries = (eb: ExpressionBuilder<DB & { d: DeliveriesTable }, 'd'>) =>
+/** A later series (a re-send) of the same message to the same channel as `d` exists. */
+export const laterSeries = (eb: ExpressionBuilder<DB & { d: DeliveriesTable }, 'd'>) =>
   eb.exists(
     eb
       .selectFrom('deliveries as later')
@@ -48,20 +48,36 @@ export async function countDeliveriesOfMessage(db: Q, messageId: string): Promis
   return counts;
 }
 
-/** Dead-lettered and cancelled deliveries that no later series replaced, newest first, with their message headline. */
-export function undeliveredLatest(db: Q, limit: number) {
+/** Which deliveries the admin's list shows: one state or all, one channel or all. */
+export interface DeliveryFilter {
+  state?: DeliveriesTable['state'];
+  channelId?: string;
+}
+
+/** A page of deliveries, most recently changed first, with their message headline, channel URL and whether a re-send replaced them. */
+export function listDeliveries(db: Q, filter: DeliveryFilter, p: { offset: number; limit: number }) {
+  const state = filter.state;
   return db
     .selectFrom('deliveries as d')
     .innerJoin('messages as m', 'm.id', 'd.message_id')
     .leftJoin('channels as c', 'c.id', 'd.channel_id')
-    .select(['d.id', 'd.message_id', 'd.channel_id', 'd.state', 'd.attempts', 'd.last_error', 'd.updated_at', 'm.headline', 'c.url as channel_url', 'c.enabled as channel_enabled'])
-    // Literal states, so the planner (SQLite's too) can use the partial index deliveries_undelivered.
-    .where(sql<boolean>`d.state in ('dead', 'cancelled')`)
-    .where((eb) => eb.not(laterSeries(eb)))
+    .select(['d.id', 'd.message_id', 'd.channel_id', 'd.state', 'd.attempts', 'd.last_error', 'd.updated_at', 'd.next_attempt_at', 'd.delivered_at'])
+    .select(['m.headline', 'c.url as channel_url', 'c.enabled as channel_enabled'])
+    .select((eb) => eb.case().when(laterSeries(eb)).then(1).else(0).end().as('superseded'))
+    .$if(state !== undefined, (q) => q.where('d.state', '=', state!))
+    // Literal states beside the filter, so the planner (SQLite's too) can use the partial index deliveries_undelivered.
+    .$if(state === 'dead' || state === 'cancelled', (q) => q.where(sql<boolean>`d.state in ('dead', 'cancelled')`))
+    .$if(filter.channelId !== undefined, (q) => q.where('d.channel_id', '=', filter.channelId!))
     .orderBy('d.updated_at', 'desc')
     .orderBy('d.id')
-    .limit(limit)
+    .offset(p.offset)
+    .limit(p.limit)
     .execute();
+}
+
+/** Channels to filter by, by URL (id and URL only). */
+export function channelChoices(db: Q, limit: number) {
+  return db.selectFrom('channels').select(['id', 'url']).orderBy('url').orderBy('id').limit(limit).execute();
 }
 
 /** One delivery by id; on PostgreSQL row-locked for the rest of the transaction. */
@@ -74,25 +90,57 @@ export function findDeliveryForUpdate(db: Q, dialect: Dialect, id: string): Prom
     .executeTakeFirst();
 }
 
-/** Whether a later series (a re-send) of the same message to the same channel exists. */
-export async function laterSeriesExists(db: Q, d: Pick<DeliveriesTable, 'message_id' | 'channel_id' | 'created_at'>): Promise<boolean> {
+/** Which of the given deliveries a later series (a re-send of the same message to the same channel) replaced. */
+export async function withLaterSeries(db: Q, ids: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const part of chunks(ids)) {
+    const rows = await db.selectFrom('deliveries as d').select('d.id').where('d.id', 'in', part).where(laterSeries).execute();
+    for (const r of rows) found.add(r.id);
+  }
+  return found;
+}
+
+/** The dead-lettered deliveries of a channel that no re-send replaced, row-locked on PostgreSQL (in id order, so concurrent lockers never deadlock). */
+export function lockDeadOfChannel(db: Q, dialect: Dialect, channelId: string): Promise<Selectable<DeliveriesTable>[]> {
+  return db
+    .selectFrom('deliveries as d')
+    .selectAll('d')
+    .where('d.channel_id', '=', channelId)
+    .where('d.state', '=', 'dead')
+    .where((eb) => eb.not(laterSeries(eb)))
+    .orderBy('d.id')
+    .$if(dialect === 'postgres', (q) => q.forUpdate())
+    .execute();
+}
+
+/** Inserts delivery rows (fresh pending series), a few hundred per statement (SQLite caps bound parameters). */
+export async function insertDeliveries(db: Q, rows: Insertable<DeliveriesTable>[]): Promise<void> {
+  for (const part of chunks(rows)) await db.insertInto('deliveries').values(part).execute();
+}
+
+/** The enabled flag of each given channel that still exists. */
+export async function channelsEnabled(db: Q, channelIds: string[]): Promise<Map<string, number>> {
+  const flags = new Map<string, number>();
+  for (const part of chunks(channelIds)) {
+    for (const r of await db.selectFrom('channels').select(['id', 'enabled']).where('id', 'in', part).execute()) flags.set(r.id, r.enabled);
+  }
+  return flags;
+}
+
+function chunks<T>(items: T[], size = 500): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** How many dead-lettered deliveries of a channel no re-send has replaced yet (what "re-send all" would re-queue). */
+export async function countResendableDead(db: Q, channelId: string): Promise<number> {
   const row = await db
-    .selectFrom('deliveries')
-    .select('id')
-    .where('message_id', '=', d.message_id)
-    .where('channel_id', '=', d.channel_id)
-    .where('created_at', '>', d.created_at)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-/** Inserts a delivery row (a fresh pending series). */
-export async function insertDelivery(db: Q, row: Insertable<DeliveriesTable>): Promise<void> {
-  await db.insertInto('deliveries').values(row).execute();
-}
-
-/** Reads a channel's enabled flag; undefined when it no longer exists. */
-export async function channelEnabled(db: Q, channelId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('channels').select('enabled').where('id', '=', channelId).executeTakeFirst();
-  return row?.enabled;
+    .selectFrom('deliveries as d')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('d.channel_id', '=', channelId)
+    .where('d.state', '=', 'dead')
+    .where((eb) => eb.not(laterSeries(eb)))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }

@@ -77,7 +77,8 @@ forEachDialect((getDb, dialect) => {
     assert.equal(delivered.status, 409);
     assert.match(delivered.text, /Only a dead-lettered or cancelled delivery can be re-sent/);
     assert.equal((await client.post('/settings/deliveries/resend', { delivery: 'no-such-delivery' })).status, 404);
-    assert.match((await client.get('/settings?tab=deliveries')).text, /Every delivery has been delivered or is still being attempted/);
+    assert.match((await client.get('/settings?tab=deliveries&state=dead')).text, /re-sent: see the later row/, 'the replaced dead letter stays as history, marked');
+    assert.doesNotMatch((await client.get('/settings?tab=deliveries&state=dead')).text, /name="delivery"/, 'and offers no second re-send');
   });
 
   test('re-send is refused for a disabled or deleted channel, honours only a same-site return path, and is admin-only', async () => {
@@ -185,9 +186,13 @@ forEachDialect((getDb, dialect) => {
     const asAdmin = await admin.get(`/messages/${message.id}`);
     assert.equal(asAdmin.status, 200);
     assert.ok(!asAdmin.text.includes('<script>alert(1)') && !asAdmin.text.includes('<b onclick'), 'never markup from the receiver');
-    assert.ok(asAdmin.text.includes('<pre class="excerpt">&lt;script&gt;alert(1)&lt;/script&gt;&lt;b onclick=&quot;x()&quot;&gt;bold&lt;/b&gt; &amp; more</pre>'), 'the answer, escaped');
+    assert.ok(
+      asAdmin.text.includes(`<pre class="excerpt" tabindex="0" aria-label="Receiver's answer to attempt 1">&lt;script&gt;alert(1)&lt;/script&gt;&lt;b onclick=&quot;x()&quot;&gt;bold&lt;/b&gt; &amp; more</pre>`.replace("'", '&#39;')),
+      'the answer, escaped, in a scroll box the keyboard can reach',
+    );
     assert.match(asAdmin.text, /failed: HTTP 503<span class="duration"> in \d+ ms<\/span>/);
-    assert.match(asAdmin.text, /delivered \(HTTP 200\)<span class="duration"> in \d+ ms<\/span><pre class="excerpt">y{1000,1024}<\/pre>/);
+    assert.match(asAdmin.text, /delivered \(HTTP 200\)<span class="duration"> in \d+ ms<\/span><pre class="excerpt"[^>]*>y{1000,1024}<\/pre>/);
+    assert.match(asAdmin.text, /<tr class="delivery state-delivered">/, 'the row carries its state for the stylesheet');
 
     const viewer = (await signedInAs(t, 'viewer')).client;
     const asViewer = await viewer.get(`/messages/${message.id}`);

@@ -1,12 +1,18 @@
-// POST /settings/deliveries/resend: an admin re-sends a dead-lettered (or cancelled) delivery (admin-only by the /settings gate).
+// Re-sends (admin-only by the /settings gate): POST /settings/deliveries/resend re-sends one dead-lettered (or cancelled)
+// delivery; GET /settings/deliveries/resend-all?channel= asks to confirm re-sending a channel's dead letters, POST acts.
 import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
-import { parseForm } from '../../http/forms.ts';
-import { errorPage } from '../../http/render.tsx';
-import { resendDelivery, type ResendRefusal } from './resend.service.ts';
+import { idField, parseForm } from '../../http/forms.ts';
+import { errorPage, render } from '../../http/render.tsx';
+import { refuseControlQuery } from '../../http/query.ts';
+import { isId } from '../../http/text.ts';
+import { SettingsFrame } from '../settings/settings.views.tsx';
+import { resendAllOffer } from './deliveries-view.service.ts';
+import { deliveriesHref, ResendAllConfirm } from './deliveries-list.views.tsx';
+import { resendDeadOfChannel, resendDelivery, type ResendRefusal } from './resend.service.ts';
 
 /** A delivery's own alphabet: a row id, or "<message id>.<channel id>" as emit() names the first delivery of a pair. */
 const DELIVERY_ID = /^[A-Za-z0-9_-]{1,64}(?:\.[A-Za-z0-9_-]{1,64})?$/;
@@ -15,6 +21,8 @@ const resendSchema = z.object({
   delivery: z.string({ error: 'Choose a delivery to re-send.' }).trim().regex(DELIVERY_ID, 'Choose a delivery to re-send.'),
   back: z.string().max(512, 'That return address is too long.').optional(),
 });
+
+const resendAllSchema = z.object({ channel: idField('Choose a channel whose dead letters to re-send.') });
 
 /** Each refusal's status and plain words. */
 const REFUSALS: Record<ResendRefusal, [ContentfulStatusCode, string]> = {
@@ -44,6 +52,23 @@ export function deliveryRoutes(deps: Deps) {
       return errorPage(c, status, 'Cannot re-send', message);
     }
     return c.redirect(safeBack(form.data.back) ?? '/settings?tab=deliveries&notice=resent', 303);
+  });
+
+  app.get('/settings/deliveries/resend-all', refuseControlQuery, async (c) => {
+    const id = c.req.query('channel');
+    const offer = id && isId(id) ? await resendAllOffer(deps, id) : { channel: null, deadLetters: 0 };
+    if (!offer.channel) return c.redirect('/settings?tab=deliveries&notice=gone', 303);
+    return render(c, 'Settings', <SettingsFrame current="deliveries"><ResendAllConfirm channel={offer.channel} count={offer.deadLetters} /></SettingsFrame>);
+  });
+
+  app.post('/settings/deliveries/resend-all', async (c) => {
+    const form = parseForm(c, resendAllSchema);
+    if (!form.ok && form.control) return errorPage(c, 400, 'Cannot re-send', form.errors.channel ?? 'Choose a channel whose dead letters to re-send.');
+    // A missing or malformed id names no channel, as a deleted one: never looked up.
+    const result = form.ok ? await resendDeadOfChannel(deps, form.data.channel) : ({ ok: false, reason: 'not-found' } as const);
+    if (!result.ok && result.reason === 'not-found') return c.redirect('/settings?tab=deliveries&notice=gone', 303);
+    if (!result.ok) return errorPage(c, 409, 'Cannot re-send', REFUSALS['channel-disabled'][1]);
+    return c.redirect(`${deliveriesHref({ channelId: form.ok ? form.data.channel : undefined })}&notice=resent-all&count=${result.count}`, 303);
   });
 
   return app;

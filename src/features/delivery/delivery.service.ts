@@ -85,15 +85,21 @@ export async function recordVerdict(deps: Deps, owner: string, job: AttemptJob, 
     channelId: job.channel_id,
     channel: channelAfter(verdict, now),
   };
+  deps.metrics?.deliveryAttempt(verdict.kind, verdict.status, attemptNo === 1 ? startedAt - job.created_at : undefined);
   if (deps.dialect === 'postgres') return recordInOneStatement(deps.db, record);
   return deps.db.transaction().execute((trx) => recordIn(trx, record));
 }
 
 /** The channel's counters after a verdict: a success ends the failure streak, a failure extends it by one. */
 function channelAfter(verdict: Verdict, now: number): AttemptRecord['channel'] {
-  if (verdict.kind === 'delivered') return { consecutive_failures: 0, last_success_at: now };
-  // Added in the database, so concurrent workers' failures add up.
-  return { consecutive_failures: (eb) => eb('consecutive_failures', '+', 1), last_error: verdict.error, last_error_at: now };
+  if (verdict.kind === 'delivered') return { consecutive_failures: 0, last_success_at: now, failing_since: null };
+  // Added in the database, so concurrent workers' failures add up; the streak's start is kept once set.
+  return {
+    consecutive_failures: (eb) => eb('consecutive_failures', '+', 1),
+    last_error: verdict.error,
+    last_error_at: now,
+    failing_since: (eb) => eb.fn.coalesce('failing_since', eb.val(now)),
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
-// What the store shows about deliveries (SPEC 6.7): per channel on a message, and the admin's dead letters list.
-import { Form, Notice, Time } from '../../http/views/components.tsx';
+// What the store shows about deliveries (SPEC 6.7): per channel on a message, and the pieces the admin's list reuses.
+import { Form, StackedTable, Time } from '../../http/views/components.tsx';
 import { channelLabel } from '../channels/channel-label.ts';
-import type { AttemptView, DeliveryView, MessageDeliveriesView, UndeliveredRow } from './deliveries-view.service.ts';
+import type { AttemptView, DeliveryView, MessageDeliveriesView } from './deliveries-view.service.ts';
 
 /** The re-send button for one undelivered delivery (admins only; the route is under /settings). */
 export function ResendForm(props: { deliveryId: string; back?: string }) {
@@ -19,7 +19,11 @@ export function ResendForm(props: { deliveryId: string; back?: string }) {
 /** Why a delivery was cancelled, which viewers may see; a row cancelled before 0011 may carry an error instead. */
 const CANCEL_REASONS = new Set(['channel deleted', 'channel disabled']);
 
-function StateLine(props: { d: DeliveryView; showErrors: boolean }) {
+/** The fields a delivery's state line reads. */
+type StateFields = Pick<DeliveryView, 'state' | 'attempts' | 'maxAttempts' | 'nextAttemptAt' | 'deliveredAt' | 'lastError' | 'superseded'>;
+
+/** A delivery's state in words, in a span classed by state (the stylesheet colours it; the words carry the meaning). */
+export function StateLine(props: { d: StateFields; showErrors: boolean }) {
   const d = { ...props.d, lastError: props.showErrors ? props.d.lastError : null };
   const note = d.superseded ? ' (re-sent: see the later row)' : '';
   switch (d.state) {
@@ -69,7 +73,11 @@ function Attempt(props: { a: AttemptView; isAdmin: boolean }) {
     <li>
       <Time at={a.startedAt} />: {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : `failed: ${a.error ?? 'unknown error'}`}
       <span class="duration"> in {a.durationMs} ms</span>
-      {a.excerpt ? <pre class="excerpt">{a.excerpt}</pre> : null}
+      {a.excerpt ? (
+        <pre class="excerpt" tabindex={0} aria-label={`Receiver's answer to attempt ${a.attemptNo}`}>
+          {a.excerpt}
+        </pre>
+      ) : null}
     </li>
   );
 }
@@ -96,88 +104,30 @@ export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; is
         </p>
       )}
       {rows.length === 0 ? null : (
-        <table>
-          <thead>
-            <tr>
-              <th>Channel</th>
-              <th>State</th>
-              <th>Attempts</th>
-              {props.isAdmin ? <th>Action</th> : null}
+        <StackedTable class="message-deliveries" columns={['Channel', 'State', 'Attempts', props.isAdmin ? 'Action' : null]}>
+          {rows.map((d) => (
+            <tr class={`delivery state-${d.state}`}>
+              <td>
+                <span class="channel">{channelLabel(d.channel, props.isAdmin)}</span>
+              </td>
+              <td>
+                <StateLine d={d} showErrors={props.isAdmin} />
+              </td>
+              <td>
+                {d.attemptList.length === 0 ? (
+                  <span class="empty">none yet</span>
+                ) : (
+                  <ol class="attempts">
+                    {d.attemptList.map((a) => (
+                      <Attempt a={a} isAdmin={props.isAdmin} />
+                    ))}
+                  </ol>
+                )}
+              </td>
+              {props.isAdmin ? <td>{d.resendable ? <ResendForm deliveryId={d.id} back={props.back} /> : null}</td> : null}
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((d) => (
-              <tr>
-                <td>
-                  <span class="channel">{channelLabel(d.channel, props.isAdmin)}</span>
-                </td>
-                <td>
-                  <StateLine d={d} showErrors={props.isAdmin} />
-                </td>
-                <td>
-                  {d.attemptList.length === 0 ? (
-                    <span class="empty">none yet</span>
-                  ) : (
-                    <ol class="attempts">
-                      {d.attemptList.map((a) => (
-                        <Attempt a={a} isAdmin={props.isAdmin} />
-                      ))}
-                    </ol>
-                  )}
-                </td>
-                {props.isAdmin ? <td>{d.resendable ? <ResendForm deliveryId={d.id} back={props.back} /> : null}</td> : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
-  );
-}
-
-/** The Deliveries settings tab (admins only): undelivered deliveries (dead-lettered or cancelled), newest first, each re-sendable. */
-export function UndeliveredList(props: { rows: UndeliveredRow[]; notice?: string }) {
-  return (
-    <section>
-      <h2>Undelivered</h2>
-      {props.notice ? <Notice kind="success">{props.notice}</Notice> : null}
-      <p class="hint">
-        Deliveries that were dead-lettered after five failed attempts, or not sent because their channel was disabled or deleted. Re-sending
-        posts the same message (same body, same message id) to the same channel with a fresh set of attempts.
-      </p>
-      {props.rows.length === 0 ? (
-        <p class="empty">Every delivery has been delivered or is still being attempted.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Message</th>
-              <th>Channel</th>
-              <th>State</th>
-              <th>Since</th>
-              <th>Action</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.rows.map((r) => (
-              <tr>
-                <td>{r.headline}</td>
-                <td>
-                  <span class="channel">{channelLabel(r.channel, true)}</span>
-                </td>
-                <td>
-                  {r.state === 'dead'
-                    ? `Dead-lettered after ${r.attempts} attempts${r.lastError ? `; last error: ${r.lastError}` : ''}`
-                    : `Not sent: ${r.lastError ?? 'cancelled'}`}
-                </td>
-                <td>
-                  <Time at={r.at} />
-                </td>
-                <td>{r.resendable ? <ResendForm deliveryId={r.id} /> : <span class="empty">channel {r.channel.url ? 'disabled' : 'deleted'}</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </StackedTable>
       )}
     </section>
   );

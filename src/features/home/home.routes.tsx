@@ -1,12 +1,18 @@
 // GET /: the signed-in home page.
 import { Hono } from 'hono';
+import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { render } from '../../http/render.tsx';
+import { homeView } from './home.service.ts';
 import { HomeBody } from './home.views.tsx';
 
 /** The home page routes. */
-export function homeRoutes() {
+export function homeRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
-  app.get('/', (c) => render(c, 'Home', <HomeBody account={c.get('session')!.account} />));
+  app.get('/', async (c) => {
+    const account = c.get('session')!.account;
+    const view = await homeView(deps, account);
+    return render(c, 'Home', <HomeBody account={account} view={view} now={deps.clock.now()} />);
+  });
   return app;
 }

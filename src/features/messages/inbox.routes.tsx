@@ -6,9 +6,9 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { errorPage, render } from '../../http/render.tsx';
-import { decodeCursor, encodeCursor, inboxPage, messageDetail } from './inbox.service.ts';
-import { InboxPage, MessagePage, readNotice } from './inbox.views.tsx';
-import { MARK_READ_MAX, markAllRead, markRead } from './read-state.service.ts';
+import { decodeCursor, encodeCursor, inboxPage, openMessage, parseFilter } from './inbox.service.ts';
+import { InboxPage, inboxQuery, MessagePage, readNotice } from './inbox.views.tsx';
+import { MARK_READ_MAX, markAllRead, markRead, markUnread, unreadCount } from './read-state.service.ts';
 
 const readSchema = z.object({
   id: z.array(idField('Not a message id.')).min(1, 'Choose at least one message.').max(MARK_READ_MAX),
@@ -16,6 +16,8 @@ const readSchema = z.object({
 });
 
 const readAllSchema = z.object({ back: z.string().optional() });
+
+const unreadSchema = z.object({ id: idField('Not a message id.') });
 
 // Only our own reading pages are valid return addresses, so the field cannot become an open redirect.
 const BACK = /^\/(inbox|messages)(\/[A-Za-z0-9_-]{1,64})?(\?[A-Za-z0-9=&._%-]{0,200})?$/;
@@ -38,10 +40,25 @@ export function inboxRoutes(deps: Deps) {
     const rawBefore = c.req.query('before');
     const before = rawBefore === undefined ? undefined : decodeCursor(rawBefore);
     if (rawBefore !== undefined && !before) return errorPage(c, 400, 'Page not found', 'That page link is not valid.');
-    const page = await inboxPage(deps, account.id, before);
-    const olderHref = page.next ? `${base}?before=${encodeURIComponent(encodeCursor(page.next))}` : undefined;
+    const filter = parseFilter({ show: c.req.query('show'), class: c.req.query('class'), cause: c.req.query('cause') });
+    const [page, unread] = await Promise.all([inboxPage(deps, account.id, before, filter, account.role === 'admin'), unreadCount(deps, account.id)]);
+    const olderHref = page.next ? `${base}${inboxQuery(filter, encodeCursor(page.next))}` : undefined;
     const notice = readNotice(c.req.query('notice'));
-    return render(c, title, <InboxPage base={base} items={page.items} olderHref={olderHref} first={!before} back={selfUrl(c)} notice={notice} />);
+    return render(
+      c,
+      title,
+      <InboxPage
+        base={base}
+        items={page.items}
+        filter={filter}
+        olderHref={olderHref}
+        first={!before}
+        back={selfUrl(c)}
+        now={deps.clock.now()}
+        anyUnread={unread > 0}
+        notice={notice}
+      />,
+    );
   };
 
   app.get('/inbox', refuseControlQuery, list('/inbox', 'Inbox'));
@@ -49,9 +66,9 @@ export function inboxRoutes(deps: Deps) {
 
   app.get('/messages/:id{[A-Za-z0-9_-]{1,64}}', async (c) => {
     const account = c.get('session')!.account;
-    const detail = await messageDetail(deps, account.id, c.req.param('id'));
+    const detail = await openMessage(deps, account.id, c.req.param('id'));
     if (!detail) return errorPage(c, 404, 'No such message', 'That message does not exist, or it was removed by the retention setting.');
-    return render(c, 'Message', <MessagePage detail={detail} isAdmin={account.role === 'admin'} back={selfUrl(c)} />);
+    return render(c, detail.message.headline, <MessagePage detail={detail} isAdmin={account.role === 'admin'} now={deps.clock.now()} />);
   });
 
   app.post('/messages/read', async (c) => {
@@ -67,6 +84,14 @@ export function inboxRoutes(deps: Deps) {
     await markAllRead(deps, c.get('session')!.account.id);
     const back = backTo(form.data.back, '/inbox');
     return c.redirect(`${back.split('?')[0]}?notice=all-read`, 303);
+  });
+
+  // Back to the inbox, not the message: opening its page again would mark it read again.
+  app.post('/messages/unread', async (c) => {
+    const form = parseForm(c, unreadSchema);
+    if (!form.ok) return errorPage(c, 400, 'Nothing marked', form.errors.id ?? 'Choose a message to mark unread.');
+    await markUnread(deps, c.get('session')!.account.id, form.data.id);
+    return c.redirect('/inbox?notice=unread', 303);
   });
 
   return app;

@@ -1,15 +1,20 @@
 // Reading the message store: newest-first pages for an account, with that account's read marks.
 import type { Deps } from '../../deps.ts';
 import { messageDeliveries, type MessageDeliveriesView } from '../delivery/deliveries-view.service.ts';
-import { findMessage, listMessages, type MessageCursor, type MessageRow } from './messages.repo.ts';
-import { readMessageIds } from './read-state.service.ts';
+import { CAUSES, CLASSES, type Cause, type MessageClass } from './classes.ts';
+import { deliveryTrouble, listInboxMessages, type InboxFilter } from './inbox.repo.ts';
+import { findMessage, type MessageCursor, type MessageRow } from './messages.repo.ts';
+import { markOpened, readMessageIds } from './read-state.service.ts';
+
+export type { InboxFilter } from './inbox.repo.ts';
 
 /** Messages per inbox page. */
 export const INBOX_PAGE_SIZE = 50;
 
-/** A message as the inbox shows it to one account. */
+/** A message as the inbox shows it to one account; `trouble` (admins only) counts its failing deliveries. */
 export interface InboxItem extends MessageRow {
   read: boolean;
+  trouble?: { dead: number; failing: number };
 }
 
 /** One page of the inbox and the cursor of the next (older) page, if any. */
@@ -30,14 +35,35 @@ export function decodeCursor(raw: string): MessageCursor | undefined {
   return { createdAt: Number(m[1]), id: m[2]! };
 }
 
-/** A page of messages, newest first, strictly older than `before`. */
-export async function inboxPage(deps: Deps, accountId: string, before: MessageCursor | undefined): Promise<InboxPage> {
-  const rows = await listMessages(deps.db, { before, limit: INBOX_PAGE_SIZE + 1 });
+/** Reads the inbox filter from query values; anything unknown is ignored (the filter is then not applied). */
+export function parseFilter(q: { show?: string; class?: string; cause?: string }): InboxFilter {
+  return {
+    unreadOnly: q.show === 'unread' || undefined,
+    class: (CLASSES as readonly string[]).includes(q.class ?? '') ? (q.class as MessageClass) : undefined,
+    cause: (CAUSES as readonly string[]).includes(q.cause ?? '') ? (q.cause as Cause) : undefined,
+  };
+}
+
+/**
+ * A page of messages, newest first, strictly older than `before`, narrowed by `filter`. With `withTrouble` (admins)
+ * each row carries how many of its deliveries are dead-lettered or still failing, read for the whole page at once.
+ */
+export async function inboxPage(
+  deps: Deps,
+  accountId: string,
+  before: MessageCursor | undefined,
+  filter: InboxFilter = {},
+  withTrouble = false,
+): Promise<InboxPage> {
+  const rows = await listInboxMessages(deps.db, { accountId, filter, before, limit: INBOX_PAGE_SIZE + 1 });
   const page = rows.slice(0, INBOX_PAGE_SIZE);
-  const read = await readMessageIds(deps, accountId, page);
+  const [read, trouble] = await Promise.all([
+    readMessageIds(deps, accountId, page),
+    withTrouble ? deliveryTrouble(deps.db, page.map((m) => m.id)) : Promise.resolve(undefined),
+  ]);
   const last = page[page.length - 1];
   return {
-    items: page.map((m) => ({ ...m, read: read.has(m.id) })),
+    items: page.map((m) => ({ ...m, read: read.has(m.id), trouble: trouble?.get(m.id) })),
     next: rows.length > INBOX_PAGE_SIZE && last ? { createdAt: last.created_at, id: last.id } : undefined,
   };
 }
@@ -48,10 +74,14 @@ export interface MessageDetail {
   deliveries: MessageDeliveriesView;
 }
 
-/** A message's detail, or undefined when it does not exist (or was pruned). */
-export async function messageDetail(deps: Deps, accountId: string, id: string): Promise<MessageDetail | undefined> {
+/**
+ * A message's detail as its page shows it, or undefined when it does not exist (or was pruned). Opening the page
+ * marks the message read for the account (`read` then says whether it already was).
+ */
+export async function openMessage(deps: Deps, accountId: string, id: string): Promise<MessageDetail | undefined> {
   const message = await findMessage(deps.db, id);
   if (!message) return undefined;
-  const read = await readMessageIds(deps, accountId, [message]);
-  return { message: { ...message, read: read.has(id) }, deliveries: await messageDeliveries(deps, id) };
+  const read = (await readMessageIds(deps, accountId, [message])).has(id);
+  await markOpened(deps, accountId, message, read);
+  return { message: { ...message, read }, deliveries: await messageDeliveries(deps, id) };
 }

@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpe
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { signedInAs } from '../../../test/helpers/factories.ts';
 import { buildChannel, buildMessage, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { markAllRead } from './read-state.service.ts';
 import { INBOX_PAGE_SIZE } from './inbox.service.ts';
 
 /** Message ids in page order, from the detail links. */
@@ -46,11 +47,12 @@ forEachDialect((getDb) => {
       const page = await viewer.client.get(path);
       assert.equal(page.status, 200);
       assert.deepEqual(idsOn(page.text), [newer, older], path);
-      assert.match(page.text, /<td>clock<\/td><td>threshold<\/td>/);
-      assert.match(page.text, /<td>coverage<\/td><td>declared-input<\/td>/);
-      assert.match(page.text, /api\.example\.com/);
-      assert.match(page.text, /2026-01-14 09:30 UTC/);
-      assert.match(page.text, /<td>4<\/td>/);
+      assert.match(page.text, /Clock · A clock or threshold was crossed/);
+      assert.match(page.text, /Coverage · An input you declared moved/);
+      assert.match(page.text, /certificate <span class="key">api.<wbr\/>example.<wbr\/>com<\/span>/, 'the key wraps only after its separators');
+      assert.match(page.text, /<time datetime="2026-01-14T09:30:00.000Z" title="2026-01-14 09:30:00 UTC">/);
+      assert.match(page.text, /Count: 4/);
+      assert.ok(page.text.indexOf('Certificate expires soon.') < page.text.indexOf('Clock · '), 'the headline comes first');
       assert.match(page.text, /href="https:\/\/svc\.example\.test\/sources\/zone-1"/);
       assert.match(page.text, /Older &lt;b&gt;one&lt;\/b&gt;/, 'headlines are escaped');
     }
@@ -119,5 +121,106 @@ forEachDialect((getDb) => {
     const { client } = await signedInAs(t, 'viewer');
     const id = await buildMessage(t);
     assert.match((await client.get(`/messages/${id}`)).text, /was not sent anywhere/);
+  });
+
+  test('times read as "n min ago" from the request clock, the absolute UTC time in the title', async () => {
+    const { client } = await signedInAs(t, 'viewer');
+    await buildMessage(t, { headline: 'Recent.', instant: t.clock.now() - 3 * 60_000 });
+    const page = await client.get('/inbox');
+    const iso = new Date(t.clock.now() - 3 * 60_000).toISOString();
+    assert.match(page.text, new RegExp(`<time datetime="${iso}" title="${iso.slice(0, 19).replace('T', ' ')} UTC">3 min ago</time>`));
+  });
+
+  test('filters by unread, category and reason are links, and paging keeps them', async () => {
+    const { account, client } = await signedInAs(t, 'viewer');
+    const drift = await buildMessage(t, { cause: 'drift', headline: 'Drifted.' });
+    t.clock.advance(1000);
+    const clock = await buildMessage(t, { cause: 'threshold', headline: 'Crossed.' });
+    t.clock.advance(1000);
+    const input = await buildMessage(t, { cause: 'declared-input', sourceId: 's-1', headline: 'Input moved.' });
+    await client.post('/messages/read', { id: clock });
+    assert.deepEqual(idsOn((await client.get('/inbox?show=unread')).text), [input, drift]);
+    assert.deepEqual(idsOn((await client.get('/inbox?class=clock')).text), [clock]);
+    assert.deepEqual(idsOn((await client.get('/inbox?cause=declared-input')).text), [input]);
+    assert.deepEqual(idsOn((await client.get('/inbox?class=coverage&show=unread')).text), [input]);
+    assert.deepEqual(idsOn((await client.get('/inbox?class=nonsense')).text), [input, clock, drift], 'an unknown value filters nothing');
+    const filtered = await client.get('/inbox?show=unread&class=drift');
+    assert.match(filtered.text, /<a href="\/inbox\?show=unread&amp;class=drift" aria-current="true">Drift<\/a>/);
+    assert.match(filtered.text, /<a href="\/inbox\?class=drift">All<\/a>/, '"All" in the show group drops only that part');
+    assert.match((await client.get('/inbox?class=clock&show=unread')).text, /No messages match these filters\./);
+
+    for (let i = 0; i < INBOX_PAGE_SIZE + 3; i++) await buildMessage(t, { cause: 'threshold' });
+    const seen = await walk(client, '/inbox?class=clock&show=unread');
+    assert.equal(seen.length, INBOX_PAGE_SIZE + 3, 'every unread clock message once, over two pages');
+    assert.match((await client.get('/inbox?class=clock')).text, /href="\/inbox\?class=clock&amp;before=[^"]+">Older messages/);
+    await markAllRead(t.deps, account.id);
+    assert.deepEqual(idsOn((await client.get('/inbox?show=unread')).text), []);
+  });
+
+  test('"Mark all as read" shows only while something is unread', async () => {
+    const { client } = await signedInAs(t, 'viewer');
+    assert.doesNotMatch((await client.get('/inbox')).text, /Mark all as read/);
+    const id = await buildMessage(t);
+    assert.match((await client.get('/inbox')).text, /Mark all as read/);
+    await client.post('/messages/read', { id });
+    assert.doesNotMatch((await client.get('/inbox')).text, /Mark all as read/);
+  });
+
+  test('opening a message marks it read for that account only; its headline is the title; "Mark unread" undoes it', async () => {
+    const a = await signedInAs(t, 'viewer');
+    const b = await signedInAs(t, 'viewer');
+    const id = await buildMessage(t, { headline: 'Zone example.com moved.' });
+    const first = await a.client.get(`/messages/${id}`);
+    assert.match(first.text, /<title>Zone example\.com moved\. · svc<\/title>/);
+    assert.match(first.text, /<h1>Zone example\.com moved\.<\/h1>/);
+    assert.match(first.text, /Marked read now that you opened it\./);
+    assert.match((await a.client.get(`/messages/${id}`)).text, /You have read this message\./, 'a second visit writes nothing new');
+    assert.equal((await t.deps.db.selectFrom('message_reads').select('message_id').execute()).length, 1);
+    assert.match((await a.client.get('/inbox')).text, /class="message read"/);
+    assert.match((await b.client.get('/inbox')).text, /class="message unread"/, 'the other account has not read it');
+
+    const res = await a.client.post('/messages/unread', { id });
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/inbox?notice=unread');
+    const inbox = await a.client.get(res.location!);
+    assert.match(inbox.text, /The message is marked unread\./);
+    assert.match(inbox.text, /class="message unread"/);
+    assert.equal((await a.client.post('/messages/unread', { id: 'bad id!' })).status, 400);
+  });
+
+  test('"Mark unread" under the read-all watermark keeps every other message read', async () => {
+    const { account, client } = await signedInAs(t, 'viewer');
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push(await buildMessage(t));
+      t.clock.advance(60_000);
+    }
+    t.clock.advance(10 * 60_000);
+    await markAllRead(t.deps, account.id);
+    assert.equal((await client.post('/messages/unread', { id: ids[1]! })).status, 303);
+    assert.deepEqual(idsOn((await client.get('/inbox?show=unread')).text), [ids[1]]);
+    await client.post('/messages/read', { id: ids[1]! });
+    assert.deepEqual(idsOn((await client.get('/inbox?show=unread')).text), []);
+    await client.post('/messages/unread', { id: ids[0]! });
+    assert.deepEqual(idsOn((await client.get('/inbox?show=unread')).text), [ids[0]]);
+  });
+
+  test('admins see a per-row hint for dead-lettered or still-failing deliveries; viewers do not', async () => {
+    const admin = await signedInAs(t, 'admin');
+    const viewer = await signedInAs(t, 'viewer');
+    const a = await buildChannel(t, { createdBy: admin.account.id, url: 'https://a.example.com/h' });
+    const b = await buildChannel(t, { createdBy: admin.account.id, url: 'https://b.example.com/h' });
+    const dead = await buildMessage(t, { headline: 'Dead one.' });
+    t.clock.advance(1000);
+    const failing = await buildMessage(t, { headline: 'Failing one.' });
+    t.clock.advance(1000);
+    await buildMessage(t, { headline: 'Fine one.' });
+    await t.deps.db.updateTable('deliveries').set({ state: 'dead', attempts: 5 }).where('message_id', '=', dead).where('channel_id', '=', a.id).execute();
+    await t.deps.db.updateTable('deliveries').set({ attempts: 2 }).where('message_id', '=', failing).where('channel_id', '=', b.id).execute();
+    const page = (await admin.client.get('/inbox')).text;
+    assert.match(page, /Dead one\.<\/a>(?:(?!<\/li>).)*Delivery: 1 dead-lettered/);
+    assert.match(page, /Failing one\.<\/a>(?:(?!<\/li>).)*Delivery: 1 still failing/);
+    assert.equal((page.match(/Delivery: /g) ?? []).length, 2, 'no hint on the message that is fine');
+    assert.doesNotMatch((await viewer.client.get('/inbox')).text, /Delivery: /);
   });
 });

@@ -1,6 +1,6 @@
 // Plain data access for per-account read state: the read-all watermark and individual read marks.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DB } from '../../db/schema.ts';
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
+import type { DB, MessagesTable } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
@@ -33,30 +33,30 @@ const UNREAD_CAP = 100;
  * several times slower than a constant one.
  */
 export async function countUnread(db: Q, accountId: string): Promise<number> {
-  const watermark = db.selectFrom('message_read_marks as w').select('w.read_through').where('w.account_id', '=', accountId);
   const row = await db
     .selectFrom(
       db
         .selectFrom('messages as m')
         .select(sql<number>`1`.as('one'))
-        .where('m.created_at', '>', sql<number>`coalesce((${watermark}), -1)`)
-        .where((eb) =>
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('message_reads as r')
-                .select(sql<number>`1`.as('one'))
-                .where('r.account_id', '=', accountId)
-                .whereRef('r.message_id', '=', 'm.id'),
-            ),
-          ),
-        )
+        .where(unreadBy(db, accountId))
         .limit(sql.lit(UNREAD_CAP))
         .as('u'),
     )
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+/** Messages (`messages as m`) the account has not read: above its watermark and without an individual read mark. */
+export function unreadBy(db: Q, accountId: string) {
+  const watermark = db.selectFrom('message_read_marks as w').select('w.read_through').where('w.account_id', '=', accountId);
+  return (eb: ExpressionBuilder<DB & { m: MessagesTable }, 'm'>) =>
+    eb.and([eb('m.created_at', '>', sql<number>`coalesce((${watermark}), -1)`), eb.not(eb.exists(readMarkOf(eb, accountId)))]);
+}
+
+/** The account's individual read mark of message `m`, as a subquery. */
+function readMarkOf(eb: ExpressionBuilder<DB & { m: MessagesTable }, 'm'>, accountId: string) {
+  return eb.selectFrom('message_reads as r').select(sql<number>`1`.as('one')).where('r.account_id', '=', accountId).whereRef('r.message_id', '=', 'm.id');
 }
 
 /** Which of `ids` the account has read individually. */
@@ -82,23 +82,8 @@ export async function insertReads(db: Q, accountId: string, messages: { id: stri
 }
 
 /** Marks read every message created after `after` (the newest millisecond: a handful of rows). */
-export async function insertReadsAbove(db: Q, accountId: string, after: number, now: number): Promise<void> {
-  await db
-    .insertInto('message_reads')
-    .columns(['account_id', 'message_id', 'message_created_at', 'read_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('messages')
-        .select([
-          sql<string>`cast(${accountId} as text)`.as('account_id'),
-          'messages.id as message_id',
-          'messages.created_at as message_created_at',
-          sql<number>`cast(${now} as bigint)`.as('read_at'),
-        ])
-        .where('messages.created_at', '>', after),
-    )
-    .onConflict((oc) => oc.columns(['account_id', 'message_id']).doNothing())
-    .execute();
+export function insertReadsAbove(db: Q, accountId: string, after: number, now: number): Promise<void> {
+  return insertReadsBetween(db, { accountId, after, now });
 }
 
 /** The created_at of the account's oldest unread message above the watermark, or undefined when none is unread. */
@@ -106,17 +91,7 @@ export async function oldestUnreadCreatedAt(db: Q, accountId: string, watermark:
   let q = db
     .selectFrom('messages as m')
     .select('m.created_at')
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('message_reads as r')
-            .select(sql<number>`1`.as('one'))
-            .where('r.account_id', '=', accountId)
-            .whereRef('r.message_id', '=', 'm.id'),
-        ),
-      ),
-    )
+    .where((eb) => eb.not(eb.exists(readMarkOf(eb, accountId))))
     .orderBy('m.created_at', 'asc')
     .limit(1);
   if (watermark !== undefined) q = q.where('m.created_at', '>', watermark);
@@ -132,4 +107,36 @@ export async function newestCreatedAt(db: Q): Promise<number | undefined> {
 /** Drops individual read marks the watermark already covers. */
 export async function deleteReadsThrough(db: Q, accountId: string, readThrough: number): Promise<void> {
   await db.deleteFrom('message_reads').where('account_id', '=', accountId).where('message_created_at', '<=', readThrough).execute();
+}
+
+/** Marks read, one row each, the messages created after `after` (up to `through`, except `exceptId`, when given). */
+export async function insertReadsBetween(db: Q, p: { accountId: string; after: number; through?: number; exceptId?: string; now: number }): Promise<void> {
+  await db
+    .insertInto('message_reads')
+    .columns(['account_id', 'message_id', 'message_created_at', 'read_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('messages')
+        .select([
+          sql<string>`cast(${p.accountId} as text)`.as('account_id'),
+          'messages.id as message_id',
+          'messages.created_at as message_created_at',
+          sql<number>`cast(${p.now} as bigint)`.as('read_at'),
+        ])
+        .where('messages.created_at', '>', p.after)
+        .$if(p.through !== undefined, (q) => q.where('messages.created_at', '<=', p.through!))
+        .$if(p.exceptId !== undefined, (q) => q.where('messages.id', '<>', p.exceptId!)),
+    )
+    .onConflict((oc) => oc.columns(['account_id', 'message_id']).doNothing())
+    .execute();
+}
+
+/** Sets the watermark to `readThrough`, lower than before (only mark-unread lowers it). */
+export async function lowerWatermark(db: Q, accountId: string, readThrough: number, now: number): Promise<void> {
+  await db.updateTable('message_read_marks').set({ read_through: readThrough, updated_at: now }).where('account_id', '=', accountId).execute();
+}
+
+/** Removes one individual read mark. */
+export async function deleteRead(db: Q, accountId: string, messageId: string): Promise<void> {
+  await db.deleteFrom('message_reads').where('account_id', '=', accountId).where('message_id', '=', messageId).execute();
 }

@@ -6,11 +6,14 @@ import type { Deps } from '../../deps.ts';
 import { findMessagesCreatedAt } from './messages.repo.ts';
 import {
   countUnread,
+  deleteRead,
   deleteReadsThrough,
   findReadIds,
   findWatermark,
   insertReads,
   insertReadsAbove,
+  insertReadsBetween,
+  lowerWatermark,
   newestCreatedAt,
   oldestUnreadCreatedAt,
   raiseWatermark,
@@ -73,5 +76,33 @@ export async function markAllRead(deps: Deps, accountId: string): Promise<void> 
     // The newest millisecond's messages are marked one by one: a later message in that millisecond stays unread.
     await insertReadsAbove(trx, accountId, through, now);
     await deleteReadsThrough(trx, accountId, through);
+  });
+}
+
+/**
+ * Marks one message read because its page was opened: a single conditional insert (a GET that writes must stay
+ * cheap and idempotent), skipped when the message is already read. The watermark is folded by the next markRead.
+ */
+export async function markOpened(deps: Deps, accountId: string, message: { id: string; created_at: number }, alreadyRead: boolean): Promise<void> {
+  if (alreadyRead) return;
+  await insertReads(deps.db, accountId, [message], deps.clock.now());
+}
+
+/**
+ * Marks one message unread for this account only; an unknown id is ignored. Under the watermark, the watermark drops
+ * to just below the message and the messages it covered above that point are kept read as rows (one INSERT ... SELECT).
+ */
+export async function markUnread(deps: Deps, accountId: string, id: string): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const [message] = await findMessagesCreatedAt(trx, [id]);
+    if (!message) return;
+    const watermark = await findWatermark(trx, accountId);
+    if (watermark !== undefined && message.created_at <= watermark) {
+      const below = message.created_at - 1;
+      await insertReadsBetween(trx, { accountId, after: below, through: watermark, exceptId: id, now });
+      await lowerWatermark(trx, accountId, below, now);
+    }
+    await deleteRead(trx, accountId, id);
   });
 }

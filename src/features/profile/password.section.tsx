@@ -5,10 +5,10 @@ import type { ProfileSection } from './sections.ts';
 
 export const passwordSection: ProfileSection = {
   key: 'password',
-  render: async () => (
+  render: async (_deps, _c, feedback) => (
     <section>
       <h2>Password</h2>
-      <Form action="/profile/password">
+      <Form action="/profile/password" id="password-change" errors={feedback?.form?.id === 'password-change' ? feedback.form.errors : undefined}>
         <Field label="Current password" name="current" type="password" autocomplete="current-password" required />
         <Field
           label="New password"

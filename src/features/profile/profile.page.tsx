@@ -7,12 +7,14 @@ import { render } from '../../http/render.tsx';
 import { Notice } from '../../http/views/components.tsx';
 import { profileSections } from './sections.ts';
 
-/** A notice shown at the top of one section. */
+/** A notice shown at the top of one section, or a refused form's field errors shown by the section itself. */
 export interface ProfileFeedback {
   /** The key of the section it belongs to. */
   section: string;
   kind: 'info' | 'error' | 'success';
   message: Child;
+  /** The id of the refused form and its errors by field name (parseForm's map); the notice is then left out. */
+  form?: { id: string; errors: Record<string, string>; values?: Record<string, string> };
 }
 
 /** Fixed notices selected by ?notice= after a redirect, so no text is ever reflected from the URL. */
@@ -20,6 +22,19 @@ export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
   'password-changed': { section: 'password', kind: 'success', message: 'Your password is changed. Your other sessions are signed out.' },
   'token-revoked': { section: 'tokens', kind: 'success', message: 'The token no longer works.' },
   'session-ended': { section: 'sessions', kind: 'success', message: 'That session is signed out.' },
+  'confirmed-tokens': { section: 'tokens', kind: 'success', message: 'Confirmed. For the next 10 minutes you can create tokens without confirming again.' },
+  'confirmed-second-factor': {
+    section: 'second-factor',
+    kind: 'success',
+    message: 'Confirmed. For the next 10 minutes you can change your second factor without confirming again.',
+  },
+  'confirm-first-tokens': { section: 'tokens', kind: 'error', message: 'Confirm it’s you first: your last confirmation is more than 10 minutes old.' },
+  'confirm-first-second-factor': {
+    section: 'second-factor',
+    kind: 'error',
+    message: 'Confirm it’s you first: your last confirmation is more than 10 minutes old.',
+  },
+  'enrolment-expired': { section: 'second-factor', kind: 'error', message: 'The set-up expired or was already finished. Start again if two-factor authentication is still off.' },
   'recovery-code-used': {
     section: 'second-factor',
     kind: 'info',
@@ -31,10 +46,11 @@ export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
 export async function renderProfile(deps: Deps, c: Ctx, feedback?: ProfileFeedback, status: ContentfulStatusCode = 200): Promise<Response> {
   const parts: Child[] = [];
   for (const section of profileSections) {
+    const own = feedback?.section === section.key ? feedback : undefined;
     parts.push(
       <div class="profile-section" id={`profile-${section.key}`}>
-        {feedback?.section === section.key ? <Notice kind={feedback.kind}>{feedback.message}</Notice> : null}
-        {await section.render(deps, c)}
+        {own && !own.form ? <Notice kind={own.kind}>{own.message}</Notice> : null}
+        {await section.render(deps, c, own)}
       </div>,
     );
   }

@@ -3,11 +3,11 @@ import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, signedInAs } from '../../../test/helpers/factories.ts';
-import { atTotpStep } from '../../../test/helpers/second-factor.ts';
+import { confirmItsMe, submitMinting } from '../../../test/helpers/once.ts';
+import { atTotpStep, codesOn, enrolTotp, keyOn, signInWithTotp, startEnrolmentInProfile } from '../../../test/helpers/second-factor.ts';
+import { newFormToken } from '../auth/reveals.service.ts';
 import { totpCode } from '../auth/totp.ts';
 import { profileSections } from './sections.ts';
-
-const CODE_LIST = /<li><code class="secret">([0-9a-z]{5}-[0-9a-z]{5}-[0-9a-z]{5})<\/code><\/li>/g;
 
 forEachDialect((getDb) => {
   let t: TestApp;
@@ -38,7 +38,8 @@ forEachDialect((getDb) => {
 
     const wrong = await here.post('/profile/password', { current: 'not the password', password: 'a new long password' });
     assert.equal(wrong.status, 401);
-    assert.match(wrong.text, /Incorrect password/);
+    assert.match(wrong.text, /id="password-change-current-error">Incorrect password/, 'the error sits beside the field');
+    assert.match(wrong.text, /class="error-summary"/);
     for (const [password, message] of [
       ['short', /at least 8 characters/],
       ['p'.repeat(73), /at most 72 characters/],
@@ -74,37 +75,83 @@ forEachDialect((getDb) => {
     assert.equal((await login.post('/login', { username: account.username, password: account.password })).status, 429);
   });
 
-  test('enrolment and new recovery codes need the password; a new set voids the old one', async () => {
+  test('enrolment and new recovery codes need "Confirm it\u2019s you"; codes show once, download as text, and a new set voids the old', async () => {
     const account = await buildAccount(t);
     const c = await signIn(t, account);
-    assert.match((await c.get('/profile')).text, /Status: <span class="badge">off<\/span>/);
+    const profile = await c.get('/profile');
+    assert.match(profile.text, /Status: <span class="badge">off<\/span>/);
+    assert.ok(!profile.text.includes('id="totp-start"'), 'setting up waits for the confirmation');
+    assert.equal((await c.post('/profile/totp/start', { _once: newFormToken() })).location, '/profile?notice=confirm-first-second-factor#profile-second-factor');
+    assert.equal((await t.deps.db.selectFrom('totp_enrolments').select('secret').execute()).length, 0);
+    const wrong = await c.post('/profile/reauth', { secret: 'wrong password', section: 'second-factor' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.text, /id="second-factor-confirm-secret-error">Incorrect password/);
 
-    assert.equal((await c.post('/profile/totp/start', { password: 'wrong password' })).status, 401);
-    const page = await c.post('/profile/totp/start', { password: account.password });
-    assert.equal(page.status, 200);
-    const secret = /id="totp-secret">([A-Z2-7]+)</.exec(page.text)![1]!;
+    const secret = await startEnrolmentInProfile(c, account.password);
+    // A reload or Back shows the key no more; the set-up goes on.
+    const reload = await c.get('/profile/totp');
+    assert.equal(keyOn(reload.text), undefined);
+    assert.match(reload.text, /shown once/);
     assert.equal((await c.post('/profile/totp/confirm', { code: totpCode(secret, t.clock.now() - 90_000) })).status, 400);
     const done = await c.post('/profile/totp/confirm', { code: totpCode(secret, t.clock.now()) });
-    const first = [...done.text.matchAll(CODE_LIST)].map((m) => m[1]!);
+    assert.equal(done.location, '/profile/recovery-codes?from=enrolment');
+    const firstPage = await c.get(done.location!);
+    const first = codesOn(firstPage.text);
     assert.equal(first.length, 10);
+    assert.match(firstPage.text, /Two-factor authentication is on/);
+    assert.equal(codesOn((await c.get(done.location!)).text).length, 0, 'a reload shows the codes no more');
     assert.match((await c.get('/profile')).text, /10 of 10/);
     // Starting again while enrolled changes nothing.
-    assert.equal((await c.post('/profile/totp/start', { password: account.password })).location, '/profile');
+    assert.equal((await c.post('/profile/totp/start', { _once: newFormToken() })).location, '/profile');
     const row = await t.deps.db.selectFrom('accounts').select('totp_secret').where('id', '=', account.id).executeTakeFirstOrThrow();
     assert.equal(row.totp_secret, secret);
 
-    const refused = await c.post('/profile/recovery-codes', { password: 'wrong password' });
-    assert.equal(refused.status, 401);
-    assert.match(refused.text, /Incorrect password/);
-    const regenerated = await c.post('/profile/recovery-codes', { password: account.password });
-    const second = [...regenerated.text.matchAll(CODE_LIST)].map((m) => m[1]!);
+    // The download answers the codes the page holds as a text file, and nothing that is not a set of codes.
+    const download = await c.post('/profile/recovery-codes/download', { code: first });
+    assert.equal(download.status, 200);
+    assert.match(download.headers.get('content-type') ?? '', /^text\/plain; charset=utf-8/);
+    assert.equal(download.headers.get('content-disposition'), 'attachment; filename="svc-recovery-codes.txt"');
+    assert.match(download.text, new RegExp(`^svc recovery codes for ${account.username}\n`));
+    assert.ok(first.every((code, i) => download.text.includes(`${String(i + 1).padStart(2, ' ')}. ${code}\n`)));
+    for (const code of [[], ['not a code'], [...first, first[0]!]]) {
+      assert.equal((await c.post('/profile/recovery-codes/download', { code })).status, 400, JSON.stringify(code));
+    }
+
+    // Within the 10 minutes of the confirmation, new codes need no second confirmation; after them they do.
+    const regenerated = await c.post('/profile/recovery-codes');
+    assert.equal(regenerated.location, '/profile/recovery-codes?from=profile');
+    const second = codesOn((await c.get(regenerated.location!)).text);
     assert.equal(second.length, 10);
     assert.ok(second.every((code) => !first.includes(code)));
+    t.clock.advance(10 * 60_000);
+    await c.get('/profile');
+    assert.equal((await c.post('/profile/recovery-codes', { _once: newFormToken() })).location, '/profile?notice=confirm-first-second-factor#profile-second-factor');
+    assert.equal(await t.deps.db.selectFrom('recovery_codes').select('id').where('used_at', 'is', null).execute().then((r) => r.length), 10);
 
     t.clock.advance(30_000);
     assert.equal((await (await atTotpStep(t, account)).post('/login/totp', { code: first[0]! })).status, 401, 'the old set is void');
     const ok = await (await atTotpStep(t, account)).post('/login/totp', { code: second[0]! });
     assert.equal(ok.location, '/profile?notice=recovery-code-used');
+  });
+
+  test('a replayed regeneration mints no second set, and the codes never appear on a later page', async () => {
+    const account = await buildAccount(t);
+    const { secret } = await enrolTotp(t, account);
+    const c = await signInWithTotp(t, account, secret);
+    await confirmItsMe(c, account.password, 'second-factor');
+    const { post, page, once } = await submitMinting(c, '/profile', '/profile/recovery-codes');
+    assert.equal(post.location, '/profile/recovery-codes?from=profile');
+    const codes = codesOn(page!.text);
+    assert.equal(codes.length, 10);
+    const hashes = async () => (await t.deps.db.selectFrom('recovery_codes').select('code_hash').where('account_id', '=', account.id).execute()).map((r) => r.code_hash).sort();
+    const before = await hashes();
+    const replay = await c.post('/profile/recovery-codes', { _once: once });
+    assert.equal(replay.location, '/profile/recovery-codes?from=profile');
+    assert.deepEqual(await hashes(), before, 'no second set');
+    for (const path of [replay.location!, '/profile', '/', '/profile/recovery-codes']) {
+      const text = (await c.get(path)).text;
+      assert.ok(codes.every((code) => !text.includes(code)), path);
+    }
   });
 
   test('own sessions: listed with their browser, any can be ended, a foreign or stale id is a no-op', async () => {

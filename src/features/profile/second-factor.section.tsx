@@ -1,13 +1,20 @@
-// Profile section: the second factor. Enrol when off; when on, its state, recovery codes left, and regeneration.
-import { Field, Form } from '../../http/views/components.tsx';
+// Profile section: the second factor. Set up when off; when on, its state, recovery codes left, and new codes. Both
+// acts need "Confirm it's you" within the last 10 minutes of this session first.
+import { OnceField } from '../../http/reveal.tsx';
+import { Form } from '../../http/views/components.tsx';
+import { recentlyConfirmed } from '../auth/reauth.service.ts';
 import { RECOVERY_CODE_COUNT } from '../auth/recovery-codes.ts';
 import { secondFactorState } from '../auth/second-factor.service.ts';
+import { ConfirmStep } from './confirm-step.tsx';
 import type { ProfileSection } from './sections.ts';
 
 export const secondFactorSection: ProfileSection = {
   key: 'second-factor',
-  render: async (deps, c) => {
-    const state = await secondFactorState(deps, c.get('session')!.account.id);
+  render: async (deps, c, feedback) => {
+    const session = c.get('session')!;
+    const [state, confirmed] = await Promise.all([secondFactorState(deps, session.account.id), recentlyConfirmed(deps, session.idHash)]);
+    const confirmErrors = feedback?.form?.id === 'second-factor-confirm' ? feedback.form.errors : undefined;
+    const confirm = (why: string) => <ConfirmStep section="second-factor" withCode={state.enabled} why={why} errors={confirmErrors} />;
     if (!state.enabled) {
       return (
         <section>
@@ -15,10 +22,14 @@ export const secondFactorSection: ProfileSection = {
           <p>
             Status: <span class="badge">off</span>. Add a 6-digit code from an authenticator app to every sign-in.
           </p>
-          <Form action="/profile/totp/start">
-            <Field label="Confirm password to set up" name="password" type="password" autocomplete="current-password" required />
-            <button type="submit">Set up two-factor authentication</button>
-          </Form>
+          {confirmed ? (
+            <Form action="/profile/totp/start" id="totp-start">
+              <OnceField />
+              <button type="submit">Set up two-factor authentication</button>
+            </Form>
+          ) : (
+            confirm('Setting up a second factor asks for your password again.')
+          )}
         </section>
       );
     }
@@ -29,17 +40,15 @@ export const secondFactorSection: ProfileSection = {
           Status: <span class="badge">on</span>. Recovery codes left:{' '}
           <strong class="recovery-left">{`${state.recoveryCodesLeft} of ${RECOVERY_CODE_COUNT}`}</strong>.
         </p>
-        <Form action="/profile/recovery-codes">
-          <Field
-            label="Confirm password to regenerate"
-            name="password"
-            type="password"
-            autocomplete="current-password"
-            required
-            hint="A new set replaces the old one: the old codes stop working."
-          />
-          <button type="submit">Generate new recovery codes</button>
-        </Form>
+        {confirmed ? (
+          <Form action="/profile/recovery-codes" id="recovery-codes-new">
+            <OnceField />
+            <p class="hint">A new set replaces the old one: the old codes stop working.</p>
+            <button type="submit">Generate new recovery codes</button>
+          </Form>
+        ) : (
+          confirm('New recovery codes replace the old ones, so this asks for your password or a code again.')
+        )}
       </section>
     );
   },

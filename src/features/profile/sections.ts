@@ -2,16 +2,20 @@
 import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
+import type { ProfileFeedback } from './profile.page.tsx';
 import { passwordSection } from './password.section.tsx';
 import { secondFactorSection } from './second-factor.section.tsx';
 import { sessionsSection } from './sessions.section.tsx';
 import { tokensSection } from './tokens.section.tsx';
 import { ssoProfileSection } from '../sso/sso.profile.tsx';
 
-/** One section of /profile: its key (the anchor id and where feedback for it is shown) and what it renders. */
+/**
+ * One section of /profile: its key (the anchor id and where feedback for it is shown) and what it renders, given the
+ * feedback addressed to it (a section may show a refused form's field errors itself).
+ */
 export interface ProfileSection {
   key: string;
-  render(deps: Deps, c: Ctx): Promise<Child>;
+  render(deps: Deps, c: Ctx, feedback?: ProfileFeedback): Promise<Child>;
 }
 
 /** All sections, in display order. Every signed-in account sees all of them (viewers included). */

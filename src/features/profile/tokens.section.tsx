@@ -1,29 +1,90 @@
-// Profile section: personal API tokens. Mint (name, lifetime), list (created, expires, last used), revoke.
-import { Field, Form, Select, Time } from '../../http/views/components.tsx';
+// Profile section: personal API tokens. Mint (name, lifetime) after "Confirm it's you", the new token shown once on
+// the page after the mint's redirect, the list (created, expires, last used), revoke.
+import type { Ctx } from '../../http/env.ts';
+import { OnceField, revealNow } from '../../http/reveal.tsx';
+import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
+import { recentlyConfirmed } from '../auth/reauth.service.ts';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, listTokens } from '../tokens/tokens.service.ts';
+import { ConfirmStep } from './confirm-step.tsx';
+import type { ProfileFeedback } from './profile.page.tsx';
 import type { ProfileSection } from './sections.ts';
+
+/** The reveal kind of a new token (held for the page after the mint's redirect), and that page. */
+export const TOKEN_REVEAL = 'api-token';
+export const TOKEN_REVEAL_PATH = '/profile?reveal=token#profile-tokens';
+
+/** The token just minted (its one showing) when this is the page after the mint's redirect; `gone` on a reload. */
+async function heldToken(c: Ctx): Promise<{ name: string; token: string } | 'gone' | undefined> {
+  if (c.req.query('reveal') !== 'token') return undefined;
+  const held = await revealNow(c, TOKEN_REVEAL);
+  return held === undefined ? 'gone' : (JSON.parse(held) as { name: string; token: string });
+}
+
+/** The one showing of a new token, or word that it was shown already. */
+function NewToken(props: { held: { name: string; token: string } | 'gone' }) {
+  const { held } = props;
+  if (held === 'gone') {
+    return (
+      <Notice kind="info">
+        This token was shown once and is not shown again. If you lost it, revoke it below and create a new one.
+      </Notice>
+    );
+  }
+  return (
+    <Notice kind="success">
+      <p>Token “{held.name}” created. Copy it now: it is shown only this once.</p>
+      <p>
+        <code class="secret" id="new-token">
+          {held.token}
+        </code>
+      </p>
+    </Notice>
+  );
+}
+
+/** The mint form (with a refused post's values and errors). */
+function MintForm(props: { feedback?: ProfileFeedback }) {
+  const form = props.feedback?.form?.id === 'token-mint' ? props.feedback.form : undefined;
+  return (
+    <Form action="/profile/tokens" id="token-mint" errors={form?.errors}>
+      <OnceField />
+      <Field label="Token name" name="name" value={form?.values?.name} required maxlength={100} />
+      <Select
+        label="Expires after"
+        name="expiry"
+        value={form?.values?.expiry ?? DEFAULT_EXPIRY}
+        options={Object.entries(EXPIRY_CHOICES).map(([value, choice]) => [value, choice.label])}
+        hint="A token past its expiry stops working, as if revoked."
+      />
+      <button type="submit">Create token</button>
+    </Form>
+  );
+}
 
 export const tokensSection: ProfileSection = {
   key: 'tokens',
-  render: async (deps, c) => {
-    const tokens = await listTokens(deps, c.get('session')!.account.id);
+  render: async (deps, c, feedback) => {
+    const session = c.get('session')!;
+    const [tokens, held, confirmed] = await Promise.all([listTokens(deps, session.account.id), heldToken(c), recentlyConfirmed(deps, session.idHash)]);
+    const confirmErrors = feedback?.form?.id === 'tokens-confirm' ? feedback.form.errors : undefined;
     return (
       <section>
         <h2>API tokens</h2>
+        {held ? <NewToken held={held} /> : null}
         <p class="hint">
           A token acts as you on the JSON API under /api/, with your current role. Send it as{' '}
           <code>Authorization: Bearer svc_pat_…</code>.
         </p>
-        <Form action="/profile/tokens">
-          <Field label="Token name" name="name" required maxlength={100} />
-          <Select
-            label="Expires after"
-            name="expiry"
-            value={DEFAULT_EXPIRY}
-            options={Object.entries(EXPIRY_CHOICES).map(([value, choice]) => [value, choice.label])}
+        {confirmed ? (
+          <MintForm feedback={feedback} />
+        ) : (
+          <ConfirmStep
+            section="tokens"
+            withCode={session.account.totp_enabled === 1}
+            why="A token can act as you for months, so creating one asks for your password again."
+            errors={confirmErrors}
           />
-          <button type="submit">Create token</button>
-        </Form>
+        )}
         {tokens.length === 0 ? (
           <p class="empty">You have no API tokens.</p>
         ) : (

@@ -6,7 +6,7 @@ import type { AppEnv } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
-import { Field, Form, Notice } from '../../http/views/components.tsx';
+import { Field, Form } from '../../http/views/components.tsx';
 import { passwordField, usernameField } from '../auth/credentials.schema.ts';
 import { completeSetup, setupOpen, setupTokenValid } from './setup.service.ts';
 
@@ -21,15 +21,14 @@ function SetupPage(props: { token: string; tokenOk: boolean; values?: Record<str
   return (
     <section class="narrow">
       <p class="lead">Create the first administrator account. It can invite everyone else.</p>
-      {e._form ? <Notice kind="error">{e._form}</Notice> : null}
-      <Form action="/setup">
+      <Form action="/setup" id="setup" errors={e}>
         {props.tokenOk ? (
           <input type="hidden" name="token" value={props.token} />
         ) : (
-          <Field label="Setup token" name="token" autocomplete="off" required error={e.token} hint="Printed in the service's log at start-up." />
+          <Field label="Setup token" name="token" autocomplete="off" required hint="Printed in the service's log at start-up." />
         )}
-        <Field label="Username" name="username" value={props.values?.username} autocomplete="username" required maxlength={64} error={e.username} />
-        <Field label="Password" name="password" type="password" autocomplete="new-password" required error={e.password} hint="8 to 72 characters." />
+        <Field label="Username" name="username" value={props.values?.username} autocomplete="username" required maxlength={64} />
+        <Field label="Password" name="password" type="password" autocomplete="new-password" required hint="8 to 72 characters." />
         <button type="submit">Create administrator</button>
       </Form>
     </section>

@@ -101,4 +101,18 @@ forEachDialect((getDb) => {
     assert.equal((await c.post('/setup', { token, username: 'emoji', password: '😀'.repeat(73) })).status, 400);
     assert.equal((await c.post('/setup', { token, username: 'emoji', password: '😀'.repeat(72) })).status, 303);
   });
+  test('while no account exists, / and /login say setup is pending and where the link is, instead of a sign-in form', async () => {
+    const c = t.client();
+    assert.equal((await c.get('/')).location, '/login');
+    const page = await c.get('/login');
+    assert.equal(page.status, 200);
+    assert.match(page.text, /not set up yet/);
+    assert.match(page.text, /in its log/);
+    assert.match(page.text, /SVC_SETUP_TOKEN/);
+    assert.match(page.text, /<a href="\/setup">/);
+    assert.doesNotMatch(page.text, /name="password"/, 'no sign-in form for accounts that do not exist');
+    const token = (await prepareSetupToken(t.deps))!;
+    assert.equal((await c.post('/setup', { token, username: 'first', password: 'a long password' })).status, 303);
+    assert.match((await c.get('/login')).text, /name="password"/, 'once an account exists, the sign-in form is back');
+  });
 });

@@ -1,13 +1,20 @@
 // POST /settings/sso...: declare, change, re-secret and delete providers; remove bindings. Admin-only by the gate.
 import { Hono } from 'hono';
+import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
-import { changeProvider, changeProviderSecret, createProvider, removeIdentity, removeProvider } from './sso.providers.service.ts';
+import { SettingsFrame } from '../settings/settings.views.tsx';
+import { changeProvider, changeProviderSecret, checkDiscovery, createProvider, removeIdentity, removeProvider } from './sso.providers.service.ts';
 import { createProviderSchema, idSchema, providerSecretSchema, updateProviderSchema } from './sso.schema.ts';
 import { ssoTabBody } from './sso.tab.tsx';
-import type { TabFormState } from './sso.views.tsx';
+import { discoveryMessage, type TabFormState } from './sso.views.tsx';
+
+/** "Save anyway: the provider is not reachable from here yet": skips the discovery check (an unticked box is absent). */
+const saveAnyway = { save_anyway: z.string().optional().transform((v) => v !== undefined && v !== '') };
+const createSchema = createProviderSchema.extend(saveAnyway);
+const updateSchema = updateProviderSchema.extend(saveAnyway);
 
 const DUPLICATE_SLUG = 'Another provider already uses this slug. Choose a different one.';
 const GONE = 'That provider no longer exists.';
@@ -17,31 +24,47 @@ const done = (c: Ctx, notice: string) => c.redirect(`/settings?tab=sso&notice=${
 export function ssoAdminRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
-  /** Shows the tab again with a failed form's errors beside its fields. */
-  const again = async (c: Ctx, state: TabFormState, error?: string, status: 400 | 404 | 409 = 400) =>
-    render(c, 'Single sign-on settings', <>{await ssoTabBody(deps, c, { state, error })}</>, status);
+  /** Shows the tab again, in its tab bar, with a failed form's errors in its summary and beside its fields. */
+  const again = async (c: Ctx, state: TabFormState, error?: string, status: 400 | 404 | 409 | 422 = 400) =>
+    render(c, 'Settings', <SettingsFrame current="sso">{await ssoTabBody(deps, c, { state, error })}</SettingsFrame>, status);
 
   const invalid = (c: Ctx, form: TabFormState['form'], result: { errors: Record<string, string>; values: Record<string, string> }) =>
-    again(c, { form, id: result.values.id, errors: result.errors, values: result.values }, 'The form has errors; see below.');
+    again(c, { form, id: result.values.id, errors: result.errors, values: result.values });
+
+  /** Discovery for settings about to be saved; a failure re-shows the form with the reason and the "Save anyway" box. */
+  const undiscoverable = async (c: Ctx, form: 'create' | 'update', input: { id?: string; issuer: string; client_id: string }) => {
+    const problem = await checkDiscovery(deps, input);
+    if (!problem) return undefined;
+    return again(c, { form, id: input.id, errors: { issuer: discoveryMessage(problem, input.issuer) }, values: values(c), offerSaveAnyway: true }, undefined, 422);
+  };
 
   const values = (c: Ctx) => Object.fromEntries([...(c.get('form') ?? new URLSearchParams())].filter(([k]) => k !== '_csrf' && k !== 'client_secret'));
 
   app.post('/settings/sso', async (c) => {
-    const form = parseForm(c, createProviderSchema);
+    const form = parseForm(c, createSchema);
     if (!form.ok) return invalid(c, 'create', form);
+    if (!form.data.save_anyway) {
+      const refused = await undiscoverable(c, 'create', form.data);
+      if (refused) return refused;
+    }
     const result = await createProvider(deps, c.get('session')!.account.id, form.data);
-    if (!result.ok) return again(c, { form: 'create', errors: { slug: DUPLICATE_SLUG }, values: values(c) }, DUPLICATE_SLUG, 409);
-    return done(c, 'created');
+    if (!result.ok) return again(c, { form: 'create', errors: { slug: DUPLICATE_SLUG }, values: values(c) }, undefined, 409);
+    return done(c, form.data.save_anyway ? 'created-unchecked' : 'created');
   });
 
+  // A disabled provider is saved without discovery: nobody signs in with it.
   app.post('/settings/sso/update', async (c) => {
-    const form = parseForm(c, updateProviderSchema);
+    const form = parseForm(c, updateSchema);
     if (!form.ok) return invalid(c, 'update', form);
+    if (form.data.enabled && !form.data.save_anyway) {
+      const refused = await undiscoverable(c, 'update', form.data);
+      if (refused) return refused;
+    }
     const result = await changeProvider(deps, form.data);
     if (!result.ok && result.reason === 'not-found') return again(c, { form: 'update', errors: {}, values: {} }, GONE, 404);
-    if (!result.ok) return again(c, { form: 'update', id: form.data.id, errors: { slug: DUPLICATE_SLUG }, values: values(c) }, DUPLICATE_SLUG, 409);
+    if (!result.ok) return again(c, { form: 'update', id: form.data.id, errors: { slug: DUPLICATE_SLUG }, values: values(c) }, undefined, 409);
     if (result.issuerChanged) return done(c, `issuer-changed&removed=${result.removedIdentities}`);
-    return done(c, 'updated');
+    return done(c, form.data.save_anyway ? 'updated-unchecked' : 'updated');
   });
 
   app.post('/settings/sso/secret', async (c) => {

@@ -1,10 +1,28 @@
 import assert from 'node:assert/strict';
-import { beforeEach, test } from 'node:test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { clearSsoState } from '../../../test/helpers/sso.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
+import { closedPort } from '../../../test/helpers/ports.ts';
+import { makeCertificates, PUBLIC_CLIENT_ID, serveDocument, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createSession } from '../auth/sessions.service.ts';
+
+// One CA, one real IdP and one bare document server for the discovery checks of every dialect.
+const certs = makeCertificates(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-sso-admin-ca-')));
+let idp: TestIdp;
+let doc: Awaited<ReturnType<typeof serveDocument>>;
+before(async () => {
+  idp = await startTestIdp({ redirectUris: ['http://localhost/login/sso/corp/callback'], certs });
+  doc = await serveDocument(certs);
+});
+after(async () => {
+  await idp.close();
+  await doc.close();
+});
 
 const SECRET = 'super-secret-client-value-1234';
 
@@ -22,21 +40,22 @@ forEachDialect((getDb) => {
     await c.get('/settings?tab=sso');
   });
 
+  // Saved without the discovery check (idp.example.com does not exist): the checks have their own tests below.
   const declare = (fields: Record<string, string> = {}) =>
-    c.post('/settings/sso', { display_name: 'Corp IdP', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc', ...fields });
+    c.post('/settings/sso', { display_name: 'Corp IdP', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc', save_anyway: 'on', ...fields });
   const provider = (slug = 'corp') => t.deps.db.selectFrom('sso_providers').selectAll().where('slug', '=', slug).executeTakeFirstOrThrow();
 
   test('declaring a provider: enabled, secret stored but shown only as a badge, both callback URLs listed', async () => {
     const res = await declare({ client_secret: SECRET });
     assert.equal(res.status, 303);
-    assert.equal(res.location, '/settings?tab=sso&notice=created');
+    assert.equal(res.location, '/settings?tab=sso&notice=created-unchecked');
     const row = await provider();
     assert.equal(row.enabled, 1);
     assert.equal(row.client_secret, SECRET);
     assert.equal(row.created_by, admin.id);
     const page = await c.get(res.location!);
     assert.equal(page.status, 200);
-    assert.match(page.text, /Provider declared/);
+    assert.match(page.text, /Declared without checking discovery/);
     for (const key of ['constructor', '__proto__', 'toString', 'nonsense']) {
       const odd = await c.get(`/settings?tab=sso&notice=${key}`);
       assert.equal(odd.status, 200, key);
@@ -106,7 +125,7 @@ forEachDialect((getDb) => {
     assert.doesNotMatch(dup.text, /constraint|UNIQUE|duplicate key/i);
     await declare({ slug: 'other' });
     const other = await provider('other');
-    const upd = await c.post('/settings/sso/update', { id: other.id, display_name: 'Other', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc', enabled: 'on' });
+    const upd = await c.post('/settings/sso/update', { id: other.id, display_name: 'Other', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc', enabled: 'on', save_anyway: 'on' });
     assert.equal(upd.status, 409);
     assert.match(upd.text, /Another provider already uses this slug/);
     assert.equal((await provider('other')).display_name, other.display_name);
@@ -122,7 +141,7 @@ forEachDialect((getDb) => {
     const after = await provider('corporate');
     assert.deepEqual([after.display_name, after.issuer, after.client_id, after.enabled], ['Corporate', 'https://login.example.com/realm', 'svc-2', 0]);
     assert.doesNotMatch((await anon.get('/login')).text, /Sign in with/);
-    await c.post('/settings/sso/update', { id: row.id, display_name: 'Corporate', slug: 'corporate', issuer: 'https://login.example.com/realm', client_id: 'svc-2', enabled: 'on' });
+    await c.post('/settings/sso/update', { id: row.id, display_name: 'Corporate', slug: 'corporate', issuer: 'https://login.example.com/realm', client_id: 'svc-2', enabled: 'on', save_anyway: 'on' });
     const login = await anon.get('/login');
     assert.match(login.text, /href="\/login\/sso\/corporate"/);
     const invalid = await c.post('/settings/sso/update', { id: row.id, display_name: 'Corporate', slug: 'corporate', issuer: 'http://login.example.com', client_id: 'svc-2' });
@@ -201,7 +220,80 @@ forEachDialect((getDb) => {
     const other = await buildAccount(t, { role: 'admin' });
     const o = await signIn(t, other);
     await o.get('/settings?tab=sso');
-    await o.post('/settings/sso', { display_name: 'Corp', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc' });
+    await o.post('/settings/sso', { display_name: 'Corp', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc', save_anyway: 'on' });
     await assert.rejects(t.deps.db.deleteFrom('accounts').where('id', '=', other.id).execute());
+  });
+
+  test('a failed submit keeps the tab bar and shows an error summary linking to each field', async () => {
+    const res = await declare({ slug: 'Bad Slug', client_id: '' });
+    assert.equal(res.status, 400);
+    assert.match(res.text, /<nav class="tabs" aria-label="Settings">/);
+    assert.match(res.text, /<a href="\/settings\?tab=sso" aria-current="page">Single sign-on<\/a>/);
+    assert.match(res.text, /<div class="error-summary" role="alert"[^>]*><h2 id="sso-create-summary">There are 2 problems<\/h2>/);
+    assert.match(res.text, /<a href="#sso-create-slug">/);
+    assert.match(res.text, /<a href="#sso-create-client_id">Enter the client ID\.<\/a>/);
+    assert.match(res.text, /<input id="sso-create-slug" name="slug" type="text" value="Bad Slug" required="" maxlength="64" aria-invalid="true" aria-describedby="sso-create-slug-hint sso-create-slug-error"\/>/);
+  });
+
+  /** An admin client on an app that trusts the test CA (as SVC_OIDC_CA_FILE does). */
+  async function withCa() {
+    const app = buildTestApp(getDb(), { oidcCaFile: certs.caFile });
+    const client = await signIn(app, admin);
+    await client.get('/settings?tab=sso');
+    return client;
+  }
+
+  test('declaring runs discovery: a reachable provider is saved at once; each failure is said in plain words', async () => {
+    const ca = await withCa();
+    const form = (fields: Record<string, string>) => ca.post('/settings/sso', { display_name: 'Corp IdP', slug: 'corp', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID, ...fields });
+    const port = await closedPort();
+    doc.document.body = 'not a document';
+    const failures: [Record<string, string>, RegExp, typeof c][] = [
+      [{ issuer: `https://127.0.0.1:${port}` }, new RegExp(`svc could not reach https://127\\.0\\.0\\.1:${port}: the host is unknown, refused the connection`), ca],
+      [{ issuer: doc.url }, /is not a usable discovery document/, ca],
+      [{ issuer: `${idp.issuer}/elsewhere` }, /is not a usable discovery document/, ca],
+      [{}, /does not trust its certificate\. For a provider behind a private CA, set SVC_OIDC_CA_FILE/, c],
+    ];
+    for (const [fields, message, client] of failures) {
+      const res = await (client === c ? declare({ issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID, save_anyway: '', ...fields }) : form(fields));
+      assert.equal(res.status, 422, JSON.stringify(fields));
+      assert.match(res.text.replace(/&#39;/g, "'"), message, JSON.stringify(fields));
+      assert.match(res.text, /<label for="sso-create-save_anyway">Save anyway: the provider is not reachable from here yet<\/label>/);
+      assert.match(res.text, /<nav class="tabs" aria-label="Settings">/, 'the tab bar stays');
+    }
+    doc.document.body = { issuer: 'https://someone-else.example', authorization_endpoint: `${doc.url}/a`, token_endpoint: `${doc.url}/t`, jwks_uri: `${doc.url}/k` };
+    assert.match((await form({ issuer: doc.url })).text, /names a different issuer/);
+    doc.document.body = { issuer: doc.url, authorization_endpoint: 'http://idp.example/a', token_endpoint: `${doc.url}/t`, jwks_uri: `${doc.url}/k` };
+    assert.match((await form({ issuer: doc.url })).text, /lists endpoints that are not https/);
+    assert.equal((await t.deps.db.selectFrom('sso_providers').select('id').execute()).length, 0, 'nothing saved');
+
+    const ok = await form({});
+    assert.equal(ok.status, 303);
+    assert.equal(ok.location, '/settings?tab=sso&notice=created');
+  });
+
+  test('"Save anyway" saves a provider that cannot be reached yet, with a notice saying so', async () => {
+    const port = await closedPort();
+    const res = await c.post('/settings/sso', { display_name: 'Later', slug: 'later', issuer: `https://127.0.0.1:${port}`, client_id: 'svc', save_anyway: 'on' });
+    assert.equal(res.status, 303);
+    assert.equal(res.location, '/settings?tab=sso&notice=created-unchecked');
+    assert.equal((await provider('later')).issuer, `https://127.0.0.1:${port}`);
+  });
+
+  test('changing an enabled provider runs discovery too; a disabled one is saved without it', async () => {
+    const ca = await withCa();
+    await declare({ issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID });
+    const { id } = await provider();
+    const port = await closedPort();
+    const change = (fields: Record<string, string>) => ca.post('/settings/sso/update', { id, display_name: 'Corp IdP', slug: 'corp', issuer: `https://127.0.0.1:${port}`, client_id: PUBLIC_CLIENT_ID, ...fields });
+    const refused = await change({ enabled: 'on' });
+    assert.equal(refused.status, 422);
+    assert.match(refused.text, /svc could not reach/);
+    assert.match(refused.text, new RegExp(`<details open="">`), 'the provider panel stays open');
+    assert.match(refused.text, new RegExp(`<label for="sso-update-${id}-save_anyway">Save anyway`));
+    assert.equal((await provider()).issuer, idp.issuer, 'nothing saved');
+    assert.equal((await change({})).status, 303, 'disabled: saved without discovery');
+    assert.equal((await change({ enabled: 'on', save_anyway: 'on' })).location, '/settings?tab=sso&notice=updated-unchecked');
+    assert.equal((await ca.post('/settings/sso/update', { id, display_name: 'Corp IdP', slug: 'corp', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: 'on' })).status, 303);
   });
 });

@@ -125,16 +125,17 @@ export async function finishFlow(
 
 /**
  * The account bound to a (provider, sub) verified against `provider` as read before the exchange; a binding only
- * counts while the provider still has the issuer that verified the subject.
+ * counts while the provider still has the issuer that verified the subject. A suspended account is refused.
  */
 export async function accountForIdentity(
   deps: Deps,
   provider: ProviderRow,
   sub: string,
-): Promise<{ ok: true; account: Account } | { ok: false; reason: 'unbound' }> {
+): Promise<{ ok: true; account: Account } | { ok: false; reason: 'unbound' | 'suspended' }> {
   const binding = await findIdentityAtIssuer(deps.db, provider.id, provider.issuer, sub);
   const account = binding ? await findAccountById(deps.db, binding.account_id) : undefined;
-  return account ? { ok: true, account } : { ok: false, reason: 'unbound' };
+  if (!account) return { ok: false, reason: 'unbound' };
+  return account.suspended_at === null ? { ok: true, account } : { ok: false, reason: 'suspended' };
 }
 
 export type LinkResult =

@@ -20,6 +20,7 @@ type Refusal =
   | 'too-many-starts'
   | 'malformed'
   | 'unbound'
+  | 'suspended'
   | 'bound-elsewhere'
   | 'account-has-other'
   | 'provider-changed'
@@ -39,6 +40,7 @@ const REFUSALS: Record<Refusal, { status: ContentfulStatusCode; title: string; t
   'token-invalid': { status: 502, title: 'Identity not verified', text: 'The provider’s answer could not be verified, so nothing was signed in or linked. An administrator can find the details in the service log.' },
   'keys-changed': { status: 503, title: 'Try again', text: 'The provider has just changed its signing keys. Please try again.' },
   unbound: { status: 403, title: 'Identity not linked', text: 'This identity is not linked to any account here. Sign in with your password, then link it on your Profile.' },
+  suspended: { status: 403, title: 'Account suspended', text: 'The account linked to this identity is suspended, so it cannot sign in. Ask an administrator to reactivate it.' },
   'bound-elsewhere': { status: 409, title: 'Identity already linked', text: 'This identity is already linked to another account, so it was not linked to yours.' },
   'account-has-other': { status: 409, title: 'Another identity is linked', text: 'Your account is already linked to a different identity at this provider. Unlink it first.' },
   'provider-changed': { status: 409, title: 'Provider changed', text: 'An administrator changed this single sign-on provider during the link, so nothing was linked. Start again.' },
@@ -117,8 +119,8 @@ export function ssoRoutes(deps: Deps) {
     if (!done.ok) return refuse(c, 'login', done.reason);
     const found = await accountForIdentity(deps, done.provider, done.identity.sub);
     if (!found.ok) {
-      deps.log.info({ provider: done.provider.slug }, 'sso: sign-in refused, identity not linked to any account');
-      return refuse(c, 'login', 'unbound');
+      deps.log.info({ provider: done.provider.slug, reason: found.reason }, 'sso: sign-in refused');
+      return refuse(c, 'login', found.reason);
     }
     const previous = c.get('session');
     if (previous) await endSession(deps, previous.idHash);

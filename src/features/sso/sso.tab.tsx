@@ -9,7 +9,9 @@ import { pick, SsoTabView, type TabFormState } from './sso.views.tsx';
 /** Fixed notices selected by ?notice=, so no text is reflected from the URL. */
 const NOTICES: Record<string, string> = {
   created: 'Provider declared. Register its callback URLs at the provider.',
+  'created-unchecked': 'Declared without checking discovery: sign-in with this provider fails until svc can reach it. Register its callback URLs at the provider.',
   updated: 'Provider saved.',
+  'updated-unchecked': 'Saved without checking discovery: sign-in with this provider fails until svc can reach it.',
   'secret-set': 'Client secret saved.',
   'secret-cleared': 'Client secret removed: this is now a public client.',
   'secret-kept': 'Client secret left unchanged.',

@@ -1,7 +1,7 @@
 // SSO views: sign-in buttons, the Settings tab (providers, callback URLs, bindings) and the profile section body.
 import type { Child } from 'hono/jsx';
 import { Checkbox, Field, Form, Notice, Time } from '../../http/views/components.tsx';
-import type { ProviderView } from './sso.providers.service.ts';
+import type { DiscoveryProblem, ProviderView } from './sso.providers.service.ts';
 import type { IdentityListing } from './sso.repo.ts';
 
 /** A fixed table's entry for a query value; only own keys, so `?notice=constructor` finds nothing. */
@@ -29,12 +29,36 @@ export function SsoButtons(props: { providers: ProviderView[] }) {
   );
 }
 
-/** A failed form on the tab: which form, its errors and the values to show again. */
+/** A failed form on the tab: which form, its errors, the values to show again, and whether discovery failed. */
 export interface TabFormState {
   form: 'create' | 'update' | 'secret';
   id?: string;
   errors: Record<string, string>;
   values: Record<string, string>;
+  /** Discovery failed: the form offers "Save anyway". */
+  offerSaveAnyway?: boolean;
+}
+
+/** What a failed discovery means, in the admin's words, shown beside the issuer field. */
+export function discoveryMessage(problem: DiscoveryProblem, issuer: string): string {
+  switch (problem) {
+    case 'unreachable':
+      return `svc could not reach ${issuer}: the host is unknown, refused the connection or did not answer in time.`;
+    case 'untrusted-certificate':
+      return `svc reached ${issuer} but does not trust its certificate. For a provider behind a private CA, set SVC_OIDC_CA_FILE.`;
+    case 'not-https':
+      return 'The provider\'s discovery document lists endpoints that are not https; svc only talks to a provider over https.';
+    case 'bad-document':
+      return `The provider answered, but ${issuer}/.well-known/openid-configuration is not a usable discovery document.`;
+    case 'issuer-mismatch':
+      return 'The discovery document names a different issuer: enter the issuer exactly as the provider states it (mind a trailing slash).';
+  }
+}
+
+/** The box that lets an admin save settings whose discovery failed, shown only after it failed. */
+function SaveAnyway(props: { state?: TabFormState }) {
+  if (!props.state?.offerSaveAnyway) return null;
+  return <Checkbox label="Save anyway: the provider is not reachable from here yet" name="save_anyway" hint="Sign-in with it fails until svc can reach it." />;
 }
 
 /** The Settings tab body. */
@@ -51,7 +75,7 @@ export function SsoTabView(props: {
   return (
     <section>
       <h2>Single sign-on</h2>
-      {props.notice ? <Notice kind="success">{props.notice}</Notice> : null}
+      {props.notice ? <Notice kind={props.notice.startsWith('Saved without') || props.notice.startsWith('Declared without') ? 'info' : 'success'}>{props.notice}</Notice> : null}
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
       <p class="hint">
         Providers only authenticate accounts that already exist: each person links their identity from their Profile. Password
@@ -68,12 +92,13 @@ export function SsoTabView(props: {
         />
       ))}
       <h3>Declare a provider</h3>
-      <Form action="/settings/sso" class="sso-create">
-        <Field label="Display name" name="display_name" value={createState?.values.display_name} error={createState?.errors.display_name} required maxlength={100} />
-        <Field label="Slug" name="slug" value={createState?.values.slug} error={createState?.errors.slug} required maxlength={64} hint="Lowercase letters, digits and hyphens; part of the callback URLs." />
-        <Field label="Issuer URL" name="issuer" type="url" value={createState?.values.issuer} error={createState?.errors.issuer} required hint="Must be https; discovery reads <issuer>/.well-known/openid-configuration." />
-        <Field label="Client ID" name="client_id" value={createState?.values.client_id} error={createState?.errors.client_id} required maxlength={255} />
-        <Field label="Client secret" name="client_secret" type="password" autocomplete="off" error={createState?.errors.client_secret} hint="Leave blank for a public client (PKCE only)." />
+      <Form action="/settings/sso" class="sso-create" id="sso-create" errors={createState?.errors}>
+        <Field label="Display name" name="display_name" value={createState?.values.display_name} required maxlength={100} />
+        <Field label="Slug" name="slug" value={createState?.values.slug} required maxlength={64} hint="Lowercase letters, digits and hyphens; part of the callback URLs." />
+        <Field label="Issuer URL" name="issuer" type="url" value={createState?.values.issuer} required hint="Must be https; svc checks <issuer>/.well-known/openid-configuration before saving." />
+        <Field label="Client ID" name="client_id" value={createState?.values.client_id} required maxlength={255} />
+        <Field label="Client secret" name="client_secret" type="password" autocomplete="off" hint="Leave blank for a public client (PKCE only)." />
+        <SaveAnyway state={createState} />
         <button type="submit">Declare provider</button>
       </Form>
       <h3>Linked identities</h3>
@@ -119,18 +144,19 @@ function ProviderPanel(props: { provider: ProviderView; origin: string; linked: 
       </dl>
       <details open={up !== undefined || sec !== undefined}>
         <summary>Change {p.display_name}</summary>
-        <Form action="/settings/sso/update">
+        <Form action="/settings/sso/update" id={`sso-update-${p.id}`} errors={up?.errors}>
           <input type="hidden" name="id" value={p.id} />
-          <Field label="Display name" name="display_name" value={up?.values.display_name ?? p.display_name} error={up?.errors.display_name} required maxlength={100} />
-          <Field label="Slug" name="slug" value={up?.values.slug ?? p.slug} error={up?.errors.slug} required maxlength={64} />
-          <Field label="Issuer URL" name="issuer" type="url" value={up?.values.issuer ?? p.issuer} error={up?.errors.issuer} required hint={issuerHint(props.linked)} />
-          <Field label="Client ID" name="client_id" value={up?.values.client_id ?? p.client_id} error={up?.errors.client_id} required maxlength={255} />
+          <Field label="Display name" name="display_name" value={up?.values.display_name ?? p.display_name} required maxlength={100} />
+          <Field label="Slug" name="slug" value={up?.values.slug ?? p.slug} required maxlength={64} />
+          <Field label="Issuer URL" name="issuer" type="url" value={up?.values.issuer ?? p.issuer} required hint={issuerHint(props.linked)} />
+          <Field label="Client ID" name="client_id" value={up?.values.client_id ?? p.client_id} required maxlength={255} />
           <Checkbox label="Enabled" name="enabled" checked={up ? up.values.enabled !== undefined : p.enabled} />
+          <SaveAnyway state={up} />
           <button type="submit">Save {p.display_name}</button>
         </Form>
-        <Form action="/settings/sso/secret">
+        <Form action="/settings/sso/secret" id={`sso-secret-${p.id}`} errors={sec?.errors}>
           <input type="hidden" name="id" value={p.id} />
-          <Field label="New client secret" name="client_secret" type="password" autocomplete="off" error={sec?.errors.client_secret} hint="Blank keeps the stored secret." />
+          <Field label="New client secret" name="client_secret" type="password" autocomplete="off" hint="Blank keeps the stored secret." />
           <Checkbox label="Clear the secret (public client)" name="clear_secret" />
           <button type="submit">Save secret</button>
         </Form>

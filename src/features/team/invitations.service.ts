@@ -12,6 +12,9 @@ export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const TOKEN_BYTES = 32;
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
+/** Longest invitation note, in code points. */
+export const INVITATION_NOTE_MAX = 200;
+
 /** A freshly minted invitation: the join link exists only here and in the log line. */
 export interface MintedInvitation {
   id: string;
@@ -20,8 +23,28 @@ export interface MintedInvitation {
   expiresAt: number;
 }
 
-/** Mints an invitation for `role`, authored by `actorId`; logs the join link built on `base` (the external origin). */
-export async function mintInvitation(deps: Deps, input: { actorId: string; role: Role; base: string }): Promise<MintedInvitation> {
+/**
+ * The note as stored (trimmed; empty is no note), or the reason it is refused: at most 200 code points, no control
+ * characters. Every door checks it with this before minting.
+ */
+export function checkInvitationNote(raw: string | undefined): { ok: true; note: string | null } | { ok: false; message: string } {
+  const note = (raw ?? '').trim();
+  if (/\p{Cc}/u.test(note)) return { ok: false, message: 'A note cannot contain control characters.' };
+  if ([...note].length > INVITATION_NOTE_MAX) return { ok: false, message: `A note is at most ${INVITATION_NOTE_MAX} characters.` };
+  return { ok: true, note: note === '' ? null : note };
+}
+
+/**
+ * Mints an invitation for `role`, authored by `actorId` (null: from the host command line), with an optional note
+ * that only labels it in the admin's list; logs the join link built on `base` (the external origin). A note that
+ * checkInvitationNote() refuses is a caller's error (thrown).
+ */
+export async function mintInvitation(
+  deps: Deps,
+  input: { actorId: string | null; role: Role; note?: string; base: string },
+): Promise<MintedInvitation> {
+  const checked = checkInvitationNote(input.note);
+  if (!checked.ok) throw new RangeError(checked.message);
   const token = randomToken(deps.random, TOKEN_BYTES);
   const now = deps.clock.now();
   const id = newId(deps.random);
@@ -33,6 +56,7 @@ export async function mintInvitation(deps: Deps, input: { actorId: string; role:
     created_at: now,
     expires_at: expiresAt,
     created_by: input.actorId,
+    note: checked.note,
   });
   const joinLink = `${input.base}/invite?token=${token}`;
   // SPEC 4.2: the join link is also written to the web service's log, for operators without the page at hand.

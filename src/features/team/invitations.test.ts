@@ -4,18 +4,24 @@ import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpe
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, signedInAs } from '../../../test/helpers/factories.ts';
 import { sha256 } from '../../deps.ts';
-import { INVITATION_TTL_MS } from './invitations.service.ts';
+import { onceOf, submitMinting } from '../../../test/helpers/once.ts';
+import { INVITATION_TTL_MS, mintInvitation } from './invitations.service.ts';
 
 const PASSWORD = 'a long enough password';
 
-/** Mints an invitation through the admin page and returns the join link shown on it. */
-async function mint(admin: TestClient, role: 'admin' | 'viewer'): Promise<{ link: string; token: string; page: string }> {
-  const res = await admin.post('/settings/accounts', { role });
-  assert.equal(res.status, 201, res.text);
-  const link = /<code class="secret" id="join-link">([^<]+)<\/code>/.exec(res.text)?.[1];
-  assert.ok(link, 'the join link is shown on the page');
+const REVEAL_PATH = '/settings?tab=team&reveal=invitation#invite-result';
+const JOIN_LINK = /<code class="secret" id="join-link">([^<]+)<\/code>/;
+
+/** Mints an invitation through the admin page (POST, redirect, GET) and returns the join link shown after it. */
+async function mint(admin: TestClient, role: 'admin' | 'viewer', note?: string): Promise<{ link: string; token: string; page: string; once: string }> {
+  const { post, page, once } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', note === undefined ? { role } : { role, note });
+  assert.equal(post.status, 303, post.text);
+  assert.equal(post.location, REVEAL_PATH);
+  assert.ok(!post.text.includes('/invite?token='), 'the redirect carries no secret');
+  const link = JOIN_LINK.exec(page!.text)?.[1];
+  assert.ok(link, 'the join link is shown on the page after the redirect');
   const token = new URL(link).searchParams.get('token')!;
-  return { link, token, page: res.text };
+  return { link, token, page: page!.text, once };
 }
 
 forEachDialect((getDb) => {
@@ -62,16 +68,16 @@ forEachDialect((getDb) => {
     const client = external.client();
     const origin = { origin: 'https://svc.example.test' };
     assert.equal((await client.post('/login', { username: account.username, password: account.password }, origin)).status, 303);
-    await client.get('/settings?tab=team');
-    const res = await client.post('/settings/accounts', { role: 'admin' }, origin);
-    assert.equal(res.status, 201);
-    assert.match(res.text, /https:\/\/svc\.example\.test\/invite\?token=[A-Za-z0-9_-]{43}/);
+    const form = await client.get('/settings?tab=team');
+    const res = await client.post('/settings/accounts', { role: 'admin', _once: onceOf(form.text, '/settings/accounts') }, origin);
+    assert.equal(res.status, 303);
+    assert.match((await client.get(res.location!)).text, /https:\/\/svc\.example\.test\/invite\?token=[A-Za-z0-9_-]{43}/);
   });
 
   test('a viewer cannot mint; a bad role is a form error', async () => {
     const { client: viewer } = await signedInAs(t, 'viewer');
     assert.equal((await viewer.post('/settings/accounts', { role: 'viewer' })).status, 403);
-    const bad = await admin.post('/settings/accounts', { role: 'owner' });
+    const { post: bad } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', { role: 'owner' });
     assert.equal(bad.status, 400);
     assert.match(bad.text, /Choose the role admin or viewer/);
     assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 0);
@@ -225,5 +231,60 @@ forEachDialect((getDb) => {
     const page = await admin.get(second.location!);
     assert.match(page.text, /already used or revoked/);
     assert.match(page.text, /No pending or expired invitations/);
+  });
+  test('a reload of the page after minting shows the link no more, and a replayed post mints nothing', async () => {
+    const { link, once } = await mint(admin, 'viewer');
+    const reload = await admin.get(REVEAL_PATH);
+    assert.equal(reload.status, 200);
+    assert.ok(!reload.text.includes(link), 'a reload shows no link');
+    assert.match(reload.text, /shown once and is not shown again/);
+    // The same form sent again (a double click, a resent request): no second invitation, the same page.
+    const replay = await admin.post('/settings/accounts', { role: 'viewer', _once: once });
+    assert.equal(replay.status, 303);
+    assert.equal(replay.location, REVEAL_PATH);
+    assert.ok(!(await admin.get(replay.location!)).text.includes(link));
+    assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 1);
+    // A post with no one-time token at all mints nothing either.
+    assert.equal((await admin.post('/settings/accounts', { role: 'viewer', _once: '' })).location, REVEAL_PATH);
+    assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 1);
+    for (const path of ['/settings?tab=team', '/settings', '/']) assert.ok(!(await admin.get(path)).text.includes(link), path);
+  });
+
+  test('a note labels the open invitation in the admin list only; it is trimmed, checked, and binds nothing', async () => {
+    const { token } = await mint(admin, 'viewer', '  for Dana, on-call  ');
+    const row = await t.deps.db.selectFrom('invitations').selectAll().executeTakeFirstOrThrow();
+    assert.equal(row.note, 'for Dana, on-call');
+    assert.match((await admin.get('/settings?tab=team')).text, /<td>for Dana, on-call<\/td>/);
+    const invitee = t.client();
+    assert.ok(!(await invitee.get(`/invite?token=${token}`)).text.includes('Dana'), 'the invitee never sees it');
+    // It binds nothing: any username joins, at the invitation's role.
+    assert.equal((await invitee.post('/invite', { token, username: 'Frank', password: PASSWORD })).status, 303);
+    const frank = await t.deps.db.selectFrom('accounts').select('role').where('username', '=', 'Frank').executeTakeFirstOrThrow();
+    assert.equal(frank.role, 'viewer');
+
+    // 200 code points pass (astral characters count once each); 201 do not; control characters are refused.
+    await mint(admin, 'viewer', '\u{1F600}'.repeat(200));
+    for (const [note, message] of [
+      ['n'.repeat(201), /A note is at most 200 characters/],
+      ['tab\u0001bell', /cannot contain control characters/],
+    ] as const) {
+      const { post } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', { role: 'viewer', note });
+      assert.equal(post.status, 400);
+      assert.match(post.text, message);
+      assert.match(post.text, /class="error-summary"/, 'the error is summarised at the top of the form');
+    }
+    assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 2);
+    // Without a note the row stores NULL.
+    await mint(admin, 'admin', '   ');
+    const notes = await t.deps.db.selectFrom('invitations').select('note').where('role', '=', 'admin').execute();
+    assert.deepEqual(notes, [{ note: null }]);
+  });
+
+  test('an invitation minted from the host command line has no author and is listed as by "command line"', async () => {
+    const minted = await mintInvitation(t.deps, { actorId: null, role: 'admin', note: 'break glass', base: 'http://localhost' });
+    const row = await t.deps.db.selectFrom('invitations').select(['created_by', 'note']).where('id', '=', minted.id).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { created_by: null, note: 'break glass' });
+    assert.match((await admin.get('/settings?tab=team')).text, /<td>break glass<\/td>\s*<td>command line<\/td>/);
+    await assert.rejects(mintInvitation(t.deps, { actorId: null, role: 'viewer', note: 'x'.repeat(201), base: 'http://localhost' }), RangeError);
   });
 });

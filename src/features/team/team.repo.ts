@@ -14,6 +14,8 @@ export interface TeamAccountRow {
   role: Role;
   totp_enabled: number;
   created_at: number;
+  suspended_at: number | null;
+  last_sign_in_at: number | null;
 }
 
 /** An unspent, unrevoked invitation with its author's name. */
@@ -22,14 +24,23 @@ export interface OpenInvitationRow {
   role: Role;
   created_at: number;
   expires_at: number;
+  /** NULL when minted from the host command line (invitations.created_by is NULL only then). */
   created_by_username: string | null;
+  note: string | null;
+}
+
+const TEAM_ACCOUNT_COLUMNS = ['id', 'username', 'role', 'totp_enabled', 'created_at', 'suspended_at', 'last_sign_in_at'] as const;
+
+/** One account as the team list shows it. */
+export function findTeamAccount(db: Q, id: string): Promise<TeamAccountRow | undefined> {
+  return db.selectFrom('accounts').select(TEAM_ACCOUNT_COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
 /** Every account, by username. */
 export function listAccounts(db: Q): Promise<TeamAccountRow[]> {
   return db
     .selectFrom('accounts')
-    .select(['id', 'username', 'role', 'totp_enabled', 'created_at'])
+    .select(TEAM_ACCOUNT_COLUMNS)
     .orderBy('username_lower')
     .execute();
 }
@@ -45,6 +56,7 @@ export function listOpenInvitations(db: Q, limit: number): Promise<OpenInvitatio
       'invitations.created_at',
       'invitations.expires_at',
       'accounts.username as created_by_username',
+      'invitations.note',
     ])
     .where('invitations.spent_at', 'is', null)
     .where('invitations.revoked_at', 'is', null)
@@ -55,8 +67,8 @@ export function listOpenInvitations(db: Q, limit: number): Promise<OpenInvitatio
 }
 
 /** Inserts an invitation row (token stored only as its hash). */
-export async function insertInvitation(db: Q, row: Omit<InvitationsTable, 'spent_at' | 'revoked_at'>): Promise<void> {
-  await db.insertInto('invitations').values({ ...row, spent_at: null, revoked_at: null }).execute();
+export async function insertInvitation(db: Q, row: Omit<InvitationsTable, 'spent_at' | 'revoked_at' | 'note'> & { note?: string | null }): Promise<void> {
+  await db.insertInto('invitations').values({ note: null, ...row, spent_at: null, revoked_at: null }).execute();
 }
 
 /** Finds an invitation by the SHA-256 of its token. */
@@ -93,11 +105,12 @@ export async function revokeInvitation(db: Q, id: string, now: number): Promise<
 }
 
 /**
- * The ids of every admin account, locked for the rest of the transaction on PostgreSQL (SQLite transactions
- * already hold the single write lock). Locked in id order so two guards never deadlock each other.
+ * The ids of every active (unsuspended) admin account, locked for the rest of the transaction on PostgreSQL (SQLite
+ * transactions already hold the single write lock). Locked in id order so two guards never deadlock each other; a
+ * row another guard changed meanwhile is re-checked against both conditions once its lock is released.
  */
 export async function lockAdminIds(trx: Transaction<DB>, dialect: Dialect): Promise<string[]> {
-  const q = trx.selectFrom('accounts').select('id').where('role', '=', 'admin').orderBy('id');
+  const q = trx.selectFrom('accounts').select('id').where('role', '=', 'admin').where('suspended_at', 'is', null).orderBy('id');
   const rows = await (dialect === 'postgres' ? q.forUpdate() : q).execute();
   return rows.map((r) => r.id);
 }
@@ -124,4 +137,48 @@ export async function deleteRecoveryCodes(db: Q, accountId: string): Promise<voi
 /** Deletes an account; sessions, recovery codes and API tokens cascade, authored rows make it fail. */
 export async function deleteAccount(db: Q, id: string): Promise<void> {
   await db.deleteFrom('accounts').where('id', '=', id).execute();
+}
+
+/** Suspends (a time) or reactivates (null) an account. */
+export async function setSuspended(db: Q, id: string, at: number | null): Promise<void> {
+  await db.updateTable('accounts').set({ suspended_at: at }).where('id', '=', id).execute();
+}
+
+/**
+ * Every table whose rows name an author in `created_by` (a foreign key to accounts without cascade, so the database
+ * refuses to remove an author). team.test.ts checks this list against the database's own foreign keys.
+ */
+export const AUTHORED_TABLES = ['invitations', 'channels', 'sso_providers'] as const;
+
+/** How many rows the account authored, over every authored table. */
+export async function countAuthored(db: Q, accountId: string): Promise<number> {
+  let total = 0;
+  for (const table of AUTHORED_TABLES) {
+    const row = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('created_by', '=', accountId)
+      .executeTakeFirstOrThrow();
+    total += Number(row.n);
+  }
+  return total;
+}
+
+/** Moves every authored row from one account to another; returns how many moved. */
+export async function moveAuthored(db: Q, fromId: string, toId: string): Promise<number> {
+  let moved = 0;
+  for (const table of AUTHORED_TABLES) {
+    const result = await db.updateTable(table).set({ created_by: toId }).where('created_by', '=', fromId).executeTakeFirst();
+    moved += Number(result.numUpdatedRows);
+  }
+  return moved;
+}
+
+/**
+ * The account, locked for the rest of the transaction on PostgreSQL, so a suspension or removal waits for it.
+ * Undefined when it does not exist.
+ */
+export async function lockAccount(trx: Transaction<DB>, dialect: Dialect, id: string) {
+  const q = trx.selectFrom('accounts').select(['id', 'username', 'suspended_at']).where('id', '=', id);
+  return (dialect === 'postgres' ? q.forUpdate() : q).executeTakeFirst();
 }

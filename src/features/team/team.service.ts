@@ -1,9 +1,11 @@
-// Team administration: the list, role changes under the last-admin guard, second-factor re-enrolment, removal.
+// Team administration: the list, role changes and suspension under the last-admin guard, second-factor re-enrolment,
+// removal. An actorId of null is the host's CLI: no self-rules, but the guard on the last active admin still holds.
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
+import { endAccountSessions } from '../auth/sessions.service.ts';
 import {
   clearSecondFactor,
   deleteAccount,
@@ -12,10 +14,14 @@ import {
   listOpenInvitations,
   lockAdminIds,
   setRole,
+  setSuspended,
   type OpenInvitationRow,
   type Role,
   type TeamAccountRow,
 } from './team.repo.ts';
+
+export { loadAccount, reassignAuthored, signOutEverywhere, type AccountDetail, type ReassignResult, type SignOutResult } from './accounts-lifecycle.service.ts';
+export { mintResetLink, type MintedResetLink, type MintResetResult } from '../reset/reset.service.ts';
 
 /** How many open invitations the team tab lists. */
 const INVITATIONS_SHOWN = 100;
@@ -40,7 +46,9 @@ export async function loadTeam(deps: Deps): Promise<Team> {
 type Common = { ok: false; reason: 'not-admin' | 'not-found' };
 
 export type RoleResult = { ok: true; username: string; changed: boolean } | Common | { ok: false; reason: 'self' | 'last-admin' };
-export type ReenrolResult = { ok: true; username: string } | Common;
+export type ReenrolResult = { ok: true; username: string } | Common | { ok: false; reason: 'self' };
+export type SuspendResult = { ok: true; username: string; changed: boolean } | Common | { ok: false; reason: 'self' | 'last-admin' };
+export type ReactivateResult = { ok: true; username: string; changed: boolean } | Common;
 export type RemoveResult =
   | { ok: true; username: string }
   | Common
@@ -48,13 +56,14 @@ export type RemoveResult =
   | { ok: false; reason: 'author'; username: string };
 
 /**
- * Runs `act` in one transaction after locking every admin row and re-reading the target, so concurrent guards
- * see each other's committed changes. `removesAdmin` says whether the act takes the admin role from the target:
- * if no other admin would remain it is refused as 'last-admin'; an actor demoted or removed meanwhile is 'not-admin'.
+ * Runs `act` in one transaction after locking every active admin row and re-reading the target, so concurrent guards
+ * see each other's committed changes. `removesAdmin` says whether the act takes an active admin away (demotion,
+ * suspension, removal): if no other active admin would remain it is refused as 'last-admin'; an actor demoted,
+ * suspended or removed meanwhile is 'not-admin'. A null actor (the host CLI) is not checked.
  */
 async function guarded<R>(
   deps: Deps,
-  input: { actorId: string; targetId: string },
+  input: { actorId: string | null; targetId: string },
   check: (target: Account) => { removesAdmin: boolean; refusal?: R },
   act: (trx: Transaction<DB>, target: Account) => Promise<R>,
 ): Promise<R | Common | { ok: false; reason: 'last-admin' }> {
@@ -67,13 +76,13 @@ async function guarded<R>(
     if (removesAdmin && target.role === 'admin' && adminIds.every((id) => id === target.id)) {
       return { ok: false, reason: 'last-admin' } as const;
     }
-    if (!adminIds.includes(input.actorId)) return { ok: false, reason: 'not-admin' } as const;
+    if (input.actorId !== null && !adminIds.includes(input.actorId)) return { ok: false, reason: 'not-admin' } as const;
     return act(trx, target);
   });
 }
 
 /** Changes another account's role; never one's own, and never leaving zero admins. */
-export async function changeRole(deps: Deps, input: { actorId: string; targetId: string; role: Role }): Promise<RoleResult> {
+export async function changeRole(deps: Deps, input: { actorId: string | null; targetId: string; role: Role }): Promise<RoleResult> {
   if (input.actorId === input.targetId) return { ok: false, reason: 'self' };
   return guarded(
     deps,
@@ -89,8 +98,12 @@ export async function changeRole(deps: Deps, input: { actorId: string; targetId:
   );
 }
 
-/** Clears an account's second factor and voids its recovery codes; its password and sessions stay as they are. */
-export async function reenrolSecondFactor(deps: Deps, input: { actorId: string; targetId: string }): Promise<ReenrolResult> {
+/**
+ * Clears another account's second factor and voids its recovery codes; its password and sessions stay as they are.
+ * Never one's own (null is the host CLI): that would strip a second factor without Profile's "Confirm it's you".
+ */
+export async function reenrolSecondFactor(deps: Deps, input: { actorId: string | null; targetId: string }): Promise<ReenrolResult> {
+  if (input.actorId === input.targetId) return { ok: false, reason: 'self' };
   const result = await guarded(
     deps,
     input,
@@ -106,12 +119,50 @@ export async function reenrolSecondFactor(deps: Deps, input: { actorId: string; 
 }
 
 /**
+ * Suspends another account: it can no longer sign in (password, SSO) or use its API tokens, and its sessions and
+ * pending sign-ins end in the same transaction. Its tokens are kept, so they work again after reactivation.
+ */
+export async function suspendAccount(deps: Deps, input: { actorId: string | null; accountId: string }): Promise<SuspendResult> {
+  if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
+  return guarded(
+    deps,
+    { actorId: input.actorId, targetId: input.accountId },
+    (target): { removesAdmin: boolean; refusal?: SuspendResult } => ({
+      removesAdmin: true,
+      refusal: target.suspended_at !== null ? { ok: true, username: target.username, changed: false } : undefined,
+    }),
+    async (trx, target): Promise<SuspendResult> => {
+      await setSuspended(trx, target.id, deps.clock.now());
+      await endAccountSessions(trx, target.id);
+      return { ok: true, username: target.username, changed: true };
+    },
+  );
+}
+
+/** Lifts a suspension: the account may sign in again and its unrevoked, unexpired API tokens work again. */
+export async function reactivateAccount(deps: Deps, input: { actorId: string | null; accountId: string }): Promise<ReactivateResult> {
+  const result = await guarded(
+    deps,
+    { actorId: input.actorId, targetId: input.accountId },
+    (target): { removesAdmin: boolean; refusal?: ReactivateResult } => ({
+      removesAdmin: false,
+      refusal: target.suspended_at === null ? { ok: true, username: target.username, changed: false } : undefined,
+    }),
+    async (trx, target): Promise<ReactivateResult> => {
+      await setSuspended(trx, target.id, null);
+      return { ok: true, username: target.username, changed: true };
+    },
+  );
+  return result.ok || result.reason !== 'last-admin' ? result : { ok: false, reason: 'not-admin' };
+}
+
+/**
  * Removes another account when `confirmation` is exactly its username. The database refuses to remove an author
  * of rows (non-cascading created_by foreign keys); that refusal comes back as reason 'author'.
  */
 export async function removeAccount(
   deps: Deps,
-  input: { actorId: string; targetId: string; confirmation: string },
+  input: { actorId: string | null; targetId: string; confirmation: string },
 ): Promise<RemoveResult> {
   if (input.actorId === input.targetId) return { ok: false, reason: 'self' };
   let targetName = '';

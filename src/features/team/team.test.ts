@@ -1,49 +1,58 @@
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
-import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
+import type { TestApp, TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, signedInAs } from '../../../test/helpers/factories.ts';
+import { buildInvitation, startAsAdmin } from '../../../test/helpers/team-factories.ts';
 import { newId, systemRandom } from '../../deps.ts';
-import { changeRole, removeAccount } from './team.service.ts';
+import { changeRole, reenrolSecondFactor, removeAccount } from './team.service.ts';
 
 forEachDialect((getDb) => {
   let t: TestApp;
   let admin: TestClient;
   let adminId: string;
   beforeEach(async () => {
-    const db = getDb().db;
-    for (const table of ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'auth_throttle', 'accounts'] as const) {
-      await db.deleteFrom(table).execute();
-    }
-    t = buildTestApp(getDb());
-    const signed = await signedInAs(t, 'admin');
-    admin = signed.client;
-    adminId = signed.account.id;
+    ({ t, admin, adminId } = await startAsAdmin(getDb(), ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'auth_throttle', 'accounts']));
   });
 
   const adminCount = async () => (await t.deps.db.selectFrom('accounts').select('id').where('role', '=', 'admin').execute()).length;
   const roleOf = async (id: string) => (await t.deps.db.selectFrom('accounts').select('role').where('id', '=', id).executeTakeFirst())?.role;
 
-  test('the team tab is the default settings tab and lists every account without secrets', async () => {
+  test('the team tab is the default settings tab and lists every account compactly, without secrets', async () => {
     const other = await buildAccount(t, { username: 'Otto', role: 'viewer' });
     await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', other.id).execute();
     const res = await admin.get('/settings');
     assert.equal(res.status, 200);
     assert.match(res.text, /<a href="\/settings\?tab=team" aria-current="page">Team<\/a>/);
-    assert.match(res.text, /<td>Otto<\/td>\s*<td><span class="role role-viewer">viewer<\/span><\/td>\s*<td>enrolled<\/td>\s*<td><time/);
-    assert.match(res.text, /This is you\./);
-    assert.match(res.text, /<label for="[^"]+">Role for Otto<\/label>/);
+    const row = new RegExp(
+      `<td><a href="/settings/accounts/${other.id}">Otto</a></td>\\s*<td><span class="role role-viewer">viewer</span></td>\\s*` +
+        '<td>active</td>\\s*<td>enrolled</td>\\s*<td><span class="empty">never</span></td>',
+    );
+    assert.match(res.text, row);
+    assert.match(res.text, /<th>Last sign-in<\/th>/);
+    assert.match(res.text, /\(you\)/);
+    assert.ok(!res.text.includes('Role for Otto'), 'the acts are on the account page, not in the list');
     assert.ok(!res.text.includes('JBSWY3DPEHPK3PXP') && !res.text.includes('$argon2id$'), 'no secrets on the page');
+    const page = await admin.get(`/settings/accounts/${other.id}`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<label for="account-role-role">Role for Otto<\/label>/);
+    assert.ok(!page.text.includes('JBSWY3DPEHPK3PXP') && !page.text.includes('$argon2id$'), 'no secrets on the account page');
     assert.equal((await admin.get('/settings?tab=team')).status, 200);
   });
 
   test('a viewer gets 403 on the team tab and on every team act', async () => {
     const { client: viewer } = await signedInAs(t, 'viewer');
     assert.equal((await viewer.get('/settings?tab=team')).status, 403);
-    for (const path of ['/settings/accounts/role', '/settings/accounts/reenroll', '/settings/accounts/remove']) {
-      assert.equal((await viewer.post(path, { account: adminId, role: 'viewer', confirm: 'x' })).status, 403, path);
+    assert.equal((await viewer.get(`/settings/accounts/${adminId}`)).status, 403);
+    const acts = ['role', 'reenroll', 'remove', 'suspend', 'reactivate', 'sign-out', 'reset-link', 'reassign'];
+    for (const act of acts) {
+      const res = await viewer.post(`/settings/accounts/${act}`, { account: adminId, role: 'viewer', confirm: 'x', to: adminId });
+      assert.equal(res.status, 403, act);
     }
     assert.equal(await roleOf(adminId), 'admin');
+    const admins = await t.deps.db.selectFrom('accounts').select(['suspended_at']).where('id', '=', adminId).executeTakeFirstOrThrow();
+    assert.equal(admins.suspended_at, null);
+    assert.equal((await t.deps.db.selectFrom('password_resets').select('account_id').execute()).length, 0);
   });
 
   test('a promotion applies on the next request, and a demotion too', async () => {
@@ -51,10 +60,10 @@ forEachDialect((getDb) => {
     assert.equal((await viewer.get('/settings')).status, 403);
     const res = await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' });
     assert.equal(res.status, 303);
-    assert.equal(res.location, '/settings?tab=team&notice=role-changed');
+    assert.equal(res.location, `/settings/accounts/${vic.id}?notice=role-changed`);
     assert.match((await admin.get(res.location!)).text, /Role changed/);
     assert.equal((await viewer.get('/settings')).status, 200);
-    assert.equal((await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' })).location, '/settings?tab=team&notice=role-unchanged');
+    assert.equal((await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' })).location, `/settings/accounts/${vic.id}?notice=role-unchanged`);
     assert.equal((await admin.post('/settings/accounts/role', { account: vic.id, role: 'viewer' })).status, 303);
     assert.equal((await viewer.get('/settings')).status, 403);
   });
@@ -124,7 +133,7 @@ forEachDialect((getDb) => {
     const before = await t.deps.db.selectFrom('accounts').selectAll().where('id', '=', target.id).executeTakeFirstOrThrow();
 
     const res = await admin.post('/settings/accounts/reenroll', { account: target.id });
-    assert.equal(res.location, '/settings?tab=team&notice=reenrolled');
+    assert.equal(res.location, `/settings/accounts/${target.id}?notice=reenrolled`);
     const after = await t.deps.db.selectFrom('accounts').selectAll().where('id', '=', target.id).executeTakeFirstOrThrow();
     assert.deepEqual(
       [after.totp_secret, after.totp_enabled, after.totp_last_step, after.totp_enrol_prompt],
@@ -136,8 +145,22 @@ forEachDialect((getDb) => {
     assert.equal((await targetClient.get('/')).status, 200, 'the account’s session still works');
     const page = await admin.get(res.location!);
     assert.match(page.text, /Second factor cleared/);
-    assert.match(page.text, /<td>not enrolled<\/td>/);
+    assert.match(page.text, /<dt>Second factor<\/dt>\s*<dd>not enrolled<\/dd>/);
     assert.equal((await admin.post('/settings/accounts/reenroll', { account: 'gone' })).status, 404);
+  });
+
+  test('an admin cannot reset its own second factor from the team pages (Profile asks "Confirm it’s you"); the CLI can', async () => {
+    await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', adminId).execute();
+    const now = t.clock.now();
+    await t.deps.db.insertInto('recovery_codes').values({ id: newId(systemRandom), account_id: adminId, code_hash: 'hash', used_at: null, created_at: now }).execute();
+    const res = await admin.post('/settings/accounts/reenroll', { account: adminId });
+    assert.equal(res.status, 409);
+    assert.match(res.text, /You cannot reset your own second factor\. Another administrator can\./);
+    const row = await t.deps.db.selectFrom('accounts').select(['totp_secret', 'totp_enabled']).where('id', '=', adminId).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }, 'nothing was cleared');
+    assert.equal((await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', adminId).execute()).length, 1);
+    assert.deepEqual(await reenrolSecondFactor(t.deps, { actorId: adminId, targetId: adminId }), { ok: false, reason: 'self' });
+    assert.equal((await reenrolSecondFactor(t.deps, { actorId: null, targetId: adminId })).ok, true, 'the host CLI has no self-rule');
   });
 
   test('removal needs the exact username; never oneself', async () => {
@@ -179,13 +202,13 @@ forEachDialect((getDb) => {
   test('an author of rows is refused by the database and told to demote instead', async () => {
     const author = await buildAccount(t, { username: 'Author', role: 'admin' });
     const authorClient = await signIn(t, author);
-    await authorClient.get('/settings?tab=team');
-    assert.equal((await authorClient.post('/settings/accounts', { role: 'viewer' })).status, 201);
+    await buildInvitation(t, author.id);
 
     const res = await admin.post('/settings/accounts/remove', { account: author.id, confirm: 'Author' });
     assert.equal(res.status, 409);
     assert.match(res.text, /Author authored records/);
-    assert.match(res.text, /Reassign those records, or keep the account and demote it to viewer/);
+    assert.match(res.text, /Reassign those records below, or keep the account and demote it to viewer/);
+    assert.match(res.text, /<label for="[^"]+">Move its authored records to<\/label>/, 'the refusal offers the reassignment');
     assert.equal(await roleOf(author.id), 'admin');
     assert.equal((await authorClient.get('/settings')).status, 200, 'nothing was deleted, sessions included');
     assert.equal((await admin.post('/settings/accounts/role', { account: author.id, role: 'viewer' })).status, 303);

@@ -1,79 +1,52 @@
-// The team tab of /settings: invite, the account list with its acts, and the open invitations.
+// The team tab of /settings: invite, the compact account list (each account's acts are on its own page), and the
+// open invitations.
+import { OnceField } from '../../http/reveal.tsx';
 import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
-import type { MintedInvitation } from './invitations.service.ts';
+import { INVITATION_NOTE_MAX, type MintedInvitation } from './invitations.service.ts';
 import type { Team } from './team.service.ts';
 
 /** Fixed notices selected by a query key after a redirect, so no text is ever reflected from the URL. */
 export const TEAM_NOTICES: Record<string, string> = {
-  'role-changed': 'Role changed. It applies from that account’s next request.',
-  'role-unchanged': 'That account already has this role.',
-  'reenrolled': 'Second factor cleared and recovery codes voided. The account enrols again at its next sign-in; its password and sessions are unchanged.',
   'removed': 'Account removed. Its sessions and API tokens stopped working.',
   'revoked': 'Invitation revoked. Its link no longer works.',
   'not-pending': 'That invitation was already used or revoked.',
 };
 
-const ROLE_OPTIONS: [string, string][] = [
+/** The two roles, as select options. */
+export const ROLE_OPTIONS: [string, string][] = [
   ['viewer', 'viewer'],
   ['admin', 'admin'],
 ];
 
-/** The team tab body. `minted` is shown exactly once, on the response to the mint POST. */
-export function TeamTab(props: { team: Team; selfId: string; notice?: string; error?: string; minted?: MintedInvitation }) {
-  const { team, minted } = props;
+/** The invitation form after a refused post: the values sent back and the error of each field. */
+export interface InviteFormState {
+  values: Record<string, string>;
+  errors: Record<string, string>;
+}
+
+/**
+ * The team tab body. `minted` is the invitation whose join link this page shows, once (the page after the mint's
+ * redirect); `mintedGone` says the page was reloaded or revisited after that one showing.
+ */
+export function TeamTab(props: {
+  team: Team;
+  selfId: string;
+  notice?: string;
+  error?: string;
+  minted?: MintedInvitation;
+  mintedGone?: boolean;
+  invite?: InviteFormState;
+}) {
+  const { team } = props;
   return (
     <section>
       <h2>Team</h2>
       {props.notice ? <Notice kind="success">{props.notice}</Notice> : null}
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
-      {minted ? (
-        <Notice kind="success">
-          <p>
-            Invitation created for the role <strong>{minted.role}</strong>, valid until <Time at={minted.expiresAt} />. Send this
-            join link to the invitee; it is shown only once and works once:
-          </p>
-          <p>
-            <code class="secret" id="join-link">
-              {minted.joinLink}
-            </code>
-          </p>
-        </Notice>
-      ) : null}
+      <MintedInvitationNotice minted={props.minted} gone={props.mintedGone} />
+      <InviteForm state={props.invite} />
 
-      <h3>Invite someone</h3>
-      <Form action="/settings/accounts">
-        <Select label="Role" name="role" options={ROLE_OPTIONS} value="viewer" />
-        <p class="hint">The invitee chooses their own username and password. The link is valid for 7 days.</p>
-        <button type="submit">Create invitation</button>
-      </Form>
-
-      <h3>Accounts</h3>
-      <table>
-        <thead>
-          <tr>
-            <th>Username</th>
-            <th>Role</th>
-            <th>Second factor</th>
-            <th>Created</th>
-            <th>Change</th>
-          </tr>
-        </thead>
-        <tbody>
-          {team.accounts.map((a) => (
-            <tr>
-              <td>{a.username}</td>
-              <td>
-                <span class={`role role-${a.role}`}>{a.role}</span>
-              </td>
-              <td>{a.totp_enabled === 1 ? 'enrolled' : 'not enrolled'}</td>
-              <td>
-                <Time at={a.created_at} />
-              </td>
-              <td>{a.id === props.selfId ? <span class="empty">This is you.</span> : <AccountActions account={a} />}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <AccountsTable accounts={team.accounts} selfId={props.selfId} />
 
       <h3>Open invitations</h3>
       {team.invitations.length === 0 ? (
@@ -86,6 +59,7 @@ export function TeamTab(props: { team: Team; selfId: string; notice?: string; er
               <th>State</th>
               <th>Created</th>
               <th>Expires</th>
+              <th>Note</th>
               <th>Created by</th>
               <th>Revoke</th>
             </tr>
@@ -103,7 +77,8 @@ export function TeamTab(props: { team: Team; selfId: string; notice?: string; er
                 <td>
                   <Time at={i.expires_at} />
                 </td>
-                <td>{i.created_by_username ?? '—'}</td>
+                <td>{i.note ?? <span class="empty">—</span>}</td>
+                <td>{i.created_by_username ?? 'command line'}</td>
                 <td>
                   <Form action="/settings/accounts/invitations/revoke">
                     <input type="hidden" name="invitation" value={i.id} />
@@ -121,29 +96,93 @@ export function TeamTab(props: { team: Team; selfId: string; notice?: string; er
   );
 }
 
-/** Role change, second-factor reset and removal for one account other than the viewer's own. */
-function AccountActions(props: { account: Team['accounts'][number] }) {
-  const a = props.account;
+/** The join link of the invitation just minted (its one showing), or word that it was shown already. */
+function MintedInvitationNotice(props: { minted?: MintedInvitation; gone?: boolean }) {
+  const { minted } = props;
+  if (props.gone) {
+    return (
+      <div id="invite-result">
+        <Notice kind="info">
+          This join link was shown once and is not shown again. The invitation is listed under Open invitations; if you lost
+          the link, revoke that invitation and create a new one.
+        </Notice>
+      </div>
+    );
+  }
+  if (!minted) return null;
+  return (
+    <div id="invite-result">
+    <Notice kind="success">
+      <p>
+        Invitation created for the role <strong>{minted.role}</strong>, valid until <Time at={minted.expiresAt} />. Send this join
+        link to the invitee; it is shown only once and works once:
+      </p>
+      <p>
+        <code class="secret" id="join-link">
+          {minted.joinLink}
+        </code>
+      </p>
+    </Notice>
+    </div>
+  );
+}
+
+/** The invitation form: the role it grants and an optional note for telling open invitations apart. */
+function InviteForm(props: { state?: InviteFormState }) {
+  const values = props.state?.values ?? {};
   return (
     <>
-      <Form action="/settings/accounts/role">
-        <input type="hidden" name="account" value={a.id} />
-        <Select label={`Role for ${a.username}`} name="role" options={ROLE_OPTIONS} value={a.role} />
-        <button type="submit">Save role</button>
+      <h3>Invite someone</h3>
+      <Form action="/settings/accounts" id="invite" errors={props.state?.errors}>
+        <OnceField />
+        <Select label="Role" name="role" options={ROLE_OPTIONS} value={values.role === 'admin' ? 'admin' : 'viewer'} />
+        <Field
+          label="Note (optional)"
+          name="note"
+          value={values.note}
+          maxlength={INVITATION_NOTE_MAX}
+          autocomplete="off"
+          hint="Shown only in the list of open invitations, to tell them apart, such as “for Dana, on-call”. It binds nothing: the invitee still chooses their own username."
+        />
+        <p class="hint">The invitee chooses their own username and password. The link is valid for 7 days.</p>
+        <button type="submit">Create invitation</button>
       </Form>
-      <Form action="/settings/accounts/reenroll">
-        <input type="hidden" name="account" value={a.id} />
-        <button type="submit" class="secondary">
-          Reset second factor
-        </button>
-      </Form>
-      <Form action="/settings/accounts/remove">
-        <input type="hidden" name="account" value={a.id} />
-        <Field label={`Type ${a.username} to remove this account`} name="confirm" autocomplete="off" />
-        <button type="submit" class="danger">
-          Remove account
-        </button>
-      </Form>
+    </>
+  );
+}
+
+/** Every account in one compact row; its name links to its page, where all of its acts are. */
+function AccountsTable(props: { accounts: Team['accounts']; selfId: string }) {
+  return (
+    <>
+      <h3>Accounts</h3>
+      <table class="accounts">
+        <thead>
+          <tr>
+            <th>Username</th>
+            <th>Role</th>
+            <th>State</th>
+            <th>Second factor</th>
+            <th>Last sign-in</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.accounts.map((a) => (
+            <tr>
+              <td>
+                <a href={`/settings/accounts/${a.id}`}>{a.username}</a>
+                {a.id === props.selfId ? <span class="empty"> (you)</span> : null}
+              </td>
+              <td>
+                <span class={`role role-${a.role}`}>{a.role}</span>
+              </td>
+              <td>{a.suspended_at === null ? 'active' : <span class="badge state-suspended">suspended</span>}</td>
+              <td>{a.totp_enabled === 1 ? 'enrolled' : 'not enrolled'}</td>
+              <td>{a.last_sign_in_at === null ? <span class="empty">never</span> : <Time at={a.last_sign_in_at} />}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </>
   );
 }

@@ -30,7 +30,7 @@ export function findTokenWithAccount(db: Q, tokenHash: string) {
   return db
     .selectFrom('api_tokens')
     .innerJoin('accounts', 'accounts.id', 'api_tokens.account_id')
-    .select(['api_tokens.id as tokenId', 'api_tokens.expires_at', 'api_tokens.last_used_at', 'accounts.id', 'accounts.username', 'accounts.role'])
+    .select(['api_tokens.id as tokenId', 'api_tokens.expires_at', 'api_tokens.last_used_at', 'accounts.id', 'accounts.username', 'accounts.role', 'accounts.suspended_at'])
     .where('api_tokens.token_hash', '=', tokenHash)
     .executeTakeFirst();
 }

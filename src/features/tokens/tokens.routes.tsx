@@ -1,10 +1,13 @@
-// POST /profile/tokens (mint; shown once) and POST /profile/tokens/revoke. Session-only: /api/ never mints.
+// POST /profile/tokens (mint; POST/redirect/GET, the token shown once on the page after) and POST
+// /profile/tokens/revoke. Session-only: /api/ never mints.
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
+import { revealLater, spendOnce } from '../../http/reveal.tsx';
 import { renderProfile } from '../profile/profile.page.tsx';
+import { TOKEN_REVEAL, TOKEN_REVEAL_PATH } from '../profile/tokens.section.tsx';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, mintToken, revokeToken } from './tokens.service.ts';
 
 const mintSchema = z.object({
@@ -24,28 +27,20 @@ const revokeSchema = z.object({ token: idField('Choose a token to revoke.') });
 export function tokensRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
+  // A second post of the same form (its one-time token spent) mints nothing and lands on the same page; a refused
+  // form mints nothing either, so it is answered before the token is spent.
   app.post('/profile/tokens', async (c) => {
     const session = c.get('session')!;
     const form = parseForm(c, mintSchema);
     if (!form.ok) {
-      const message = form.errors.name ?? form.errors.expiry ?? 'Check the form and try again.';
-      return renderProfile(deps, c, { section: 'tokens', kind: 'error', message }, 400);
+      const refused = { id: 'token-mint', errors: form.errors, values: form.values };
+      return renderProfile(deps, c, { section: 'tokens', kind: 'error', message: '', form: refused }, 400);
     }
-    const { token } = await mintToken(deps, session.account.id, form.data);
-    return renderProfile(deps, c, {
-      section: 'tokens',
-      kind: 'success',
-      message: (
-        <>
-          <p>Token “{form.data.name}” created. Copy it now: it is shown only this once.</p>
-          <p>
-            <code class="secret" id="new-token">
-              {token}
-            </code>
-          </p>
-        </>
-      ),
-    });
+    if (!(await spendOnce(c))) return c.redirect(TOKEN_REVEAL_PATH, 303);
+    const minted = await mintToken(deps, { accountId: session.account.id, sessionIdHash: session.idHash, ...form.data });
+    if (!minted.ok) return c.redirect('/profile?notice=confirm-first-tokens#profile-tokens', 303);
+    await revealLater(c, TOKEN_REVEAL, JSON.stringify({ name: form.data.name, token: minted.token }));
+    return c.redirect(TOKEN_REVEAL_PATH, 303);
   });
 
   app.post('/profile/tokens/revoke', async (c) => {

@@ -1,6 +1,7 @@
 // Personal API tokens: minted from a session, shown once, stored as SHA-256, presented as a bearer token on /api/.
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
+import { recentlyConfirmed } from '../auth/reauth-window.ts';
 import { deleteTokenOf, findTokenWithAccount, insertToken, listTokensOf, touchToken } from './tokens.repo.ts';
 
 /** Recognisable prefix, so secret scanners can spot a leaked token. */
@@ -13,7 +14,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Lifetimes offered when minting, by form value; null is "no expiry". */
 export const EXPIRY_CHOICES: Record<string, { label: string; days: number | null }> = {
-  '7': { label: '7 days', days: 7 },
   '30': { label: '30 days', days: 30 },
   '90': { label: '90 days', days: 90 },
   '365': { label: '1 year', days: 365 },
@@ -39,8 +39,20 @@ export interface ApiAccount {
   role: 'admin' | 'viewer';
 }
 
-/** Mints a token for the account; the plaintext is returned once and never stored. */
-export async function mintToken(deps: Deps, accountId: string, input: { name: string; expiry: string }): Promise<{ id: string; token: string }> {
+/**
+ * Mints a token from a signed-in session, which must have confirmed itself ("Confirm it's you") within the last 10
+ * minutes: a stolen session alone cannot mint a long-lived credential. The plaintext is returned once, never stored.
+ */
+export async function mintToken(
+  deps: Deps,
+  input: { accountId: string; sessionIdHash: string; name: string; expiry: string },
+): Promise<{ ok: true; id: string; token: string } | { ok: false; reason: 'reauth-required' }> {
+  if (!(await recentlyConfirmed(deps, input.sessionIdHash))) return { ok: false, reason: 'reauth-required' };
+  return { ok: true, ...(await createToken(deps, input.accountId, input)) };
+}
+
+/** Creates a token for the account with no session check (for doors that authenticate otherwise, and tests). */
+export async function createToken(deps: Deps, accountId: string, input: { name: string; expiry: string }): Promise<{ id: string; token: string }> {
   const choice = EXPIRY_CHOICES[Object.hasOwn(EXPIRY_CHOICES, input.expiry) ? input.expiry : DEFAULT_EXPIRY]!;
   const token = TOKEN_PREFIX + randomToken(deps.random, 32);
   const id = newId(deps.random);
@@ -74,13 +86,15 @@ export async function revokeToken(deps: Deps, accountId: string, id: string): Pr
   await deleteTokenOf(deps.db, accountId, id);
 }
 
-/** The account a presented token acts as; undefined when unknown, malformed, expired, revoked or its account removed. */
+/** The account a presented token acts as; undefined when unknown, malformed, expired, revoked, or its account removed or suspended. */
 export async function authenticateToken(deps: Deps, presented: string): Promise<ApiAccount | undefined> {
   if (!TOKEN_SHAPE.test(presented)) return undefined;
   const row = await findTokenWithAccount(deps.db, sha256(presented));
   if (!row) return undefined;
   const now = deps.clock.now();
   if (row.expires_at !== null && row.expires_at <= now) return undefined;
+  // Checked at every use, never by deleting: the token works again once the account is reactivated.
+  if (row.suspended_at !== null) return undefined;
   if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_EVERY_MS) {
     await touchToken(deps.db, row.tokenId, now, LAST_USED_EVERY_MS);
   }

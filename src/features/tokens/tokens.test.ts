@@ -2,16 +2,26 @@ import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { signIn, signedInAs } from '../../../test/helpers/factories.ts';
+import { buildAccount, signIn, signedInAs, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
+import { confirmItsMe, submitMinting } from '../../../test/helpers/once.ts';
+import { enrolTotp, signInWithTotp } from '../../../test/helpers/second-factor.ts';
+import { newFormToken } from '../auth/reveals.service.ts';
+import { totpCode } from '../auth/totp.ts';
 import { sha256 } from '../../deps.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 
+const REVEAL_PATH = '/profile?reveal=token#profile-tokens';
+const NEW_TOKEN = /id="new-token">(svc_pat_[A-Za-z0-9_-]{43})</;
+
+/** Confirms the session's password, mints a token (POST, redirect, GET) and returns it as shown on the page after. */
 async function mint(client: TestClient, name: string, expiry?: string): Promise<string> {
-  const res = await client.post('/profile/tokens', expiry === undefined ? { name } : { name, expiry });
-  assert.equal(res.status, 200);
-  const m = /id="new-token">(svc_pat_[A-Za-z0-9_-]{43})</.exec(res.text);
-  assert.ok(m, 'the new token is shown');
+  await confirmItsMe(client, TEST_PASSWORD);
+  const { post, page } = await submitMinting(client, '/profile', '/profile/tokens', expiry === undefined ? { name } : { name, expiry });
+  assert.equal(post.status, 303);
+  assert.equal(post.location, REVEAL_PATH);
+  const m = NEW_TOKEN.exec(page!.text);
+  assert.ok(m, 'the new token is shown on the page after the redirect');
   return m[1]!;
 }
 
@@ -84,32 +94,49 @@ forEachDialect((getDb) => {
 
   test('expiry: the chosen lifetime, the 90-day default, and no expiry', async () => {
     const { account, client } = await signedInAs(t, 'viewer');
-    const week = await mint(client, 'week', '7');
+    assert.deepEqual(
+      [...(await client.get('/profile')).text.matchAll(/<option value="([^"]+)"/g)].map((m) => m[1]).filter((v) => v !== undefined),
+      [],
+      'no lifetime is offered before confirming',
+    );
+    await confirmItsMe(client, TEST_PASSWORD);
+    const offered = [...(await client.get('/profile')).text.matchAll(/<option value="([^"]+)"/g)].map((m) => m[1]);
+    assert.deepEqual(offered, ['30', '90', '365', 'never']);
+    const month = await mint(client, 'month', '30');
     const standard = await mint(client, 'standard');
     const forever = await mint(client, 'forever', 'never');
-    t.clock.advance(7 * DAY - 1);
-    assert.equal((await me(week)).status, 200);
+    const year = await mint(client, 'year', '365');
+    t.clock.advance(30 * DAY - 1);
+    assert.equal((await me(month)).status, 200);
     t.clock.advance(1);
-    assert.equal((await me(week)).status, 401);
+    assert.equal((await me(month)).status, 401);
     // (The browser session itself has timed out by now: sign in again to see the list.)
     assert.match((await (await signIn(t, account)).get('/profile')).text, /<span class="badge">expired<\/span>/);
-    t.clock.advance(83 * DAY - 1);
+    t.clock.advance(60 * DAY - 1);
     assert.equal((await me(standard)).status, 200);
     t.clock.advance(1);
     assert.equal((await me(standard)).status, 401);
+    t.clock.advance(275 * DAY - 1);
+    assert.equal((await me(year)).status, 200);
+    t.clock.advance(1);
+    assert.equal((await me(year)).status, 401);
     t.clock.advance(3650 * DAY);
     assert.equal((await me(forever)).status, 200);
     const fresh = await signIn(t, account);
+    await confirmItsMe(fresh, TEST_PASSWORD);
     for (const [fields, message] of [
       [{ name: '   ' }, /Give the token a name/],
       [{ name: 'n'.repeat(101) }, /at most 100 characters/],
+      [{ name: 'ok', expiry: '7' }, /offered lifetimes/],
       [{ name: 'ok', expiry: 'forever' }, /offered lifetimes/],
       [{ name: 'ok', expiry: 'constructor' }, /offered lifetimes/],
     ] as const) {
-      const res = await fresh.post('/profile/tokens', fields);
+      const { post: res } = await submitMinting(fresh, '/profile', '/profile/tokens', fields);
       assert.equal(res.status, 400);
       assert.match(res.text, message);
+      assert.match(res.text, /class="error-summary"/);
     }
+    assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length, 4);
   });
 
   test('last used is written at most once a minute', async () => {
@@ -146,5 +173,81 @@ forEachDialect((getDb) => {
 
     await t.deps.db.deleteFrom('accounts').where('id', '=', bob.account.id).execute();
     assert.equal((await me(bobToken)).status, 401);
+  });
+  test('minting needs "Confirm it\u2019s you" within the last 10 minutes of this very session', async () => {
+    const { account, client } = await signedInAs(t, 'viewer');
+    const count = async () => (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length;
+    const before = await client.get('/profile');
+    assert.match(before.text, /Confirm it\u2019s you/);
+    assert.ok(!before.text.includes('id="token-mint"'), 'the mint form waits for the confirmation');
+    // A post anyway (a stale page, a stolen session) mints nothing.
+    const refused = await client.post('/profile/tokens', { name: 'sneaky', _once: newFormToken() });
+    assert.equal(refused.location, '/profile?notice=confirm-first-tokens#profile-tokens');
+    assert.equal(await count(), 0);
+
+    const wrong = await client.post('/profile/reauth', { secret: 'not the password', section: 'tokens' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.text, /id="tokens-confirm-secret-error">Incorrect password\./);
+    const ok = await client.post('/profile/reauth', { secret: TEST_PASSWORD, section: 'tokens' });
+    assert.equal(ok.location, '/profile?notice=confirmed-tokens#profile-tokens');
+    const row = await t.deps.db.selectFrom('sessions').select('reauthed_at').where('account_id', '=', account.id).executeTakeFirstOrThrow();
+    assert.equal(row.reauthed_at, t.clock.now());
+    assert.match((await client.get('/profile')).text, /id="token-mint"/);
+
+    // Another session of the same account is not confirmed by it.
+    const other = await signIn(t, account);
+    assert.equal((await other.post('/profile/tokens', { name: 'other', _once: newFormToken() })).location, '/profile?notice=confirm-first-tokens#profile-tokens');
+
+    t.clock.advance(10 * 60_000 - 1);
+    assert.equal((await client.post('/profile/tokens', { name: 'in time', _once: newFormToken() })).location, REVEAL_PATH);
+    t.clock.advance(1);
+    assert.equal((await client.post('/profile/tokens', { name: 'too late', _once: newFormToken() })).location, '/profile?notice=confirm-first-tokens#profile-tokens');
+    assert.equal(await count(), 1);
+  });
+
+  test('an account with an authenticator confirms with a current code too, spent like a sign-in code', async () => {
+    const account = await buildAccount(t);
+    const { secret } = await enrolTotp(t, account);
+    const client = await signInWithTotp(t, account, secret);
+    assert.match((await client.get('/profile')).text, /Password or authenticator code/);
+    const code = totpCode(secret, t.clock.now());
+    assert.equal((await client.post('/profile/reauth', { secret: code, section: 'tokens' })).status, 303);
+    // The same code again (a replay, still inside the drift window) is refused, and so is a wrong one.
+    t.clock.advance(30_000);
+    const second = await signInWithTotp(t, account, secret);
+    await second.get('/profile');
+    assert.equal((await second.post('/profile/reauth', { secret: code, section: 'tokens' })).status, 401);
+    assert.equal((await second.post('/profile/reauth', { secret: '000000', section: 'tokens' })).status, 401);
+    assert.ok(await mint(client, 'after a code'));
+  });
+
+  test('five wrong confirmations lock this session\u2019s confirmations, not another session\u2019s', async () => {
+    const { account, client } = await signedInAs(t, 'viewer');
+    client.address = '198.51.100.7';
+    for (let i = 0; i < 5; i++) assert.equal((await client.post('/profile/reauth', { secret: `guess-${i}-guess`, section: 'tokens' })).status, 401);
+    const locked = await client.post('/profile/reauth', { secret: TEST_PASSWORD, section: 'tokens' });
+    assert.equal(locked.status, 429);
+    assert.match(locked.text, /Too many failed attempts/);
+    // A new address does not help this session: the lock is on it.
+    client.address = '198.51.100.8';
+    assert.equal((await client.post('/profile/reauth', { secret: TEST_PASSWORD, section: 'tokens' })).status, 429);
+    const other = await signIn(t, account);
+    assert.equal((await other.post('/profile/reauth', { secret: TEST_PASSWORD, section: 'tokens' })).status, 303);
+  });
+
+  test('a reload shows the token no more, a replayed post mints nothing, and the token never appears again', async () => {
+    const { account, client } = await signedInAs(t, 'viewer');
+    await confirmItsMe(client, TEST_PASSWORD);
+    const { post, page, once } = await submitMinting(client, '/profile', '/profile/tokens', { name: 'once' });
+    const token = NEW_TOKEN.exec(page!.text)![1]!;
+    assert.ok(!post.text.includes(token), 'the redirect carries no token');
+    const reload = await client.get(REVEAL_PATH);
+    assert.ok(!reload.text.includes(token));
+    assert.match(reload.text, /This token was shown once and is not shown again/);
+    const replay = await client.post('/profile/tokens', { name: 'once', _once: once });
+    assert.equal(replay.location, REVEAL_PATH);
+    assert.ok(!(await client.get(REVEAL_PATH)).text.includes(token));
+    assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length, 1);
+    for (const path of ['/profile', '/', '/profile?reveal=token']) assert.ok(!(await client.get(path)).text.includes(token), path);
   });
 });

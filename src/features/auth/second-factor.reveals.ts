@@ -1,0 +1,11 @@
+// What the second-factor pages hold for their one showing after a redirect (http/reveal.tsx), and where it is shown.
+
+/** A started enrolment's key, shown once on the confirming step. */
+export const TOTP_KEY_REVEAL = 'totp-key';
+/** A fresh set of recovery codes (a JSON array), shown once on GET /profile/recovery-codes. */
+export const RECOVERY_CODES_REVEAL = 'recovery-codes';
+
+/** The page that shows fresh recovery codes once: after regeneration, after enrolment in the profile or at sign-in. */
+export function recoveryCodesPath(from: 'profile' | 'enrolment' | 'sign-in'): string {
+  return `/profile/recovery-codes?from=${from}`;
+}

@@ -1,0 +1,17 @@
+// The words the inbox and message pages use for SPEC 2.6's vocabulary: what each class and cause means to a reader.
+import type { Cause, MessageClass } from './classes.ts';
+
+/** A routing class as a reader names it. */
+export const CLASS_LABEL: Record<MessageClass, string> = {
+  drift: 'Drift',
+  coverage: 'Coverage',
+  clock: 'Clock',
+};
+
+/** Why a message fired, in plain words (SPEC 2.6's meaning of each cause). */
+export const CAUSE_LABEL: Record<Cause, string> = {
+  drift: 'One of your own objects moved',
+  aperture: "The service's coverage widened",
+  'declared-input': 'An input you declared moved',
+  threshold: 'A clock or threshold was crossed',
+};

@@ -1,0 +1,192 @@
+// One account's page and its acts under /settings/accounts (the gate makes every /settings route admin-only).
+// Every act answers with a redirect to the page and a notice (POST/redirect/GET); a refusal renders the page in-band.
+import { Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { z } from 'zod';
+import type { Deps } from '../../deps.ts';
+import type { AppEnv, Ctx } from '../../http/env.ts';
+import { idField, parseForm } from '../../http/forms.ts';
+import { refuseControlQuery } from '../../http/query.ts';
+import { errorPage, render } from '../../http/render.tsx';
+import { externalOrigin } from '../../http/request.ts';
+import { revealLater, revealNow, spendOnce } from '../../http/reveal.tsx';
+import { isId } from '../../http/text.ts';
+import { SettingsFrame } from '../settings/settings.views.tsx';
+import { ACCOUNT_NOTICES, AccountPage, CONFIRMABLE, type AccountPageProps } from './account.views.tsx';
+import type { AccountDetail } from './accounts-lifecycle.service.ts';
+import { renderTeamTab } from './team.tab.tsx';
+import {
+  changeRole,
+  loadAccount,
+  mintResetLink,
+  reactivateAccount,
+  reassignAuthored,
+  reenrolSecondFactor,
+  removeAccount,
+  signOutEverywhere,
+  suspendAccount,
+} from './team.service.ts';
+
+const id = idField('Choose an account.');
+const accountSchema = z.object({ account: id });
+const roleSchema = z.object({ account: id, role: z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' }) });
+const removeSchema = z.object({ account: id, confirm: z.string().default('') });
+const reassignSchema = z.object({ account: id, to: idField('Choose the account that receives the records.') });
+
+/** Every refusal of the account acts: status and the message shown on the page (SPEC 7 wording where it has one). */
+const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => string]> = {
+  'self-role': [409, () => 'You cannot change your own role. Another administrator can.'],
+  'last-admin-role': [409, () => 'That would leave no administrator. Promote another account first.'],
+  'self-remove': [409, () => 'You cannot remove your own account.'],
+  'last-admin-remove': [409, () => 'That is the last administrator. Promote another account first.'],
+  'self-suspend': [409, () => 'You cannot suspend your own account.'],
+  'last-admin-suspend': [409, () => 'That is the last active administrator. Promote another account first.'],
+  'self-sign-out': [409, () => 'To end your own sessions, use the Sessions section of your Profile: signing yourself out everywhere would end this session too.'],
+  'self-reset': [409, () => 'You cannot create a reset link for your own account. Change your password on your Profile.'],
+  'self-reenroll': [409, () => 'You cannot reset your own second factor. Another administrator can.'],
+  'confirmation': [400, () => 'The confirmation did not match the username exactly, so nothing was removed.'],
+  'author': [
+    409,
+    (username) =>
+      `${username || 'This account'} authored records in this service (such as invitations), so the database keeps it. ` +
+      'Reassign those records below, or keep the account and demote it to viewer to retire it.',
+  ],
+  'same': [400, () => 'Choose another account to receive the records.'],
+  'heir-not-found': [409, () => 'The account chosen to receive the records no longer exists. Choose another.'],
+  'heir-suspended': [409, () => 'The account chosen to receive the records is suspended. Choose an active account.'],
+};
+
+/** The account page's address, with a notice key. */
+const pageOf = (accountId: string, notice?: string) => `/settings/accounts/${accountId}${notice ? `?notice=${notice}` : ''}`;
+/** The reveal kind of one account's reset link. */
+const resetReveal = (accountId: string) => `reset-link:${accountId}`;
+
+export function accountRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>();
+  const selfId = (c: Ctx) => c.get('session')!.account.id;
+
+  const gone = (c: Ctx) => errorPage(c, 404, 'Account not found', 'That account no longer exists.');
+
+  /** The account page in the settings frame. */
+  const show = (c: Ctx, detail: AccountDetail, status: ContentfulStatusCode, extra: Omit<AccountPageProps, 'detail' | 'selfId'>) =>
+    render(c, 'Settings', <SettingsFrame current="team"><AccountPage detail={detail} selfId={selfId(c)} {...extra} /></SettingsFrame>, status);
+
+  /** The account page, read afresh; 404 when the account is gone. */
+  const page = async (c: Ctx, accountId: string, status: ContentfulStatusCode, extra: Omit<AccountPageProps, 'detail' | 'selfId'>) => {
+    const detail = await loadAccount(deps, accountId);
+    return detail ? show(c, detail, status, extra) : gone(c);
+  };
+
+  /** A refusal, on the account's page (or 404 when it is gone). */
+  const refuse = (c: Ctx, accountId: string, reason: string, key = reason, username = '') => {
+    if (reason === 'not-admin') return errorPage(c, 403, 'Not allowed', 'This page is for administrators.');
+    if (reason === 'not-found') return gone(c);
+    const [status, message] = REFUSALS[key]!;
+    // The typed confirmation's refusal sits beside its field; the others head the page.
+    return page(c, accountId, status, key === 'confirmation' ? { errors: { confirm: message(username) } } : { error: message(username) });
+  };
+
+  /** A form that did not validate: on the account's page when its id is well formed, else on the team tab. */
+  const invalid = async (c: Ctx, errors: Record<string, string>) => {
+    const accountId = c.get('form').get('account');
+    if (!isId(accountId) || errors.account) {
+      const body = await renderTeamTab(deps, c, { error: errors.account ?? Object.values(errors)[0] });
+      return render(c, 'Settings', <SettingsFrame current="team">{body}</SettingsFrame>, 400);
+    }
+    // A field of a form on the page (role, confirm) is marked at its field; anything else heads the page.
+    const onPage = Object.keys(errors).every((k) => k === 'role' || k === 'confirm');
+    return page(c, accountId, 400, onPage ? { errors } : { error: Object.values(errors)[0] });
+  };
+
+  app.get('/settings/accounts/:id', refuseControlQuery, async (c) => {
+    const accountId = c.req.param('id');
+    const detail = isId(accountId) ? await loadAccount(deps, accountId) : undefined;
+    if (!detail) return gone(c);
+    const key = c.req.query('notice') ?? '';
+    const notice = Object.hasOwn(ACCOUNT_NOTICES, key) ? ACCOUNT_NOTICES[key] : undefined;
+    const resetLink = await revealNow(c, resetReveal(accountId));
+    return show(c, detail, 200, { notice, resetLink, confirm: confirmStep(c, detail) });
+  });
+
+  /** The confirmation step asked for by `?confirm=` (and `&to=` for a move), when it applies to this account. */
+  const confirmStep = (c: Ctx, detail: AccountDetail): AccountPageProps['confirm'] => {
+    const act = CONFIRMABLE.find((a) => a === c.req.query('confirm'));
+    if (!act || detail.account.id === selfId(c)) return undefined;
+    if (act !== 'reassign') return { act };
+    const heir = detail.heirs.find((h) => h.id === c.req.query('to'));
+    return heir ? { act, heir } : undefined;
+  };
+
+  app.post('/settings/accounts/role', async (c) => {
+    const form = parseForm(c, roleSchema);
+    if (!form.ok) return invalid(c, form.errors);
+    const result = await changeRole(deps, { actorId: selfId(c), targetId: form.data.account, role: form.data.role });
+    if (result.ok) return c.redirect(pageOf(form.data.account, result.changed ? 'role-changed' : 'role-unchanged'), 303);
+    return refuse(c, form.data.account, result.reason, `${result.reason}-role`);
+  });
+
+  app.post('/settings/accounts/reenroll', async (c) => {
+    const form = parseForm(c, accountSchema);
+    if (!form.ok) return invalid(c, form.errors);
+    const result = await reenrolSecondFactor(deps, { actorId: selfId(c), targetId: form.data.account });
+    if (!result.ok) return refuse(c, form.data.account, result.reason, `${result.reason}-reenroll`);
+    deps.log.info({ event: 'second-factor-reset', account: form.data.account }, 'second factor reset by an administrator');
+    return c.redirect(pageOf(form.data.account, 'reenrolled'), 303);
+  });
+
+  // Suspension and its undoing: one form each, the change logged when it happened, a notice either way.
+  const STATE_ACTS = [
+    { act: 'suspend', run: suspendAccount, notices: ['suspended', 'already-suspended'], event: 'account-suspended' },
+    { act: 'reactivate', run: reactivateAccount, notices: ['reactivated', 'already-active'], event: 'account-reactivated' },
+  ] as const;
+  for (const { act, run, notices, event } of STATE_ACTS) {
+    app.post(`/settings/accounts/${act}`, async (c) => {
+      const form = parseForm(c, accountSchema);
+      if (!form.ok) return invalid(c, form.errors);
+      const result = await run(deps, { actorId: selfId(c), accountId: form.data.account });
+      if (!result.ok) return refuse(c, form.data.account, result.reason, `${result.reason}-${act}`);
+      if (result.changed) deps.log.info({ event, account: form.data.account, actor: selfId(c) }, event.replace('-', ' '));
+      return c.redirect(pageOf(form.data.account, notices[result.changed ? 0 : 1]), 303);
+    });
+  }
+
+  app.post('/settings/accounts/sign-out', async (c) => {
+    const form = parseForm(c, accountSchema);
+    if (!form.ok) return invalid(c, form.errors);
+    const result = await signOutEverywhere(deps, { actorId: selfId(c), accountId: form.data.account });
+    if (!result.ok) return refuse(c, form.data.account, result.reason, `${result.reason}-sign-out`);
+    return c.redirect(pageOf(form.data.account, 'signed-out'), 303);
+  });
+
+  // POST/redirect/GET: the link is held for this session and shown once by the account page after the redirect; a
+  // second post of the same form (its one-time token spent) mints nothing and lands on that page too.
+  app.post('/settings/accounts/reset-link', async (c) => {
+    const form = parseForm(c, accountSchema);
+    if (!form.ok) return invalid(c, form.errors);
+    if (!(await spendOnce(c))) return c.redirect(pageOf(form.data.account), 303);
+    const input = { actorId: selfId(c), accountId: form.data.account, base: externalOrigin(c, deps.config) };
+    const minted = await mintResetLink(deps, input);
+    if (!minted.ok) return refuse(c, form.data.account, minted.reason, `${minted.reason}-reset`);
+    await revealLater(c, resetReveal(form.data.account), minted.url);
+    return c.redirect(pageOf(form.data.account), 303);
+  });
+
+  app.post('/settings/accounts/reassign', async (c) => {
+    const form = parseForm(c, reassignSchema);
+    if (!form.ok) return invalid(c, form.errors);
+    const result = await reassignAuthored(deps, { fromId: form.data.account, toId: form.data.to });
+    if (!result.ok) return refuse(c, form.data.account, result.reason);
+    return c.redirect(pageOf(form.data.account, result.moved > 0 ? 'reassigned' : 'nothing-to-reassign'), 303);
+  });
+
+  app.post('/settings/accounts/remove', async (c) => {
+    const form = parseForm(c, removeSchema);
+    if (!form.ok) return invalid(c, form.errors);
+    const result = await removeAccount(deps, { actorId: selfId(c), targetId: form.data.account, confirmation: form.data.confirm });
+    if (result.ok) return c.redirect('/settings?tab=team&notice=removed', 303);
+    const key = result.reason === 'self' || result.reason === 'last-admin' ? `${result.reason}-remove` : result.reason;
+    return refuse(c, form.data.account, result.reason, key, result.reason === 'author' ? result.username : '');
+  });
+
+  return app;
+}

@@ -1,0 +1,285 @@
+// One account's page under /settings/accounts/<id>: its facts and every act, each destructive one behind a
+// confirmation step (a second page state with its own button; no script).
+import type { Child } from 'hono/jsx';
+import { OnceField } from '../../http/reveal.tsx';
+import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
+import type { AccountDetail } from './accounts-lifecycle.service.ts';
+import { ROLE_OPTIONS } from './team.views.tsx';
+
+/** Fixed notices selected by a query key after a redirect, so no text is ever reflected from the URL. */
+export const ACCOUNT_NOTICES: Record<string, string> = {
+  'role-changed': 'Role changed. It applies from that account’s next request.',
+  'role-unchanged': 'That account already has this role.',
+  'reenrolled': 'Second factor cleared and recovery codes voided. The account enrols again at its next sign-in; its password and sessions are unchanged.',
+  'suspended': 'Account suspended. Its sessions ended; it cannot sign in, and its API tokens do not work until it is reactivated.',
+  'already-suspended': 'That account was already suspended.',
+  'reactivated': 'Account reactivated. It can sign in again, and its API tokens work again unless they were revoked or expired.',
+  'already-active': 'That account is already active.',
+  'signed-out': 'Signed out everywhere: every session of this account ended. Its API tokens are untouched and still work.',
+  'reassigned': 'Its authored records now belong to the account you chose. Nothing it authored keeps it from being removed.',
+  'nothing-to-reassign': 'This account authored no records, so nothing was moved.',
+};
+
+/** The acts that ask for confirmation first, by the `confirm` query value that shows their step. */
+export const CONFIRMABLE = ['suspend', 'sign-out', 'reenroll', 'reassign'] as const;
+export type Confirmable = (typeof CONFIRMABLE)[number];
+
+/** What the page shows besides the account: the viewer's own id, a notice or error, a confirmation step, a revealed link. */
+export interface AccountPageProps {
+  detail: AccountDetail;
+  selfId: string;
+  notice?: string;
+  error?: string;
+  errors?: Record<string, string>;
+  confirm?: { act: Confirmable; heir?: { id: string; username: string } };
+  resetLink?: string;
+}
+
+/** The account page body. */
+export function AccountPage(props: AccountPageProps) {
+  const { account: a } = props.detail;
+  const self = a.id === props.selfId;
+  return (
+    <section class="account">
+      <p>
+        <a href="/settings?tab=team">Back to the team</a>
+      </p>
+      <h2>
+        {a.username}
+        {self ? <span class="empty"> (you)</span> : null}
+      </h2>
+      {props.notice ? <Notice kind="success">{props.notice}</Notice> : null}
+      {props.error ? <Notice kind="error">{props.error}</Notice> : null}
+      {self && props.errors ? <Notice kind="error">{Object.values(props.errors)[0]}</Notice> : null}
+      {props.resetLink ? <RevealedLink url={props.resetLink} detail={props.detail} /> : null}
+      {props.confirm ? <ConfirmStep {...props.confirm} detail={props.detail} /> : null}
+      <Facts detail={props.detail} />
+      {self ? <SelfNote /> : <Acts {...props} />}
+    </section>
+  );
+}
+
+/** The account's state at a glance. */
+function Facts(props: { detail: AccountDetail }) {
+  const { account: a, authored, resetLinkExpiresAt } = props.detail;
+  return (
+    <dl class="facts">
+      <dt>Role</dt>
+      <dd>
+        <span class={`role role-${a.role}`}>{a.role}</span>
+      </dd>
+      <dt>State</dt>
+      <dd>
+        {a.suspended_at === null ? (
+          'active'
+        ) : (
+          <>
+            <span class="badge state-suspended">suspended</span> since <Time at={a.suspended_at} />
+          </>
+        )}
+      </dd>
+      <dt>Second factor</dt>
+      <dd>{a.totp_enabled === 1 ? 'enrolled' : 'not enrolled'}</dd>
+      <dt>Created</dt>
+      <dd>
+        <Time at={a.created_at} />
+      </dd>
+      <dt>Last sign-in</dt>
+      <dd>{a.last_sign_in_at === null ? 'never' : <Time at={a.last_sign_in_at} />}</dd>
+      <dt>Authored records</dt>
+      <dd>{authored === 0 ? 'none' : `${records(authored)} (invitations, channels, single sign-on providers)`}</dd>
+      <dt>Password reset link</dt>
+      <dd>
+        {resetLinkExpiresAt === undefined ? (
+          'none'
+        ) : (
+          <>
+            one unused link, valid until <Time at={resetLinkExpiresAt} />
+          </>
+        )}
+      </dd>
+    </dl>
+  );
+}
+
+/** On one's own page: where one's own acts live instead. */
+function SelfNote() {
+  return (
+    <p class="hint">
+      This is your own account: another administrator changes its role, suspends or removes it. Change your password, second factor and
+      sessions on your <a href="/profile">Profile</a>.
+    </p>
+  );
+}
+
+/** Every act on another account. */
+function Acts(props: AccountPageProps) {
+  const { account: a, authored, heirs, resetLinkExpiresAt } = props.detail;
+  const step = (act: Confirmable) => `/settings/accounts/${a.id}?confirm=${act}`;
+  return (
+    <>
+      <h3>Role</h3>
+      <Form action="/settings/accounts/role" id="account-role" errors={pick(props.errors, 'role')}>
+        <input type="hidden" name="account" value={a.id} />
+        <Select label={`Role for ${a.username}`} name="role" options={ROLE_OPTIONS} value={a.role} />
+        <button type="submit">Save role</button>
+      </Form>
+
+      <h3>Access</h3>
+      {a.suspended_at === null ? (
+        <p class="actions">
+          <a class="button danger" href={step('suspend')}>
+            Suspend…
+          </a>
+          <span class="hint">Blocks every sign-in and API token until reactivated.</span>
+        </p>
+      ) : (
+        <Form action="/settings/accounts/reactivate" class="actions">
+          <input type="hidden" name="account" value={a.id} />
+          <button type="submit">Reactivate</button>
+          <span class="hint">Sign-in and API tokens work again.</span>
+        </Form>
+      )}
+      <p class="actions">
+        <a class="button secondary" href={step('sign-out')}>
+          Sign out everywhere…
+        </a>
+        <span class="hint">Ends every session; API tokens are untouched.</span>
+      </p>
+
+      <h3>Password</h3>
+      <Form action="/settings/accounts/reset-link" id="account-reset-link">
+        <input type="hidden" name="account" value={a.id} />
+        <OnceField />
+        <p class="hint">
+          A single-use link, valid 24 hours, that lets its holder choose a new password for {a.username}; shown to you once. The second
+          factor stays.{resetLinkExpiresAt !== undefined ? ' Creating one voids the unused link.' : ''}
+        </p>
+        <button type="submit" class="secondary">
+          Create reset link
+        </button>
+      </Form>
+
+      <h3>Second factor</h3>
+      <p class="actions">
+        <a class="button secondary" href={step('reenroll')}>
+          Reset second factor…
+        </a>
+        <span class="hint">{a.totp_enabled === 1 ? 'Clears the authenticator and recovery codes.' : 'Not enrolled now.'}</span>
+      </p>
+
+      <h3 id="authored">Authored records</h3>
+      {authored === 0 ? (
+        <p class="empty">This account authored no records.</p>
+      ) : heirs.length === 0 ? (
+        <p class="empty">No other active account could receive its {records(authored)}.</p>
+      ) : (
+        <form method="get" action={`/settings/accounts/${a.id}#confirm`} id="account-reassign">
+          <input type="hidden" name="confirm" value="reassign" />
+          <Select
+            label="Move its authored records to"
+            name="to"
+            options={heirs.map((h) => [h.id, h.username])}
+            hint={`${records(authored)} (invitations, channels, single sign-on providers) ${authored === 1 ? 'keeps' : 'keep'} this account from being removed.`}
+          />
+          <button type="submit" class="secondary">
+            Review the move…
+          </button>
+        </form>
+      )}
+
+      <h3>Remove</h3>
+      <Form action="/settings/accounts/remove" id="account-remove" errors={pick(props.errors, 'confirm')}>
+        <input type="hidden" name="account" value={a.id} />
+        <Field label={`Type ${a.username} to remove this account`} name="confirm" autocomplete="off" />
+        <button type="submit" class="danger">
+          Remove account
+        </button>
+      </Form>
+    </>
+  );
+}
+
+/** "1 record", "3 records". */
+function records(n: number): string {
+  return n === 1 ? '1 record' : `${n} records`;
+}
+
+/** A field's error alone, for the form that has that field. */
+function pick(errors: Record<string, string> | undefined, name: string): Record<string, string> | undefined {
+  return errors?.[name] ? { [name]: errors[name]! } : undefined;
+}
+
+/** What each confirmation says, and its button. */
+function confirmText(act: Confirmable, username: string, detail: AccountDetail, heir?: string): { title: string; text: Child; button: string } {
+  switch (act) {
+    case 'suspend':
+      return {
+        title: `Suspend ${username}?`,
+        text: `${username} will not be able to sign in (password or single sign-on), and its API tokens stop working until it is reactivated. Its sessions and any half-finished sign-in end now. Nothing is deleted: tokens, second factor and records stay.`,
+        button: `Suspend ${username}`,
+      };
+    case 'sign-out':
+      return {
+        title: `Sign ${username} out everywhere?`,
+        text: `Every session of ${username} ends now, half-finished sign-ins included; it signs in again as usual. Its API tokens are untouched and keep working.`,
+        button: `Sign ${username} out everywhere`,
+      };
+    case 'reenroll':
+      return {
+        title: `Reset the second factor of ${username}?`,
+        text: `The authenticator secret of ${username} is cleared and its recovery codes are voided; it enrols again at its next sign-in. Its password and sessions are unchanged.`,
+        button: 'Reset second factor',
+      };
+    case 'reassign':
+      return {
+        title: `Move the records of ${username} to ${heir}?`,
+        text: `${detail.authored === 1 ? 'The 1 record' : `All ${detail.authored} records`} that ${username} authored (invitations, channels, single sign-on providers) will name ${heir} as their author instead, in one step. Afterwards ${username} can be removed.`,
+        button: `Move records to ${heir}`,
+      };
+  }
+}
+
+/** The second step of a destructive act: what it does, its button, and a way back. */
+function ConfirmStep(props: { act: Confirmable; heir?: { id: string; username: string }; detail: AccountDetail }) {
+  const a = props.detail.account;
+  const { title, text, button } = confirmText(props.act, a.username, props.detail, props.heir?.username);
+  return (
+    <div class="confirm" id="confirm" role="region" aria-labelledby="confirm-title">
+      <h3 id="confirm-title">{title}</h3>
+      <p>{text}</p>
+      <Form action={`/settings/accounts/${props.act}`} class="actions">
+        <input type="hidden" name="account" value={a.id} />
+        {props.heir ? <input type="hidden" name="to" value={props.heir.id} /> : null}
+        <button type="submit" class={props.act === 'suspend' ? 'danger' : undefined}>
+          {button}
+        </button>
+        <a href={`/settings/accounts/${a.id}`}>Cancel</a>
+      </Form>
+    </div>
+  );
+}
+
+/** A reset link minted by the request before the redirect, shown this once. */
+function RevealedLink(props: { url: string; detail: AccountDetail }) {
+  const { account: a, resetLinkExpiresAt } = props.detail;
+  return (
+    <Notice kind="success">
+      <p>
+        Reset link created for <strong>{a.username}</strong>
+        {resetLinkExpiresAt !== undefined ? (
+          <>
+            , valid until <Time at={resetLinkExpiresAt} />
+          </>
+        ) : null}
+        . Send it to them over a channel you trust; it is shown only this once, works once, and is not in any log:
+      </p>
+      <p>
+        <code class="secret" id="reset-link">
+          {props.url}
+        </code>
+      </p>
+      {a.suspended_at !== null ? <p>The account is suspended: the link works only once it is reactivated.</p> : null}
+    </Notice>
+  );
+}

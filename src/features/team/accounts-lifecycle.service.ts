@@ -1,0 +1,65 @@
+// An account's page and the acts that need no last-admin guard: sign out everywhere, and moving authored records.
+import type { Deps } from '../../deps.ts';
+import { findAccountById } from '../auth/accounts.repo.ts';
+import { endAccountSessions } from '../auth/sessions.service.ts';
+import { findLiveResetExpiry } from '../reset/reset.repo.ts';
+import { countAuthored, findTeamAccount, listAccounts, lockAccount, moveAuthored, type TeamAccountRow } from './team.repo.ts';
+
+/** What the account page shows about one account. */
+export interface AccountDetail {
+  account: TeamAccountRow;
+  /** Rows it authored (created_by) over every authored table: while any remain, removal is refused. */
+  authored: number;
+  /** Active accounts other than this one, which may receive its authored records. */
+  heirs: Pick<TeamAccountRow, 'id' | 'username'>[];
+  /** When its live password reset link stops working, if it has one. */
+  resetLinkExpiresAt: number | undefined;
+}
+
+/** The account page's data, or undefined when the account does not exist. */
+export async function loadAccount(deps: Deps, accountId: string): Promise<AccountDetail | undefined> {
+  const account = await findTeamAccount(deps.db, accountId);
+  if (!account) return undefined;
+  const [authored, all, resetLinkExpiresAt] = await Promise.all([
+    countAuthored(deps.db, accountId),
+    listAccounts(deps.db),
+    findLiveResetExpiry(deps.db, accountId, deps.clock.now()),
+  ]);
+  const heirs = all.filter((a) => a.id !== accountId && a.suspended_at === null).map((a) => ({ id: a.id, username: a.username }));
+  return { account, authored, heirs, resetLinkExpiresAt };
+}
+
+export type SignOutResult = { ok: true; username: string; ended: number } | { ok: false; reason: 'not-found' | 'self' };
+
+/**
+ * Ends every session of the account, pending sign-ins included; its API tokens are untouched. An administrator's own
+ * sessions are ended from Profile (`actorId` equal to the account is refused; null is the host CLI).
+ */
+export async function signOutEverywhere(deps: Deps, input: { actorId?: string | null; accountId: string }): Promise<SignOutResult> {
+  if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
+  const account = await findAccountById(deps.db, input.accountId);
+  if (!account) return { ok: false, reason: 'not-found' };
+  const ended = await endAccountSessions(deps.db, account.id);
+  return { ok: true, username: account.username, ended };
+}
+
+export type ReassignResult =
+  | { ok: true; moved: number; from: string; to: string }
+  | { ok: false; reason: 'not-found' | 'same' | 'heir-not-found' | 'heir-suspended' };
+
+/**
+ * Moves every row `fromId` authored (created_by) to `toId`, an active account, in one transaction; afterwards the
+ * account can be removed. The receiving account is locked first, so it cannot be suspended or removed meanwhile.
+ */
+export async function reassignAuthored(deps: Deps, input: { fromId: string; toId: string }): Promise<ReassignResult> {
+  if (input.fromId === input.toId) return { ok: false, reason: 'same' };
+  return deps.db.transaction().execute(async (trx): Promise<ReassignResult> => {
+    const heir = await lockAccount(trx, deps.dialect, input.toId);
+    if (!heir) return { ok: false, reason: 'heir-not-found' };
+    if (heir.suspended_at !== null) return { ok: false, reason: 'heir-suspended' };
+    const from = await findAccountById(trx, input.fromId);
+    if (!from) return { ok: false, reason: 'not-found' };
+    const moved = await moveAuthored(trx, from.id, heir.id);
+    return { ok: true, moved, from: from.username, to: heir.username };
+  });
+}

@@ -1,0 +1,192 @@
+// Issue 18 item 8: every page, as admin and as viewer, empty and full, and with a form error shown, loaded in Chromium
+// at 1280 and 390 px and checked with axe-core (WCAG 2.0/2.1/2.2 A and AA, target-size included): zero violations,
+// and no horizontal overflow at 390 px. axe is injected in a context that bypasses the CSP, for the check only.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { prepareSetupToken } from '../../src/features/setup/setup.service.ts';
+import { buildTestApp, type TestApp } from '../helpers/app.ts';
+import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
+import { forEachDialect } from '../helpers/db.ts';
+import { buildAccount } from '../helpers/factories.ts';
+import { seedFull } from '../helpers/pages.ts';
+import { closedPort } from '../helpers/ports.ts';
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
+const WIDTHS = [1280, 390];
+
+/** One axe violation, flattened for the failure message. */
+interface Found {
+  page: string;
+  width: number;
+  rule: string;
+  impact: string;
+  targets: string;
+}
+
+/** Collects what every checked page found; `summary` is printed per page and width for the closing note. */
+class Checker {
+  found: Found[] = [];
+  overflow: string[] = [];
+  checked = 0;
+  constructor(private readonly dialect: string) {}
+
+  /** Checks the page as it is now (already loaded) at each width: axe, and the page's width at 390 px. */
+  async check(page: Page, label: string): Promise<void> {
+    await page.addScriptTag({ content: axeSource });
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 900 });
+      const result = (await page.evaluate(
+        (tags) =>
+          (window as unknown as { axe: { run(ctx: Document, o: object): Promise<unknown> } }).axe.run(document, {
+            runOnly: { type: 'tag', values: tags },
+            rules: { 'target-size': { enabled: true } },
+            resultTypes: ['violations'],
+          }),
+        TAGS,
+      )) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
+      for (const v of result.violations) {
+        this.found.push({ page: label, width, rule: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ') });
+      }
+      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+      const overflows = width === 390 && scrollWidth > innerWidth;
+      if (overflows) this.overflow.push(`${label}: ${scrollWidth}px wide at 390`);
+      this.checked++;
+      console.log(`pages ${this.dialect} | ${label} | ${width}px | violations ${result.violations.length}${overflows ? ` | overflow ${scrollWidth}px` : ''}`);
+    }
+  }
+
+  /** Loads `path` and checks it. */
+  async visit(page: Page, base: string, path: string, label: string): Promise<void> {
+    await page.goto(base + path);
+    await this.check(page, label);
+  }
+}
+
+/** A browser context for the checks: CSP bypassed so axe can be injected (the pages themselves allow no script). */
+function context(browser: Browser): Promise<BrowserContext> {
+  return browser.newContext({ bypassCSP: true });
+}
+
+/** The signed-in pages each role reads; `full` adds the pages that need rows. */
+function signedInPages(role: 'admin' | 'viewer', ids: { messageId?: string; accountId?: string }): [string, string][] {
+  const pages: [string, string][] = [
+    ['home', '/'],
+    ['inbox', '/inbox'],
+    ['profile', '/profile'],
+  ];
+  if (ids.messageId) pages.push(['message', `/messages/${ids.messageId}`], ['inbox filtered', '/inbox?show=unread&class=drift']);
+  else pages.push(['not found', '/no-such-page']);
+  if (role === 'viewer') pages.push(['settings refused', '/settings']);
+  if (role === 'admin') {
+    for (const tab of ['team', 'sso', 'channels', 'deliveries', 'audit']) pages.push([`settings ${tab}`, `/settings?tab=${tab}`]);
+    if (ids.accountId) pages.push(['account', `/settings/accounts/${ids.accountId}`]);
+  }
+  return pages;
+}
+
+/** Signs in `who` in a fresh checking context and checks each of its pages. */
+async function checkAs(browser: Browser, base: string, checker: Checker, who: { username: string; password: string }, label: string, pages: [string, string][]) {
+  const ctx = await context(browser);
+  try {
+    const page = await ctx.newPage();
+    await signInWithBrowser(page, base, who);
+    for (const [name, path] of pages) await checker.visit(page, base, path, `${label} ${name}`);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** Pages answered after a failed form post, each with its error summary or message shown. */
+async function checkFormErrors(browser: Browser, base: string, checker: Checker, admin: { username: string; password: string }) {
+  const ctx = await context(browser);
+  try {
+    const page = await ctx.newPage();
+    await page.goto(`${base}/login`);
+    await page.getByLabel('Username').fill(admin.username);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByText('Incorrect username or password.').waitFor();
+    await checker.check(page, 'error: sign-in refused');
+
+    await signInWithBrowser(page, base, admin);
+    const declare = async (slug: string, issuer: string) => {
+      await page.goto(`${base}/settings?tab=sso`);
+      const create = page.locator('form.sso-create');
+      await create.getByLabel('Display name').fill('Broken');
+      await create.getByLabel('Slug').fill(slug);
+      await create.getByLabel('Issuer URL').fill(issuer);
+      await create.getByLabel('Client ID').fill('svc');
+      await create.getByRole('button', { name: 'Declare provider' }).click();
+    };
+    await declare('Not A Slug', 'https://idp.example.com');
+    await page.locator('.error-summary').waitFor();
+    await checker.check(page, 'error: sso form');
+    await declare('later', `https://127.0.0.1:${await closedPort()}`);
+    await page.getByLabel('Save anyway: the provider is not reachable from here yet').waitFor();
+    await checker.check(page, 'error: sso discovery');
+
+    await page.goto(`${base}/settings?tab=channels`);
+    await page.getByLabel('Channel URL').fill('http://localhost:9/hook');
+    await page.getByLabel('drift').check();
+    await page.getByRole('button', { name: 'Add channel' }).click();
+    await page.getByText('is a host name, not an IP address').first().waitFor();
+    await checker.check(page, 'error: channel form');
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** The first-run pages: setup with a valid and with a wrong token, and the sign-in page while setup is pending. */
+async function checkFirstRun(browser: Browser, base: string, checker: Checker, t: TestApp) {
+  const token = await prepareSetupToken(t.deps);
+  const ctx = await context(browser);
+  try {
+    const page = await ctx.newPage();
+    await checker.visit(page, base, `/setup?token=${token}`, 'first run: setup');
+    await checker.visit(page, base, '/setup?token=not-the-right-token-at-all', 'error: setup token');
+    await checker.visit(page, base, '/login', 'first run: sign-in pending');
+  } finally {
+    await ctx.close();
+  }
+}
+
+forEachDialect((getDb, dialect) => {
+  test('every page has zero axe violations at 1280 and 390 px and no sideways scroll at 390', { skip: browserSkip }, async () => {
+    const t = buildTestApp(getDb());
+    const server = await serveTestApp(t);
+    const browser = await launchBrowser();
+    const checker = new Checker(dialect);
+    try {
+      await checkFirstRun(browser, server.url, checker, t);
+
+      // Empty: two accounts, nothing else.
+      const admin = await buildAccount(t, { role: 'admin', username: 'empty-admin' });
+      const viewer = await buildAccount(t, { role: 'viewer', username: 'empty-viewer' });
+      await checkAs(browser, server.url, checker, admin, 'empty admin', signedInPages('admin', { accountId: viewer.id }));
+      await checkAs(browser, server.url, checker, viewer, 'empty viewer', signedInPages('viewer', {}));
+
+      // Full: messages, channels (one failing), deliveries with a dead letter, invitations, an SSO provider.
+      const seed = await seedFull(t);
+      const anon = await context(browser);
+      const page = await anon.newPage();
+      await checker.visit(page, server.url, '/login', 'signed out: sign-in');
+      await checker.visit(page, server.url, `/invite?token=${seed.inviteToken}`, 'signed out: invitation');
+      await anon.close();
+      await checkAs(browser, server.url, checker, seed.admin, 'full admin', signedInPages('admin', { messageId: seed.deadMessageId, accountId: seed.viewer.id }));
+      await checkAs(browser, server.url, checker, seed.viewer, 'full viewer', signedInPages('viewer', { messageId: seed.deadMessageId }));
+
+      await checkFormErrors(browser, server.url, checker, seed.admin);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+    console.log(`pages ${dialect} | ${checker.checked} checks | ${checker.found.length} violations | ${checker.overflow.length} overflowing`);
+    assert.ok(checker.checked >= 60, `checked ${checker.checked} page views`);
+    assert.deepEqual(checker.found, [], 'axe violations');
+    assert.deepEqual(checker.overflow, [], 'pages wider than a 390 px screen');
+  });
+});

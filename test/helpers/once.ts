@@ -1,0 +1,38 @@
+// Test shortcuts for minting forms (issue 17 item 6): each carries a one-time token (`_once`) and answers with a
+// redirect to the page that shows the secret once. These read the token off the page like a browser would.
+import assert from 'node:assert/strict';
+import type { TestClient, TestResponse } from './app.ts';
+
+/** The `_once` token of the form posting to `action` on a page (the action may carry a `#form` anchor). */
+export function onceOf(page: string, action: string): string {
+  const escaped = action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const form = new RegExp(`<form[^>]*action="${escaped}(?:#[^"]*)?"[^>]*>([\\s\\S]*?)</form>`).exec(page);
+  assert.ok(form, `a form posting to ${action} is on the page`);
+  const once = /name="_once" value="([^"]+)"/.exec(form[1]!);
+  assert.ok(once, `the form posting to ${action} carries a one-time token`);
+  return once[1]!;
+}
+
+/**
+ * Opens `pagePath`, submits its form posting to `action` with `fields` and its one-time token, and follows the
+ * redirect: `post` is the POST's answer, `page` the page after it (undefined when the POST did not redirect).
+ */
+export async function submitMinting(
+  client: TestClient,
+  pagePath: string,
+  action: string,
+  fields: Record<string, string> = {},
+): Promise<{ post: TestResponse; page: TestResponse | undefined; once: string }> {
+  const form = await client.get(pagePath);
+  const once = onceOf(form.text, action);
+  const post = await client.post(action, { ...fields, _once: once });
+  const page = post.status === 303 && post.location ? await client.get(post.location) : undefined;
+  return { post, page, once };
+}
+
+/** "Confirm it's you" on the profile with the password (or a code): opens the session's 10-minute window. */
+export async function confirmItsMe(client: TestClient, secret: string, section: 'tokens' | 'second-factor' = 'tokens'): Promise<void> {
+  await client.get('/profile');
+  const res = await client.post('/profile/reauth', { secret, section });
+  assert.equal(res.status, 303, `confirmation refused (${res.status})`);
+}

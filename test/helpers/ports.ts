@@ -1,0 +1,11 @@
+// Loopback ports for tests that need an address where nothing answers.
+import net from 'node:net';
+
+/** A loopback port with nothing listening (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

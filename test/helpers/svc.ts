@@ -1,0 +1,31 @@
+// Runs the svc command line as an operator would: bin/svc.js (the build of the sources) in a child process.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { TestDatabase } from './db.ts';
+
+const exec = promisify(execFile);
+const bin = fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
+
+/** What one run answered: its exit code and both streams. */
+export interface SvcRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `svc <args>` with `env` added; resolves with the exit code and output whatever the code. */
+export async function svc(args: string[], env: Record<string, string> = {}): Promise<SvcRun> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [bin, ...args], { env: { ...process.env, NODE_NO_WARNINGS: '1', SVC_LOG_LEVEL: 'info', ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** The DATABASE_URL that names a test database. */
+export function databaseUrlOf(tdb: TestDatabase): string {
+  return tdb.database.kind === 'sqlite' ? tdb.database.path : tdb.database.url;
+}
