@@ -134,6 +134,16 @@ async function checkFormErrors(browser: Browser, base: string, checker: Checker,
     await page.getByLabel('drift').check();
     await page.getByRole('button', { name: 'Add channel' }).click();
     await page.getByText('is a host name, not an IP address').first().waitFor();
+    // Anchored at the form without script: the summary has the focus and is on screen, below the channel list.
+    const summary = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement;
+      const box = el.getBoundingClientRect();
+      return { cls: el.className, top: box.top, scrolled: window.scrollY, height: window.innerHeight };
+    });
+    assert.equal(summary.cls, 'error-summary', 'the error summary has the focus');
+    assert.ok(summary.scrolled > 0 && summary.top >= 0 && summary.top < summary.height, `the summary is in view: ${JSON.stringify(summary)}`);
+    await page.locator('.error-summary a').first().click();
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement).name), 'url', 'a summary link leads to its field');
     await checker.check(page, 'error: channel form');
   } finally {
     await ctx.close();
