@@ -1,8 +1,10 @@
-// Changing one's own password: the current one is required; every other session of the account ends.
+// Changing one's own password: the current one is required; every other session of the account ends, and so does
+// any reset link an administrator minted for it.
 import type { Deps } from '../../deps.ts';
 import { endOtherSessions } from '../auth/sessions.service.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { confirmPassword } from '../auth/signin.service.ts';
+import { voidReset } from '../reset/reset.repo.ts';
 
 export type ChangePasswordResult =
   | { ok: true }
@@ -42,6 +44,8 @@ export async function changePassword(
       .where('id_hash', '=', input.keepSessionIdHash)
       .execute();
     await endOtherSessions(trx, input.accountId, input.keepSessionIdHash);
+    // A reset link minted before this change would outlive the password it was meant to replace.
+    await voidReset(trx, input.accountId);
     return true;
   });
   return changed ? { ok: true } : { ok: false, reason: 'invalid-password' };

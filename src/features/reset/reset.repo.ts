@@ -48,3 +48,8 @@ export async function spendReset(db: Q, tokenHash: string, now: number): Promise
     .executeTakeFirst();
   return row?.account_id;
 }
+
+/** Voids the account's reset link, if any (its owner changed the password themselves). */
+export async function voidReset(db: Q, accountId: string): Promise<void> {
+  await db.deleteFrom('password_resets').where('account_id', '=', accountId).execute();
+}

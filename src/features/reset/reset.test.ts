@@ -130,6 +130,16 @@ forEachDialect((getDb) => {
     assert.match(expired.text, /This password reset link is not valid\./);
   });
 
+  test('a link dies when its account changes the password itself', async () => {
+    const vera = await buildAccount(t, { username: 'vera' });
+    const { url } = await mintThroughPage(vera.id);
+    const own = await signIn(t, vera);
+    await own.get('/profile');
+    const changed = await own.post('/profile/password', { current: TEST_PASSWORD, password: NEW_PASSWORD });
+    assert.equal(changed.status, 303);
+    assert.equal((await t.client().get(pathOf(url))).status, 410, 'the link minted before the change no longer works');
+  });
+
   test('the token stays out of the request log however its parameter name is spelled (percent-escapes, case)', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
     const minted = await mintResetLink(t.deps, { actorId: null, accountId: vera.id, base: 'http://localhost' });

@@ -5,13 +5,14 @@ import * as oidc from 'openid-client';
 import type { Deps } from '../../deps.ts';
 import { configurationAfterFailure, configurationFor, FORCED_REFRESH_INTERVAL_MS, forgetConfiguration, runExchange, type ExchangeSlot } from './sso.discovery.ts';
 import type { ProviderRow } from './sso.repo.ts';
+import { INVISIBLE } from '../text-rules.ts';
 
 /** Claims that may label a binding for admins, in order of preference; never used to find an account. */
 const LABEL_CLAIMS = ['email', 'preferred_username', 'name'] as const;
 /** The longest label kept, in code points. */
 export const LABEL_MAX = 200;
 /** Control, format (bidi overrides, zero-width) and line/paragraph separator characters: never part of a label. */
-const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+const UNPRINTABLE = new RegExp(INVISIBLE.source, 'gu');
 
 /** Why a step with the provider failed; each maps to one safe message. */
 export type OidcFailure =

@@ -1,8 +1,8 @@
 // The admin forms for providers and bindings, one zod schema each; messages are what the page shows.
 import { z } from 'zod';
 import { idField } from '../../http/forms.ts';
+import { hasInvisibleCharacters } from '../text-rules.ts';
 
-const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
 const text = (what: string, max: number) =>
   z
@@ -10,7 +10,7 @@ const text = (what: string, max: number) =>
     .transform((v) => v.trim())
     .refine((v) => v.length > 0, `Enter the ${what}.`)
     .refine((v) => v.length <= max, `The ${what} is at most ${max} characters.`)
-    .refine((v) => !CONTROL.test(v), `The ${what} cannot contain control or invisible characters.`);
+    .refine((v) => !hasInvisibleCharacters(v), `The ${what} cannot contain control or invisible characters.`);
 
 /** Lowercase letters, digits and internal hyphens (SPEC 2.3). */
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -55,7 +55,7 @@ const optionalSecret = z
   .optional()
   .transform((v) => (v === undefined || v === '' ? undefined : v))
   .refine((v) => v === undefined || v.length <= 1024, 'The client secret is at most 1024 characters.')
-  .refine((v) => v === undefined || !CONTROL.test(v), 'The client secret cannot contain control characters.');
+  .refine((v) => v === undefined || !hasInvisibleCharacters(v), 'The client secret cannot contain control characters.');
 
 /** POST /settings/sso: a new (enabled) provider. */
 export const createProviderSchema = z.object({

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import { findAccountByUsername, insertAccount } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { findInvitationByTokenHash, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
+import { hasInvisibleCharacters } from '../text-rules.ts';
 
 /** An invitation is valid this long after minting (SPEC 2.2, 8). */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -24,12 +25,12 @@ export interface MintedInvitation {
 }
 
 /**
- * The note as stored (trimmed; empty is no note), or the reason it is refused: at most 200 code points, no control
- * characters. Every door checks it with this before minting.
+ * The note as stored (trimmed; empty is no note), or the reason it is refused: at most 200 code points, no control or
+ * invisible characters. Every door checks it with this before minting.
  */
 export function checkInvitationNote(raw: string | undefined): { ok: true; note: string | null } | { ok: false; message: string } {
   const note = (raw ?? '').trim();
-  if (/\p{Cc}/u.test(note)) return { ok: false, message: 'A note cannot contain control characters.' };
+  if (hasInvisibleCharacters(note)) return { ok: false, message: 'A note cannot contain control or invisible characters.' };
   if ([...note].length > INVITATION_NOTE_MAX) return { ok: false, message: `A note is at most ${INVITATION_NOTE_MAX} characters.` };
   return { ok: true, note: note === '' ? null : note };
 }

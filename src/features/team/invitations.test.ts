@@ -262,11 +262,14 @@ forEachDialect((getDb) => {
     const frank = await t.deps.db.selectFrom('accounts').select('role').where('username', '=', 'Frank').executeTakeFirstOrThrow();
     assert.equal(frank.role, 'viewer');
 
-    // 200 code points pass (astral characters count once each); 201 do not; control characters are refused.
+    // 200 code points pass (astral characters count once each); 201 do not; control and invisible characters (a bidi
+    // override that would reorder the list's text, a zero-width space) are refused.
     await mint(admin, 'viewer', '\u{1F600}'.repeat(200));
     for (const [note, message] of [
       ['n'.repeat(201), /A note is at most 200 characters/],
       ['tab\u0001bell', /cannot contain control characters/],
+      ['for \u202Eanad', /cannot contain control or invisible characters/],
+      ['zero\u200Bwidth', /cannot contain control or invisible characters/],
     ] as const) {
       const { post } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', { role: 'viewer', note });
       assert.equal(post.status, 400);

@@ -9,6 +9,7 @@ import { revealLater, spendOnce } from '../../http/reveal.tsx';
 import { renderProfile } from '../profile/profile.page.tsx';
 import { TOKEN_REVEAL, TOKEN_REVEAL_PATH } from '../profile/tokens.section.tsx';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, mintToken, revokeToken } from './tokens.service.ts';
+import { hasInvisibleCharacters } from '../text-rules.ts';
 
 const mintSchema = z.object({
   name: z
@@ -16,7 +17,7 @@ const mintSchema = z.object({
     .transform((v) => v.trim())
     .refine((v) => v.length > 0, 'Give the token a name.')
     .refine((v) => [...v].length <= 100, 'Token names are at most 100 characters.')
-    .refine((v) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(v), 'Token names cannot contain control or invisible characters.'),
+    .refine((v) => !hasInvisibleCharacters(v), 'Token names cannot contain control or invisible characters.'),
   expiry: z
     .string()
     .default(DEFAULT_EXPIRY)
