@@ -1,7 +1,8 @@
 // Prometheus metrics through prom-client, on a private registry per app instance (never the global one): counters the
 // process bumps when it decides something, and gauges read from the database when scraped, so every instance reports
 // the same truth. No label carries a username, URL, address or other unbounded value.
-import client from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as client from 'prom-client';
 import type { Deps, Metrics, SignInOutcome } from '../../deps.ts';
 import { COUNT_CAP, countDead, countDeadSince, countDue, failingChannels, LOCKS_CAP, lockedThrottleKeys, oldestDueAt } from './ops.repo.ts';
 import { checkReadiness } from './readiness.service.ts';
@@ -28,9 +29,15 @@ export function throttleKind(key: string): string {
   return m ? `${m[1]}:${m[2]}` : 'other';
 }
 
+/** prom-client, loaded when metrics are switched on (SVC_METRICS_TOKEN set) and not before: it costs about 13 MB. */
+function promClient(): typeof client {
+  return createRequire(import.meta.url)('prom-client') as typeof client;
+}
+
 /** The metrics of one app instance: its registry (for the /metrics route) and the hooks deps.metrics points at. */
 export class PrometheusMetrics implements Metrics {
-  readonly registry = new client.Registry();
+  private readonly prom = promClient();
+  readonly registry = new this.prom.Registry();
   private readonly requests: client.Counter<'method' | 'route' | 'status'>;
   private readonly durations: client.Histogram<'method' | 'route' | 'status'>;
   private readonly attempts: client.Counter<'verdict'>;
@@ -39,30 +46,30 @@ export class PrometheusMetrics implements Metrics {
 
   constructor(deps: Pick<Deps, 'db' | 'clock' | 'log'>) {
     const registers = [this.registry];
-    client.collectDefaultMetrics({ register: this.registry });
+    this.prom.collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which promtool's lint refuses; the same counts stay by type in nodejs_active_handles etc.
     for (const name of LINT_REFUSED_DEFAULTS) this.registry.removeSingleMetric(name);
-    this.requests = new client.Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers });
-    this.durations = new client.Histogram({
+    this.requests = new this.prom.Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.durations = new this.prom.Histogram({
       name: 'svc_http_request_duration_seconds',
       help: 'Time to answer an HTTP request, by method, route template and status.',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    this.attempts = new client.Counter({
+    this.attempts = new this.prom.Counter({
       name: 'svc_delivery_attempts_total',
       help: 'Delivery attempts made by this process, by verdict class (delivered, http_3xx, http_4xx, http_5xx, http_other, no_response).',
       labelNames: ['verdict'],
       registers,
     });
-    this.firstAttempt = new client.Histogram({
+    this.firstAttempt = new this.prom.Histogram({
       name: 'svc_delivery_first_attempt_delay_seconds',
       help: 'From a delivery being queued (emit or re-send) to the start of its first attempt.',
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     });
-    this.signIns = new client.Counter({ name: 'svc_signins_total', help: 'Password and second-factor sign-in steps, by outcome.', labelNames: ['outcome'], registers });
+    this.signIns = new this.prom.Counter({ name: 'svc_signins_total', help: 'Password and second-factor sign-in steps, by outcome.', labelNames: ['outcome'], registers });
     for (const verdict of VERDICT_CLASSES) this.attempts.inc({ verdict }, 0);
     for (const outcome of SIGN_IN_OUTCOMES) this.signIns.inc({ outcome }, 0);
     this.databaseGauges(deps, registers);
@@ -87,7 +94,7 @@ export class PrometheusMetrics implements Metrics {
   private databaseGauges(deps: Pick<Deps, 'db' | 'clock' | 'log'>, registers: client.Registry[]): void {
     const { db, clock } = deps;
     const gauge = <L extends string = never>(name: string, help: string, read: (g: client.Gauge<L>) => Promise<void>, labelNames: L[] = []) =>
-      new client.Gauge<L>({
+      new this.prom.Gauge<L>({
         name,
         help,
         labelNames,
