@@ -7,11 +7,13 @@ import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { prepareSetupToken } from '../../src/features/setup/setup.service.ts';
+import { CONFIRMABLE } from '../../src/features/team/account.views.tsx';
+import { mintResetLink } from '../../src/features/team/team.service.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
-import { seedFull } from '../helpers/pages.ts';
+import { seedFull, type FullSeed } from '../helpers/pages.ts';
 import { closedPort } from '../helpers/ports.ts';
 
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -27,36 +29,61 @@ interface Found {
   targets: string;
 }
 
-/** Collects what every checked page found; `summary` is printed per page and width for the closing note. */
+/**
+ * Collects what every checked page found; `summary` is printed per page and width for the closing note. With `dark`
+ * on, each page is checked once more at 1280 px in the dark colour scheme (the same page, only the emulated
+ * prefers-color-scheme changes), colour contrast included.
+ */
 class Checker {
   found: Found[] = [];
   overflow: string[] = [];
   checked = 0;
+  dark = false;
   constructor(private readonly dialect: string) {}
 
   /** Checks the page as it is now (already loaded) at each width: axe, and the page's width at 390 px. */
   async check(page: Page, label: string): Promise<void> {
     await page.addScriptTag({ content: axeSource });
+    if (this.dark) await this.checkDark(page, label);
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 900 });
-      const result = (await page.evaluate(
-        (tags) =>
-          (window as unknown as { axe: { run(ctx: Document, o: object): Promise<unknown> } }).axe.run(document, {
-            runOnly: { type: 'tag', values: tags },
-            rules: { 'target-size': { enabled: true } },
-            resultTypes: ['violations'],
-          }),
-        TAGS,
-      )) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
-      for (const v of result.violations) {
-        this.found.push({ page: label, width, rule: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ') });
-      }
+      const violations = await this.axe(page, label, width);
       const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
       const overflows = width === 390 && scrollWidth > innerWidth;
       if (overflows) this.overflow.push(`${label}: ${scrollWidth}px wide at 390`);
       this.checked++;
-      console.log(`pages ${this.dialect} | ${label} | ${width}px | violations ${result.violations.length}${overflows ? ` | overflow ${scrollWidth}px` : ''}`);
+      console.log(`pages ${this.dialect} | ${label} | ${width}px | violations ${violations}${overflows ? ` | overflow ${scrollWidth}px` : ''}`);
     }
+  }
+
+  /** The dark pass, first, so the page is left at the last width as before. */
+  private async checkDark(page: Page, label: string): Promise<void> {
+    await page.setViewportSize({ width: WIDTHS[0]!, height: 900 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    try {
+      const violations = await this.axe(page, `${label} (dark)`, WIDTHS[0]!);
+      this.checked++;
+      console.log(`pages ${this.dialect} | ${label} | ${WIDTHS[0]}px dark | violations ${violations}`);
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
+  }
+
+  /** Runs axe on the page as laid out now and records its violations; returns how many. */
+  private async axe(page: Page, label: string, width: number): Promise<number> {
+    const result = (await page.evaluate(
+      (tags) =>
+        (window as unknown as { axe: { run(ctx: Document, o: object): Promise<unknown> } }).axe.run(document, {
+          runOnly: { type: 'tag', values: tags },
+          rules: { 'target-size': { enabled: true } },
+          resultTypes: ['violations'],
+        }),
+      TAGS,
+    )) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
+    for (const v of result.violations) {
+      this.found.push({ page: label, width, rule: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ') });
+    }
+    return result.violations.length;
   }
 
   /** Loads `path` and checks it. */
@@ -150,6 +177,59 @@ async function checkFormErrors(browser: Browser, base: string, checker: Checker,
   }
 }
 
+/** The confirmation steps (a boxed question before an act): suspending an account, re-sending a channel's dead letters. */
+async function checkConfirmations(browser: Browser, base: string, checker: Checker, t: TestApp, seed: FullSeed) {
+  const failing = await t.deps.db.selectFrom('channels').select('id').where('consecutive_failures', '>', 0).executeTakeFirstOrThrow();
+  const ctx = await context(browser);
+  try {
+    const page = await ctx.newPage();
+    await signInWithBrowser(page, base, seed.admin);
+    for (const act of CONFIRMABLE) {
+      const to = act === 'reassign' ? `&to=${seed.admin.id}` : '';
+      await checker.visit(page, base, `/settings/accounts/${seed.viewer.id}?confirm=${act}${to}`, `confirm: ${act}`);
+    }
+    await checker.visit(page, base, `/settings/deliveries/resend-all?channel=${failing.id}`, 'confirm: re-send all');
+    await checker.visit(page, base, `/settings/channels/${failing.id}`, 'full admin channel page');
+    await checker.visit(page, base, `/settings?tab=channels&edit=${failing.id}`, 'full admin channel edit');
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** The sign-in steps after the password (second factor owed, enrolment offered) and the reset link's pages. */
+async function checkSignInSteps(browser: Browser, base: string, checker: Checker, t: TestApp) {
+  const withTotp = await buildAccount(t, { role: 'viewer', username: 'totp-user' });
+  await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', withTotp.id).execute();
+  const enrolling = await buildAccount(t, { role: 'viewer', username: 'new-user', enrolPrompt: true });
+  const reset = await mintResetLink(t.deps, { actorId: null, accountId: enrolling.id, base: '' });
+  assert.ok(reset.ok);
+  for (const [who, path, label] of [
+    [withTotp, '/login/totp', 'sign-in: second factor owed'],
+    [enrolling, '/login/enrol', 'sign-in: second factor offered'],
+  ] as const) {
+    const ctx = await context(browser);
+    try {
+      const page = await ctx.newPage();
+      await page.goto(`${base}/login`);
+      await page.getByLabel('Username').fill(who.username);
+      await page.getByLabel('Password').fill(who.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.waitForURL((url) => url.pathname === path);
+      await checker.check(page, label);
+    } finally {
+      await ctx.close();
+    }
+  }
+  const ctx = await context(browser);
+  try {
+    const page = await ctx.newPage();
+    await checker.visit(page, base, reset.url, 'signed out: reset link');
+    await checker.visit(page, base, '/reset?token=not-a-live-reset-link', 'error: reset link not valid');
+  } finally {
+    await ctx.close();
+  }
+}
+
 /** The first-run pages: setup with a valid and with a wrong token, and the sign-in page while setup is pending. */
 async function checkFirstRun(browser: Browser, base: string, checker: Checker, t: TestApp) {
   const token = await prepareSetupToken(t.deps);
@@ -179,8 +259,10 @@ forEachDialect((getDb, dialect) => {
       await checkAs(browser, server.url, checker, admin, 'empty admin', signedInPages('admin', { accountId: viewer.id }));
       await checkAs(browser, server.url, checker, viewer, 'empty viewer', signedInPages('viewer', {}));
 
-      // Full: messages, channels (one failing), deliveries with a dead letter, invitations, an SSO provider.
+      // Full: messages, channels (one failing), deliveries with a dead letter, invitations, an SSO provider. From here
+      // on every page is also checked in the dark scheme, and so are the confirmation steps that only show there.
       const seed = await seedFull(t);
+      checker.dark = true;
       const anon = await context(browser);
       const page = await anon.newPage();
       await checker.visit(page, server.url, '/login', 'signed out: sign-in');
@@ -190,6 +272,8 @@ forEachDialect((getDb, dialect) => {
       await checkAs(browser, server.url, checker, seed.viewer, 'full viewer', signedInPages('viewer', { messageId: seed.deadMessageId }));
 
       await checkFormErrors(browser, server.url, checker, seed.admin);
+      await checkConfirmations(browser, server.url, checker, t, seed);
+      await checkSignInSteps(browser, server.url, checker, t);
     } finally {
       await browser.close();
       await server.close();

@@ -136,7 +136,7 @@ export function DeliveriesTabView(props: { p: DeliveriesPage; notice?: Child }) 
       ) : (
         <StackedTable class="deliveries" columns={['Message', 'Channel', 'State', 'Last change', 'Action']}>
           {p.rows.map((r) => (
-            <Row r={r} back={`${deliveriesHref(p.filter, p.page)}&notice=resent`} />
+            <Row r={r} back={deliveriesHref(p.filter, p.page)} />
           ))}
         </StackedTable>
       )}

@@ -4,7 +4,7 @@ import type { DeliveriesTable } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { attemptsOf, type AttemptRow } from './attempts.repo.ts';
 import { findChannelSummary } from '../channels/channels.repo.ts';
-import { channelChoices, countDeliveriesOfMessage, countResendableDead, deliveriesOfMessage, listDeliveries, type DeliveryFilter } from './deliveries.repo.ts';
+import { channelChoices, countDeliveriesOfMessage, deliveryChannel, countResendableDead, deliveriesOfMessage, listDeliveries, type DeliveryFilter } from './deliveries.repo.ts';
 import { MAX_ATTEMPTS } from './retry-schedule.ts';
 
 /** One attempt as the message page shows it. */
@@ -142,4 +142,9 @@ export async function resendAllOffer(deps: Deps, channelId: string): Promise<Non
   const channel = await findChannelSummary(deps.db, channelId);
   if (!channel) return { channel: null, deadLetters: 0 };
   return { channel: { id: channel.id, url: channel.url, enabled: channel.enabled === 1 }, deadLetters: await countResendableDead(deps.db, channelId) };
+}
+
+/** The channel a (re-sent) delivery is queued for, to name it in the notice after the re-send; undefined when it is gone. */
+export function channelOfDelivery(deps: Deps, deliveryId: string): Promise<{ id: string | null; url: string | null } | undefined> {
+  return deliveryChannel(deps.db, deliveryId);
 }

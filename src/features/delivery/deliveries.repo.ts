@@ -54,9 +54,16 @@ export interface DeliveryFilter {
   channelId?: string;
 }
 
-/** A page of deliveries, most recently changed first, with their message headline, channel URL and whether a re-send replaced them. */
+/**
+ * A page of deliveries with their message headline, channel URL and whether a re-send replaced them, each view in the
+ * order an existing index keeps, so a page reads about its own rows however large the table (no index on deliveries
+ * is added for this list: each one would cost the worker on every update): dead-lettered and cancelled, most recently
+ * changed first (the partial index deliveries_undelivered on updated_at); pending, next attempt first (deliveries_due);
+ * all and delivered, the newest messages' first (messages_created, then each message's deliveries by deliveries_message).
+ */
 export function listDeliveries(db: Q, filter: DeliveryFilter, p: { offset: number; limit: number }) {
   const state = filter.state;
+  const order = state === 'dead' || state === 'cancelled' ? 'changed' : state === 'pending' ? 'due' : 'message';
   return db
     .selectFrom('deliveries as d')
     .innerJoin('messages as m', 'm.id', 'd.message_id')
@@ -68,11 +75,23 @@ export function listDeliveries(db: Q, filter: DeliveryFilter, p: { offset: numbe
     // Literal states beside the filter, so the planner (SQLite's too) can use the partial index deliveries_undelivered.
     .$if(state === 'dead' || state === 'cancelled', (q) => q.where(sql<boolean>`d.state in ('dead', 'cancelled')`))
     .$if(filter.channelId !== undefined, (q) => q.where('d.channel_id', '=', filter.channelId!))
-    .orderBy('d.updated_at', 'desc')
+    .$if(order === 'changed', (q) => q.orderBy('d.updated_at', 'desc'))
+    .$if(order === 'due', (q) => q.orderBy('d.next_attempt_at'))
+    .$if(order === 'message', (q) => q.orderBy('m.created_at', 'desc').orderBy('m.id', 'desc'))
     .orderBy('d.id')
     .offset(p.offset)
     .limit(p.limit)
     .execute();
+}
+
+/** A delivery's channel: its id and URL (both null once deleted); undefined when the delivery does not exist. */
+export function deliveryChannel(db: Q, deliveryId: string): Promise<{ id: string | null; url: string | null } | undefined> {
+  return db
+    .selectFrom('deliveries as d')
+    .leftJoin('channels as c', 'c.id', 'd.channel_id')
+    .select(['c.id as id', 'c.url as url'])
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
 }
 
 /** Channels to filter by, by URL (id and URL only). */

@@ -6,6 +6,7 @@ import { parsePageNumber } from '../channels/channels.service.ts';
 import type { SettingsTab } from '../settings/tabs.ts';
 import { deliveriesPage } from './deliveries-view.service.ts';
 import { DeliveriesTabView, STATE_FILTERS } from './deliveries-list.views.tsx';
+import { resendNotice } from './resend-notice.tsx';
 import type { DeliveryFilter } from './deliveries.repo.ts';
 
 /** The filter a query names; an unknown state or a malformed channel id is no filter. */
@@ -15,10 +16,9 @@ function filterOf(c: Ctx): DeliveryFilter {
   return { state, channelId: channel && isId(channel) ? channel : undefined };
 }
 
-/** The banner after a redirect: a re-send, or a channel-wide re-send with the count actually re-queued. */
+/** The banner after a redirect: a channel-wide re-send with the count actually re-queued, or a gone channel. */
 function notice(c: Ctx) {
   const code = c.req.query('notice');
-  if (code === 'resent') return <Notice kind="success">Re-sent: the delivery is pending again with a fresh set of attempts.</Notice>;
   if (code === 'resent-all') {
     const raw = c.req.query('count') ?? '';
     const n = /^\d{1,7}$/.test(raw) ? Number(raw) : 0;
@@ -33,5 +33,7 @@ function notice(c: Ctx) {
 export const deliveriesTab: SettingsTab = {
   key: 'deliveries',
   label: 'Deliveries',
-  render: async (deps, c) => <DeliveriesTabView p={await deliveriesPage(deps, filterOf(c), parsePageNumber(c.req.query('page')))} notice={notice(c)} />,
+  render: async (deps, c) => (
+    <DeliveriesTabView p={await deliveriesPage(deps, filterOf(c), parsePageNumber(c.req.query('page')))} notice={notice(c) ?? (await resendNotice(deps, c, true))} />
+  ),
 };

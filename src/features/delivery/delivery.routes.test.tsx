@@ -59,8 +59,8 @@ forEachDialect((getDb, dialect) => {
 
     const res = await client.post('/settings/deliveries/resend', { delivery: id });
     assert.equal(res.status, 303);
-    assert.equal(res.location, '/settings?tab=deliveries&notice=resent');
     const series = await t.deps.db.selectFrom('deliveries').selectAll().where('message_id', '=', message.id).orderBy('created_at').execute();
+    assert.equal(res.location, `/settings?tab=deliveries&notice=resent&resent=${series[1]?.id}`);
     assert.deepEqual(series.map((d) => [d.state, d.attempts]), [['dead', 5], ['pending', 0]]);
     assert.equal(series[1]!.next_attempt_at, t.clock.now());
 
@@ -71,12 +71,12 @@ forEachDialect((getDb, dialect) => {
     assert.equal((await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', series[1]!.id).executeTakeFirstOrThrow()).state, 'delivered');
 
     const again = await client.post('/settings/deliveries/resend', { delivery: id });
-    assert.equal(again.status, 409);
-    assert.match(again.text, /already been re-sent/);
+    assert.equal(again.location, '/settings?tab=deliveries&notice=resend-refused&reason=already-resent');
+    assert.match((await client.get(again.location!)).text, /role="alert">Not re-sent: This delivery has already been re-sent\./);
     const delivered = await client.post('/settings/deliveries/resend', { delivery: series[1]!.id });
-    assert.equal(delivered.status, 409);
-    assert.match(delivered.text, /Only a dead-lettered or cancelled delivery can be re-sent/);
-    assert.equal((await client.post('/settings/deliveries/resend', { delivery: 'no-such-delivery' })).status, 404);
+    assert.match((await client.get(delivered.location!)).text, /Not re-sent: Only a dead-lettered or cancelled delivery can be re-sent/);
+    const unknown = await client.post('/settings/deliveries/resend', { delivery: 'no-such-delivery' });
+    assert.match((await client.get(unknown.location!)).text, /Not re-sent: That delivery no longer exists\./);
     assert.match((await client.get('/settings?tab=deliveries&state=dead')).text, /re-sent: see the later row/, 'the replaced dead letter stays as history, marked');
     assert.doesNotMatch((await client.get('/settings?tab=deliveries&state=dead')).text, /name="delivery"/, 'and offers no second re-send');
   });
@@ -90,23 +90,57 @@ forEachDialect((getDb, dialect) => {
     const { client } = await signedInAs(t, 'admin');
     await t.deps.db.updateTable('channels').set({ enabled: 0 }).where('id', '=', ch.id).execute();
     const disabled = await client.post('/settings/deliveries/resend', { delivery: id });
-    assert.equal(disabled.status, 409);
-    assert.match(disabled.text, /channel is disabled/);
+    assert.equal(disabled.status, 303);
+    assert.match((await client.get(disabled.location!)).text, /Not re-sent: Its channel is disabled/);
     await t.deps.db.updateTable('channels').set({ enabled: 1 }).where('id', '=', ch.id).execute();
 
-    assert.equal((await client.post('/settings/deliveries/resend', { delivery: id, back: '//evil.example/x' })).location, '/settings?tab=deliveries&notice=resent');
+    assert.match((await client.post('/settings/deliveries/resend', { delivery: id, back: '//evil.example/x' })).location!, /^\/settings\?tab=deliveries&notice=resent&resent=/);
     assert.equal((await t.deps.db.selectFrom('deliveries').select('id').execute()).length, 2, 'only an admin re-send created a series');
 
     const second = await deadLetteredAgain(ch.id);
-    assert.equal((await client.post('/settings/deliveries/resend', { delivery: second, back: '/inbox/abc?x=1' })).location, '/inbox/abc?x=1');
+    assert.match((await client.post('/settings/deliveries/resend', { delivery: second, back: '/inbox/abc?x=1#deliveries' })).location!, /^\/inbox\/abc\?x=1&notice=resent&resent=[\w-]+#deliveries$/);
 
     await t.deps.db.deleteFrom('channels').where('id', '=', ch.id).execute();
     const [latest] = await t.deps.db.selectFrom('deliveries').select('id').orderBy('created_at', 'desc').limit(1).execute();
     await t.deps.db.updateTable('deliveries').set({ state: 'dead' }).where('id', '=', latest!.id).execute();
     const gone = await client.post('/settings/deliveries/resend', { delivery: latest!.id });
-    assert.equal(gone.status, 409);
-    assert.match(gone.text, /channel has been deleted/);
+    assert.match((await client.get(gone.location!)).text, /Not re-sent: Its channel has been deleted/);
     assert.equal((await client.post('/settings/deliveries/resend', {})).status, 400);
+  });
+
+  test('a re-send from the message page returns to it saying what happened: the channel queued for (its URL to admins only), or the refusal', async () => {
+    const { ch, message, id } = await deadLettered();
+    const { client } = await signedInAs(t, 'admin');
+    const page = `/messages/${message.id}`;
+    assert.match((await client.get(page)).text, new RegExp(`<input type="hidden" name="back" value="${page}"/>`), 'the button returns to its page');
+    const res = await client.post('/settings/deliveries/resend', { delivery: id, back: page });
+    assert.match(res.location!, new RegExp(`^${page}\\?notice=resent&resent=[\\w-]+$`));
+    const after = (await client.get(res.location!)).text;
+    assert.match(after, /<div class="notice success" role="status">Re-sent: a new delivery to <span class="channel">[^<]*\/hooks\/T0KEN-in-the-path\?token=abc<\/span> is queued/);
+    assert.ok(after.indexOf('notice success') < after.indexOf('<dl class="facts">'), 'at the top of the page');
+    assert.doesNotMatch((await client.get(page)).text, /notice success/, 'only on the page answered after the re-send');
+
+    const again = await client.post('/settings/deliveries/resend', { delivery: id, back: page });
+    assert.equal(again.location, `${page}?notice=resend-refused&reason=already-resent`);
+    assert.match((await client.get(again.location!)).text, /<div class="notice error" role="alert">Not re-sent: This delivery has already been re-sent\.<\/div>/);
+
+    // A viewer handed the same address reads the opaque label, never the URL; an unknown reason shows nothing.
+    const { client: viewer } = await signedInAs(t, 'viewer');
+    const seen = (await viewer.get(res.location!)).text;
+    assert.match(seen, new RegExp(`Re-sent: a new delivery to <span class="channel">channel ${ch.id.slice(0, 6)}</span> is queued`));
+    assert.ok(!seen.includes(SECRET_PATH), 'no channel URL for a viewer');
+    assert.doesNotMatch((await client.get(`${page}?notice=resend-refused&reason=toString`)).text, /notice error/);
+    assert.match((await client.get(`${page}?notice=resent&resent=%3Cb%3E`)).text, /Re-sent: a new delivery is queued/);
+  });
+
+  test('a re-send from the Deliveries tab returns to the same filtered page with the notice', async () => {
+    const { ch, id } = await deadLettered();
+    const { client } = await signedInAs(t, 'admin');
+    const tab = `/settings?tab=deliveries&state=dead&channel=${ch.id}`;
+    assert.match((await client.get(tab)).text, new RegExp(`name="back" value="/settings\\?tab=deliveries&amp;state=dead&amp;channel=${ch.id}"`));
+    const res = await client.post('/settings/deliveries/resend', { delivery: id, back: `/settings?tab=deliveries&state=dead&channel=${ch.id}` });
+    assert.match(res.location!, new RegExp(`^/settings\\?tab=deliveries&state=dead&channel=${ch.id}&notice=resent&resent=[\\w-]+$`));
+    assert.match((await client.get(res.location!)).text, /Re-sent: a new delivery to <span class="channel">[^<]*T0KEN-in-the-path[^<]*<\/span> is queued/);
   });
 
   /** Dead-letters a fresh message to an existing channel; returns its delivery id. */
@@ -223,7 +257,7 @@ forEachDialect((getDb, dialect) => {
       assert.equal(pendingSeen.length, 1);
       assert.equal(await pendingSeen[0], 1, 'woken after the commit: the new series is there to claim');
       if (listener) await until(() => notes.some((p) => p !== undefined));
-      assert.equal((await client.post('/settings/deliveries/resend', { delivery: id })).status, 409);
+      assert.match((await client.post('/settings/deliveries/resend', { delivery: id })).location!, /notice=resend-refused&reason=already-resent/);
       assert.equal(pendingSeen.length, 1, 'a refusal wakes nobody');
     } finally {
       unsubscribe();

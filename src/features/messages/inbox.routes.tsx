@@ -6,6 +6,7 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { errorPage, render } from '../../http/render.tsx';
+import { resendNotice } from '../delivery/resend-notice.tsx';
 import { decodeCursor, encodeCursor, inboxPage, openMessage, parseFilter } from './inbox.service.ts';
 import { InboxPage, inboxQuery, MessagePage, readNotice } from './inbox.views.tsx';
 import { MARK_READ_MAX, markAllRead, markRead, markUnread, unreadCount } from './read-state.service.ts';
@@ -68,7 +69,9 @@ export function inboxRoutes(deps: Deps) {
     const account = c.get('session')!.account;
     const detail = await openMessage(deps, account.id, c.req.param('id'));
     if (!detail) return errorPage(c, 404, 'No such message', 'That message does not exist, or it was removed by the retention setting.');
-    return render(c, detail.message.headline, <MessagePage detail={detail} isAdmin={account.role === 'admin'} now={deps.clock.now()} />);
+    const isAdmin = account.role === 'admin';
+    const notice = await resendNotice(deps, c, isAdmin);
+    return render(c, detail.message.headline, <MessagePage detail={detail} isAdmin={isAdmin} now={deps.clock.now()} notice={notice} />);
   });
 
   app.post('/messages/read', async (c) => {

@@ -198,10 +198,11 @@ function MarkUnreadButton(props: { id: string }) {
 }
 
 /** One message (its headline is the page's title): what it is about, the exact body sent, and where it was delivered. */
-export function MessagePage(props: { detail: MessageDetail; isAdmin: boolean; now: number }) {
+export function MessagePage(props: { detail: MessageDetail; isAdmin: boolean; now: number; notice?: Child }) {
   const m = props.detail.message;
   return (
     <section>
+      {props.notice}
       <div class="actions">
         <span class="muted">{m.read ? 'You have read this message.' : 'Marked read now that you opened it.'}</span>
         <MarkUnreadButton id={m.id} />
