@@ -42,6 +42,7 @@ const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<stri
   '/settings/accounts/reactivate': { actor: 'admin', fields: () => ({ account: STALE_ID }) },
   '/settings/accounts/sign-out': { actor: 'admin', fields: () => ({ account: STALE_ID }) },
   '/settings/accounts/reset-link': { actor: 'admin', fields: () => ({ account: STALE_ID }) },
+  '/settings/accounts/reauth': { actor: 'admin', fields: () => ({ secret: 'not the password', account: STALE_ID }) },
   '/settings/accounts/reassign': { actor: 'admin', fields: () => ({ account: STALE_ID, to: STALE_ID }) },
   '/reset': { actor: 'anon', fields: () => ({ token: 'x'.repeat(43), password: 'a long enough password' }) },
   '/settings/deliveries/resend': { actor: 'admin', fields: () => ({ delivery: STALE_ID, back: '/settings?tab=deliveries' }) },
@@ -197,6 +198,7 @@ forEachDialect((getDb) => {
     await clients.anon.get('/login');
     const channel = await buildChannel(t, { createdBy: admin.id, url: 'https://hooks.example.com/nul' });
     const invitation = await mintInvitation(t.deps, { actorId: admin.id, role: 'viewer', base: 'http://localhost' });
+    if (!invitation.ok) throw new Error('a viewer invitation needs no confirmation');
     const inviteToken = new URL(invitation.joinLink).searchParams.get('token')!;
     await clients.anon.get(`/invite?token=${inviteToken}`);
     return { clients, fixtures: { channelId: channel.id, viewerId: viewer.id, inviteToken } };

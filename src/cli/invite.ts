@@ -37,6 +37,8 @@ export async function runInvite(args: string[]): Promise<number> {
   try {
     const base = deps.config.externalUrl ?? `http://localhost:${deps.config.port}`;
     const minted = await mintInvitation(deps, { actorId: null, role: values.role as 'admin' | 'viewer', note: note.note ?? undefined, base });
+    // Never refused: the host command line needs no "Confirm it's you" (shell access is the trust boundary).
+    if (!minted.ok) throw new Error(`svc invite: refused (${minted.reason})`);
     process.stdout.write(`${minted.joinLink}\n`);
     process.stderr.write(`svc invite: ${minted.role} invitation minted; the link works once, until ${new Date(minted.expiresAt).toISOString()}\n`);
     return 0;

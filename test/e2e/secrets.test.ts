@@ -46,6 +46,8 @@ forEachDialect((getDb) => {
 
       // An invitation with a note: the link once; a reload shows the note in the list but not the link.
       await page.goto(`${server.url}/settings`);
+      // (A viewer invitation needs no "Confirm it's you"; an admin one does, and is not offered before it.)
+      assert.deepEqual(await page.getByLabel('Role', { exact: true }).locator('option').allTextContents(), ['viewer']);
       await page.getByLabel('Role', { exact: true }).selectOption('viewer');
       await page.getByLabel('Note (optional)').fill('for Dana, on-call');
       await page.getByRole('button', { name: 'Create invitation' }).click();

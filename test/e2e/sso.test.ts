@@ -44,6 +44,11 @@ forEachDialect((getDb) => {
       const user = await context.newPage();
       await signInWithBrowser(user, server.url, uma);
       await user.goto(`${server.url}/profile`);
+      // "Confirm it's you" first: a linked identity signs in as the account.
+      assert.equal(await user.getByRole('link', { name: 'Link Corp IdP' }).count(), 0);
+      await user.locator('#sso-confirm').getByLabel('Password').fill(uma.password);
+      await user.locator('#sso-confirm').getByRole('button', { name: 'Confirm' }).click();
+      await user.waitForURL(/notice=confirmed-sso/);
       await user.getByRole('link', { name: 'Link Corp IdP' }).click();
       await user.waitForURL(`${idp.issuer}/interaction/**`);
       await user.getByLabel('Subject').fill('uma-at-corp');
@@ -62,6 +67,10 @@ forEachDialect((getDb) => {
       await user.goto(`${server.url}/profile`);
       await user.getByRole('button', { name: 'Unlink Corp IdP' }).click();
       await user.waitForURL(/\/profile\?sso=unlinked/);
+      // This session came from the provider's button: it confirms with the account's password all the same.
+      await user.locator('#sso-confirm').getByLabel('Password').fill(uma.password);
+      await user.locator('#sso-confirm').getByRole('button', { name: 'Confirm' }).click();
+      await user.waitForURL(/notice=confirmed-sso/);
       await user.getByRole('link', { name: 'Link Corp IdP' }).click();
       await user.waitForURL(`${idp.issuer}/interaction/**`);
       assert.equal(idp.interactions.at(-1)?.prompt, 'login');

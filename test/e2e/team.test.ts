@@ -1,5 +1,6 @@
 // The team stories in a real browser: an admin invites a viewer, who joins in another browser, then gets promoted; an
-// admin suspends and reactivates an account, and hands out a password reset link that is followed in another browser.
+// admin invitation after "Confirm it's you"; an admin suspends and reactivates an account, and hands out a password
+// reset link (after "Confirm it's you") that is followed in another browser.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/app.ts';
@@ -48,6 +49,22 @@ forEachDialect((getDb) => {
       const settings = await invitee.goto(`${server.url}/settings`);
       assert.equal(settings?.status(), 200);
       assert.match((await invitee.textContent('main')) ?? '', /Team/);
+
+      // An admin invitation: only after "Confirm it's you" does the form offer the admin role.
+      await adminPage.goto(`${server.url}/settings?tab=team`);
+      assert.deepEqual(await adminPage.getByLabel('Role', { exact: true }).locator('option').allTextContents(), ['viewer']);
+      const confirm = adminPage.locator('#invite-confirm');
+      await confirm.getByLabel('Password').fill('not the password');
+      await confirm.getByRole('button', { name: 'Confirm' }).click();
+      assert.match((await adminPage.locator('#invite-confirm [role="alert"]').textContent()) ?? '', /Incorrect password/);
+      await adminPage.locator('#invite-confirm').getByLabel('Password').fill(boss.password);
+      await adminPage.locator('#invite-confirm').getByRole('button', { name: 'Confirm' }).click();
+      await adminPage.waitForURL(/notice=confirmed#invite$/);
+      await adminPage.getByLabel('Role', { exact: true }).selectOption('admin');
+      await adminPage.getByRole('button', { name: 'Create invitation' }).click();
+      await adminPage.waitForURL(/reveal=invitation/);
+      assert.match((await adminPage.locator('#invite-result').textContent()) ?? '', /for the role admin/);
+      assert.match((await adminPage.locator('#join-link').textContent()) ?? '', /\/invite\?token=[A-Za-z0-9_-]{43}$/);
     } finally {
       await browser.close();
       await server.close();
@@ -85,7 +102,11 @@ forEachDialect((getDb) => {
       await adminPage.getByRole('button', { name: 'Reactivate' }).click();
       await adminPage.waitForURL(/notice=reactivated$/);
 
-      // A reset link, shown once, followed in a separate browser context.
+      // A reset link, after "Confirm it's you", shown once, followed in a separate browser context.
+      assert.equal(await adminPage.getByRole('button', { name: 'Create reset link' }).count(), 0, 'it waits for the confirmation');
+      await adminPage.locator('#reset-link-confirm').getByLabel('Password').fill(boss.password);
+      await adminPage.locator('#reset-link-confirm').getByRole('button', { name: 'Confirm' }).click();
+      await adminPage.waitForURL(/notice=confirmed#account-password$/);
       await adminPage.getByRole('button', { name: 'Create reset link' }).click();
       const link = (await adminPage.locator('#reset-link').textContent())?.trim() ?? '';
       assert.match(link, new RegExp(`^${server.url}/reset\\?token=[A-Za-z0-9_-]{43}$`));

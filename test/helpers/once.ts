@@ -31,8 +31,18 @@ export async function submitMinting(
 }
 
 /** "Confirm it's you" on the profile with the password (or a code): opens the session's 10-minute window. */
-export async function confirmItsMe(client: TestClient, secret: string, section: 'tokens' | 'second-factor' = 'tokens'): Promise<void> {
+export async function confirmItsMe(client: TestClient, secret: string, section: 'tokens' | 'second-factor' | 'sso' = 'tokens'): Promise<void> {
   await client.get('/profile');
   const res = await client.post('/profile/reauth', { secret, section });
+  assert.equal(res.status, 303, `confirmation refused (${res.status})`);
+}
+
+/**
+ * "Confirm it's you" from an admin's Settings (the team tab, or the page of `account`): the same window, opened before
+ * an admin invitation or a reset link.
+ */
+export async function confirmInSettings(client: TestClient, secret: string, account?: string): Promise<void> {
+  await client.get(account === undefined ? '/settings?tab=team' : `/settings/accounts/${account}`);
+  const res = await client.post('/settings/accounts/reauth', account === undefined ? { secret } : { secret, account });
   assert.equal(res.status, 303, `confirmation refused (${res.status})`);
 }

@@ -9,7 +9,7 @@ export async function setReauthedAt(db: Q, sessionIdHash: string, now: number): 
   await db.updateTable('sessions').set({ reauthed_at: now }).where('id_hash', '=', sessionIdHash).execute();
 }
 
-/** The session's stage and last re-authentication, when the session exists. */
+/** The session's account, stage and last re-authentication, when the session exists. */
 export function findReauthState(db: Q, sessionIdHash: string) {
-  return db.selectFrom('sessions').select(['stage', 'reauthed_at']).where('id_hash', '=', sessionIdHash).executeTakeFirst();
+  return db.selectFrom('sessions').select(['account_id', 'stage', 'reauthed_at']).where('id_hash', '=', sessionIdHash).executeTakeFirst();
 }

@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { render } from '../../http/render.tsx';
 import { Notice } from '../../http/views/components.tsx';
+import { CONFIRM_FIRST } from './confirm-step.tsx';
 import { profileSections } from './sections.ts';
 
 /** A notice shown at the top of one section, or a refused form's field errors shown by the section itself. */
@@ -28,12 +29,10 @@ export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
     kind: 'success',
     message: 'Confirmed. For the next 10 minutes you can change your second factor without confirming again.',
   },
-  'confirm-first-tokens': { section: 'tokens', kind: 'error', message: 'Confirm it’s you first: your last confirmation is more than 10 minutes old.' },
-  'confirm-first-second-factor': {
-    section: 'second-factor',
-    kind: 'error',
-    message: 'Confirm it’s you first: your last confirmation is more than 10 minutes old.',
-  },
+  'confirmed-sso': { section: 'sso', kind: 'success', message: 'Confirmed. For the next 10 minutes you can link an identity without confirming again.' },
+  'confirm-first-tokens': { section: 'tokens', kind: 'error', message: CONFIRM_FIRST },
+  'confirm-first-second-factor': { section: 'second-factor', kind: 'error', message: CONFIRM_FIRST },
+  'confirm-first-sso': { section: 'sso', kind: 'error', message: CONFIRM_FIRST },
   'enrolment-expired': { section: 'second-factor', kind: 'error', message: 'The set-up expired or was already finished. Start again if two-factor authentication is still off.' },
   'recovery-code-used': {
     section: 'second-factor',

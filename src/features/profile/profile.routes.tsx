@@ -18,7 +18,7 @@ import { recoveryCodesText, shownRecoveryCodes } from '../auth/recovery-codes.ts
 import { confirmEnrolment, pendingEnrolment, regenerateRecoveryCodes, startEnrolment } from '../auth/second-factor.service.ts';
 import { EnrolSecretPage, lockedMessage, RecoveryCodesPage } from '../auth/second-factor.views.tsx';
 import { endOwnSession } from '../auth/sessions.service.ts';
-import { CONFIRM_SECTIONS } from './confirm-step.tsx';
+import { CONFIRM_SECTIONS, confirmRefusal } from './confirm-step.tsx';
 import { changePassword } from './password.service.ts';
 import { PROFILE_NOTICES, renderProfile } from './profile.page.tsx';
 
@@ -62,7 +62,7 @@ export function profileRoutes(deps: Deps) {
   });
 
   // "Confirm it's you": the password (or a current authenticator code) opens this session's 10-minute window for
-  // minting tokens and changing the second factor; back to the section that asked.
+  // minting tokens, changing the second factor and linking an SSO identity; back to the section that asked.
   app.post('/profile/reauth', async (c) => {
     const session = c.get('session')!;
     const form = parseForm(c, confirmSchema);
@@ -77,9 +77,8 @@ export function profileRoutes(deps: Deps) {
       address: clientAddress(c),
     });
     if (result.ok) return c.redirect(`/profile?notice=confirmed-${section}#profile-${section}`, 303);
-    if (result.reason === 'locked') return refuse({ secret: lockedMessage(result.retryAfterMs) }, 429);
-    const wrong = session.account.totp_enabled === 1 ? 'That password or code is not right.' : 'Incorrect password.';
-    return refuse({ secret: wrong }, 401);
+    const refused = confirmRefusal(result, session.account.totp_enabled === 1);
+    return refuse(refused.errors, refused.status);
   });
 
   // POST/redirect/GET: the key is held for this session and shown once on GET /profile/totp.

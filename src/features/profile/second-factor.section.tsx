@@ -14,7 +14,7 @@ export const secondFactorSection: ProfileSection = {
     const session = c.get('session')!;
     const [state, confirmed] = await Promise.all([secondFactorState(deps, session.account.id), recentlyConfirmed(deps, session.idHash)]);
     const confirmErrors = feedback?.form?.id === 'second-factor-confirm' ? feedback.form.errors : undefined;
-    const confirm = (why: string) => <ConfirmStep section="second-factor" withCode={state.enabled} why={why} errors={confirmErrors} />;
+    const confirm = (why: string) => <ConfirmStep place="second-factor" withCode={state.enabled} why={why} errors={confirmErrors} />;
     if (!state.enabled) {
       return (
         <section>

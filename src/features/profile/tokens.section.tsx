@@ -79,7 +79,7 @@ export const tokensSection: ProfileSection = {
           <MintForm feedback={feedback} />
         ) : (
           <ConfirmStep
-            section="tokens"
+            place="tokens"
             withCode={session.account.totp_enabled === 1}
             why="A token can act as you for months, so creating one asks for your password again."
             errors={confirmErrors}

@@ -5,6 +5,7 @@ import { randomToken, sha256 } from '../../deps.ts';
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import { findAccountById, replacePasswordHash } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
+import { actorRecentlyConfirmed } from '../auth/reauth-window.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
 import { findResetByTokenHash, spendReset, upsertReset } from './reset.repo.ts';
 
@@ -23,14 +24,20 @@ export interface MintedResetLink {
   suspended: boolean;
 }
 
-export type MintResetResult = ({ ok: true } & MintedResetLink) | { ok: false; reason: 'self' | 'not-found' };
+export type MintResetResult = ({ ok: true } & MintedResetLink) | { ok: false; reason: 'self' | 'not-found' | 'reauth-required' };
 
 /**
  * Mints a reset link for another account on `base` (the external origin), voiding the account's previous link.
- * `actorId` null is the host CLI. The event is logged without the link.
+ * `actorId` null is the host CLI; a signed-in actor mints only from its session `sessionIdHash` confirmed within the
+ * last 10 minutes ("Confirm it's you"; a link takes the account over), else 'reauth-required' and nothing changes.
+ * The event is logged without the link.
  */
-export async function mintResetLink(deps: Deps, input: { actorId: string | null; accountId: string; base: string }): Promise<MintResetResult> {
+export async function mintResetLink(
+  deps: Deps,
+  input: { actorId: string | null; sessionIdHash?: string; accountId: string; base: string },
+): Promise<MintResetResult> {
   if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
+  if (!(await actorRecentlyConfirmed(deps, input))) return { ok: false, reason: 'reauth-required' };
   const account = await findAccountById(deps.db, input.accountId);
   if (!account) return { ok: false, reason: 'not-found' };
   const token = randomToken(deps.random, TOKEN_BYTES);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import type { TestApp, TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
+import { confirmInSettings } from '../../../test/helpers/once.ts';
 import { startAsAdmin } from '../../../test/helpers/team-factories.ts';
 import { buildAccount, signIn, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
 import { sha256 } from '../../deps.ts';
@@ -20,9 +21,16 @@ forEachDialect((getDb) => {
     ({ t, admin, adminId } = await startAsAdmin(getDb(), ['sessions', 'password_resets', 'auth_throttle', 'accounts']));
   });
 
-  /** Presses "Create reset link" on the account's page (its one-time token included) and returns the answer. */
+  /**
+   * Presses "Create reset link" on the account's page (its one-time token included) and returns the answer; confirms
+   * it's the admin first when the page asks.
+   */
   const pressCreate = async (accountId: string, once?: string) => {
-    const page = await admin.get(`/settings/accounts/${accountId}`);
+    let page = await admin.get(`/settings/accounts/${accountId}`);
+    if (page.text.includes('id="reset-link-confirm"')) {
+      await confirmInSettings(admin, TEST_PASSWORD, accountId);
+      page = await admin.get(`/settings/accounts/${accountId}`);
+    }
     const token = once ?? /name="_once" value="([^"]+)"/.exec(page.text)![1]!;
     return { once: token, res: await admin.post('/settings/accounts/reset-link', { account: accountId, _once: token }) };
   };
@@ -178,8 +186,54 @@ forEachDialect((getDb) => {
     const page = await admin.get(`/settings/accounts/${adminId}`);
     assert.doesNotMatch(page.text, /Create reset link/);
     assert.deepEqual(await mintResetLink(t.deps, { actorId: adminId, accountId: adminId, base: 'http://localhost' }), { ok: false, reason: 'self' });
+    assert.deepEqual(await mintResetLink(t.deps, { actorId: adminId, accountId: 'gone', base: 'http://localhost' }), { ok: false, reason: 'reauth-required' });
     const cli = await mintResetLink(t.deps, { actorId: null, accountId: adminId, base: 'http://localhost' });
     assert.ok(cli.ok);
     assert.deepEqual(await mintResetLink(t.deps, { actorId: null, accountId: 'gone', base: 'http://localhost' }), { ok: false, reason: 'not-found' });
+  });
+
+  test('a reset link asks "Confirm it’s you" first; a direct post is refused by the service; 10 minutes later it asks again', async () => {
+    const vera = await buildAccount(t, { username: 'vera' });
+    const links = () => t.deps.db.selectFrom('password_resets').select('account_id').execute();
+    const before = await admin.get(`/settings/accounts/${vera.id}`);
+    assert.match(before.text, /<form method="post" action="\/settings\/accounts\/reauth(#reset-link-confirm)?" id="reset-link-confirm">/);
+    assert.match(before.text, /<input type="hidden" name="account" value="[^"]+"\/><div class="field"><label for="reset-link-confirm-secret">Password<\/label>/);
+    assert.doesNotMatch(before.text, /Create reset link/, 'the act waits for the confirmation');
+    // A post anyway (a stale page, a stolen session) mints nothing.
+    const refused = await admin.post('/settings/accounts/reset-link', { account: vera.id, _once: 'A'.repeat(43) });
+    assert.equal(refused.status, 403);
+    assert.match(refused.text, /Confirm it’s you first: your last confirmation is more than 10 minutes old\. Nothing was created\./);
+    assert.match(refused.text, /id="reset-link-confirm"/);
+    assert.deepEqual(await links(), []);
+    assert.ok(!t.logs.some((l) => l.includes('reset-link-created')));
+
+    const wrong = await admin.post('/settings/accounts/reauth', { secret: 'not the password', account: vera.id });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.text, /id="reset-link-confirm-secret-error">Incorrect password\./);
+    assert.match(wrong.text, /class="error-summary"/);
+    const ok = await admin.post('/settings/accounts/reauth', { secret: TEST_PASSWORD, account: vera.id });
+    assert.equal(ok.location, `/settings/accounts/${vera.id}?notice=confirmed#account-password`);
+    const confirmed = await admin.get(ok.location!);
+    assert.match(confirmed.text, /Confirmed\. For the next 10 minutes you can create password reset links/);
+    assert.match(confirmed.text, /Create reset link/);
+    assert.doesNotMatch(confirmed.text, /id="reset-link-confirm"/);
+
+    t.clock.advance(10 * 60_000 - 1);
+    assert.equal((await pressCreate(vera.id)).res.location, `/settings/accounts/${vera.id}`);
+    assert.deepEqual(await links(), [{ account_id: vera.id }]);
+    t.clock.advance(1);
+    assert.match((await admin.get(`/settings/accounts/${vera.id}`)).text, /id="reset-link-confirm"/, 'it asks again');
+    const late = await admin.post('/settings/accounts/reset-link', { account: vera.id, _once: 'B'.repeat(43) });
+    assert.equal(late.status, 403);
+    assert.equal((await t.deps.db.selectFrom('password_resets').select('created_at').executeTakeFirstOrThrow()).created_at, t.clock.now() - 1, 'the link minted in time is the only one');
+    // The service itself: a session that confirmed lately, but not this actor's, vouches for nothing; the CLI is exempt.
+    const other = await buildAccount(t, { role: 'admin' });
+    const otherClient = await signIn(t, other);
+    await confirmInSettings(otherClient, TEST_PASSWORD);
+    const otherSession = await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', other.id).executeTakeFirstOrThrow();
+    const input = { accountId: vera.id, base: 'http://localhost' };
+    assert.deepEqual(await mintResetLink(t.deps, { ...input, actorId: adminId, sessionIdHash: otherSession.id_hash }), { ok: false, reason: 'reauth-required' });
+    assert.ok((await mintResetLink(t.deps, { ...input, actorId: other.id, sessionIdHash: otherSession.id_hash })).ok);
+    assert.ok((await mintResetLink(t.deps, { ...input, actorId: null })).ok);
   });
 });

@@ -7,6 +7,7 @@ import { randomToken, safeEqual, newId } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
+import { actorRecentlyConfirmed } from '../auth/reauth-window.ts';
 import { reserveAttempt, type ThrottlePolicy } from '../auth/throttle.service.ts';
 import { authorizationUrl, exchangeCode, type OidcFailure, type VerifiedIdentity } from './sso.oidc.ts';
 import {
@@ -52,7 +53,8 @@ export type FlowFailure = OidcFailure | 'not-found' | 'disabled' | 'expired' | '
 export type StartResult =
   | { ok: true; url: string; flow: FlowState }
   | { ok: false; reason: FlowFailure }
-  | { ok: false; reason: 'too-many-starts'; retryAfterMs: number };
+  | { ok: false; reason: 'too-many-starts'; retryAfterMs: number }
+  | { ok: false; reason: 'reauth-required' };
 export type FinishResult =
   | { ok: true; provider: ProviderRow; identity: VerifiedIdentity }
   | { ok: false; reason: FlowFailure; provider?: ProviderRow };
@@ -73,14 +75,20 @@ export async function flowCookieKey(deps: Deps): Promise<string> {
  * Starts a login or link at an enabled provider: fresh state, nonce and verifier, and the URL to send the browser to.
  * A sign-in start at an enabled provider counts against (client address, provider) before anything is fetched
  * (START_POLICY); unknown and disabled slugs are answered from a read and write no counter. A link asks the provider to authenticate the user afresh (`prompt=login`), so the identity bound is one
- * the user just signed in as, not whatever session the browser happened to hold at the provider.
+ * the user just signed in as, not whatever session the browser happened to hold at the provider. A linked identity
+ * signs in as the account for as long as it stays linked, so a link starts only from the account's session
+ * `sessionIdHash` confirmed within the last 10 minutes ("Confirm it's you"), else 'reauth-required' before anything
+ * else; the round trip that follows is bound to this browser and account and lasts at most FLOW_TTL_MS.
  */
 export async function startFlow(
   deps: Deps,
   slug: string,
-  start: { kind: 'login'; address: string } | { kind: 'link'; accountId: string },
+  start: { kind: 'login'; address: string } | { kind: 'link'; accountId: string; sessionIdHash: string },
   redirectUri: string,
 ): Promise<StartResult> {
+  if (start.kind === 'link' && !(await actorRecentlyConfirmed(deps, { actorId: start.accountId, sessionIdHash: start.sessionIdHash }))) {
+    return { ok: false, reason: 'reauth-required' };
+  }
   const provider = await findProviderBySlug(deps.db, slug);
   if (!provider) return { ok: false, reason: 'not-found' };
   if (provider.enabled !== 1) return { ok: false, reason: 'disabled' };

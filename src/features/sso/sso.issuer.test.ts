@@ -7,6 +7,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
+import { confirmItsMe } from '../../../test/helpers/once.ts';
 import { buildProvider, clearSsoState, newSub, redirectUrisFor, roundTrip } from '../../../test/helpers/sso.ts';
 import { makeCertificates, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { accountForIdentity, linkIdentity } from './sso.flow.service.ts';
@@ -45,8 +46,11 @@ forEachDialect((getDb) => {
   const providerRow = () => t.deps.db.selectFrom('sso_providers').selectAll().where('id', '=', corp.id).executeTakeFirstOrThrow();
   const update = (fields: Record<string, string> = {}) =>
     ac.post('/settings/sso/update', { id: corp.id, display_name: 'Corp', slug: 'corp', issuer: oldIdp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: 'on', ...fields });
-  const link = async (account: { username: string; password: string }, slug: string, sub: string, idp = oldIdp) =>
-    (await roundTrip(await signIn(t, account), idp, `/profile/sso/${slug}/link`, sub)).location;
+  const link = async (account: { username: string; password: string }, slug: string, sub: string, idp = oldIdp) => {
+    const client = await signIn(t, account);
+    await confirmItsMe(client, account.password, 'sso');
+    return (await roundTrip(client, idp, `/profile/sso/${slug}/link`, sub)).location;
+  };
 
   test('a new issuer removes the provider’s bindings, so the same sub at the new issuer signs into nothing; the admin is told how many', async () => {
     const victim = await buildAccount(t);

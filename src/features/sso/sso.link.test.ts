@@ -3,8 +3,10 @@ import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
+import { confirmItsMe } from '../../../test/helpers/once.ts';
 import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import { startFlow } from './sso.flow.service.ts';
 import { LABEL_MAX, labelFrom } from './sso.oidc.ts';
 
 let idp: TestIdp;
@@ -27,11 +29,17 @@ forEachDialect((getDb) => {
     provider = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id, displayName: 'Corp IdP' });
   });
 
+  /** A browser signed in as `account` that confirmed it's them (a link starts only within 10 minutes of that). */
+  const signInConfirmed = async (account: { username: string; password: string }) => {
+    const client = await signIn(t, account);
+    await confirmItsMe(client, account.password, 'sso');
+    return client;
+  };
   const bindings = () => t.deps.db.selectFrom('sso_identities').select(['id', 'provider_id', 'sub', 'account_id', 'label', 'linked_at']).orderBy('sub').execute();
 
   test('linking from the profile records (provider, sub) on the caller; the identity then signs in', async () => {
     const alice = await buildAccount(t);
-    const c = await signIn(t, alice);
+    const c = await signInConfirmed(alice);
     const sub = newSub();
     idp.claims.set(sub, { email: 'alice@corp.example' });
     const start = await c.get('/profile/sso/pub/link');
@@ -50,7 +58,7 @@ forEachDialect((getDb) => {
 
   test('re-linking one’s own identity is a no-op', async () => {
     const alice = await buildAccount(t);
-    const c = await signIn(t, alice);
+    const c = await signInConfirmed(alice);
     const sub = newSub();
     await roundTrip(c, idp, '/profile/sso/pub/link', sub);
     const first = await bindings();
@@ -63,8 +71,8 @@ forEachDialect((getDb) => {
   test('an identity bound to another account is refused; one identity per provider per account', async () => {
     const alice = await buildAccount(t);
     const bob = await buildAccount(t);
-    const a = await signIn(t, alice);
-    const b = await signIn(t, bob);
+    const a = await signInConfirmed(alice);
+    const b = await signInConfirmed(bob);
     const aliceSub = newSub();
     await roundTrip(a, idp, '/profile/sso/pub/link', aliceSub);
     const foreign = await roundTrip(b, idp, '/profile/sso/pub/link', aliceSub);
@@ -80,7 +88,7 @@ forEachDialect((getDb) => {
     const admin = await buildAccount(t, { role: 'admin' });
     await buildProvider(t, idp, { slug: 'conf', createdBy: admin.id, confidential: true });
     const alice = await buildAccount(t);
-    const c = await signIn(t, alice);
+    const c = await signInConfirmed(alice);
     assert.equal((await roundTrip(c, idp, '/profile/sso/pub/link', newSub())).location, '/profile?sso=linked#profile-sso');
     assert.equal((await roundTrip(c, idp, '/profile/sso/conf/link', newSub())).location, '/profile?sso=linked#profile-sso');
     assert.equal((await bindings()).length, 2);
@@ -89,8 +97,8 @@ forEachDialect((getDb) => {
   test('unlink removes only the caller’s own binding; a foreign or stale id is a no-op', async () => {
     const alice = await buildAccount(t);
     const bob = await buildAccount(t);
-    const a = await signIn(t, alice);
-    const b = await signIn(t, bob);
+    const a = await signInConfirmed(alice);
+    const b = await signInConfirmed(bob);
     await roundTrip(a, idp, '/profile/sso/pub/link', newSub());
     await roundTrip(b, idp, '/profile/sso/pub/link', newSub());
     const mine = (await bindings()).find((x) => x.account_id === alice.id)!;
@@ -122,9 +130,9 @@ forEachDialect((getDb) => {
 
     const alice = await buildAccount(t);
     const bob = await buildAccount(t);
-    const a = await signIn(t, alice);
+    const a = await signInConfirmed(alice);
     const callback = await startAndAuthorize(a, idp, '/profile/sso/pub/link', newSub());
-    const b = await signIn(t, bob);
+    const b = await signInConfirmed(bob);
     b.cookies.set('svc_sso_flow', a.cookies.get('svc_sso_flow')!);
     const res = await b.get(pathOf(callback));
     assert.equal(res.status, 400);
@@ -134,7 +142,7 @@ forEachDialect((getDb) => {
 
   test('a sign-in flow cookie does not complete a link, nor a link cookie a sign-in', async () => {
     const alice = await buildAccount(t);
-    const a = await signIn(t, alice);
+    const a = await signInConfirmed(alice);
     const anon = t.client();
     const loginCallback = await startAndAuthorize(anon, idp, '/login/sso/pub', newSub());
     a.cookies.set('svc_sso_flow', anon.cookies.get('svc_sso_flow')!);
@@ -149,7 +157,7 @@ forEachDialect((getDb) => {
 
   test('a disabled provider refuses the link at start and at an in-flight callback', async () => {
     const alice = await buildAccount(t);
-    const a = await signIn(t, alice);
+    const a = await signInConfirmed(alice);
     const callback = await startAndAuthorize(a, idp, '/profile/sso/pub/link', newSub());
     await t.deps.db.updateTable('sso_providers').set({ enabled: 0 }).execute();
     assert.equal((await a.get(pathOf(callback))).status, 403);
@@ -159,7 +167,7 @@ forEachDialect((getDb) => {
 
   test('a link cannot be started from another site (403, nothing started); sign-in still can; the callback may arrive cross-site', async () => {
     const alice = await buildAccount(t);
-    const c = await signIn(t, alice);
+    const c = await signInConfirmed(alice);
     for (const site of ['cross-site', 'same-site']) {
       // An attacker's page navigates the victim's browser here; the SameSite=Lax session cookie rides along.
       const res = await c.get('/profile/sso/pub/link', { 'sec-fetch-site': site, referer: 'https://evil.example/' });
@@ -187,7 +195,7 @@ forEachDialect((getDb) => {
 
   test('a link makes the provider authenticate afresh (prompt=login), whatever session the browser holds there; sign-in does not', async () => {
     const alice = await buildAccount(t);
-    const c = await signIn(t, alice);
+    const c = await signInConfirmed(alice);
     // The browser's session at the provider belongs to someone else (a shared device, or a login CSRF at the provider).
     const theirs = newSub();
     const mine = newSub();
@@ -215,18 +223,65 @@ forEachDialect((getDb) => {
     idp.claims.set(a, { email: '\u202Eevil\u202C@corp.example\u200B\u0007\n', name: 'Alice' });
     idp.claims.set(b, { email: '\u200B\u200E\u2028', preferred_username: ' bob\u0000 ' });
     idp.claims.set(c, { name: `${'x'.repeat(LABEL_MAX - 1)}\u{1F600}tail` });
-    await roundTrip(await signIn(t, alice), idp, '/profile/sso/pub/link', a);
-    await roundTrip(await signIn(t, bob), idp, '/profile/sso/pub/link', b);
-    await roundTrip(await signIn(t, carol), idp, '/profile/sso/pub/link', c);
+    await roundTrip(await signInConfirmed(alice), idp, '/profile/sso/pub/link', a);
+    await roundTrip(await signInConfirmed(bob), idp, '/profile/sso/pub/link', b);
+    await roundTrip(await signInConfirmed(carol), idp, '/profile/sso/pub/link', c);
     const label = async (sub: string) => (await bindings()).find((x) => x.sub === sub)!.label;
     assert.equal(await label(a), 'evil@corp.example');
     assert.equal(await label(b), 'bob', 'a label with nothing printable falls through to the next claim');
     assert.equal(await label(c), `${'x'.repeat(LABEL_MAX - 1)}\u{1F600}`, 'capped in code points, never half a surrogate pair');
   });
 
-  test('the Profile page’s single sign-on section lists the caller’s identities with Unlink and offers Link for the other enabled providers', async () => {
+  test('linking asks "Confirm it’s you" first: the start is refused by the service until then, and again 10 minutes later', async () => {
     const alice = await buildAccount(t);
     const a = await signIn(t, alice);
+    const page = await a.get('/profile');
+    assert.doesNotMatch(page.text, /href="\/profile\/sso\/pub\/link"/, 'no Link button before confirming');
+    assert.match(page.text, /<form method="post" action="\/profile\/reauth(#sso-confirm)?" id="sso-confirm">/);
+    assert.match(page.text, /A linked identity can sign in as you until it is unlinked/);
+    // The start anyway (a bookmark, a stale page, a stolen session) goes nowhere near the provider.
+    const asked = idp.interactions.length;
+    const refused = await a.get('/profile/sso/pub/link');
+    assert.equal(refused.location, '/profile?notice=confirm-first-sso#profile-sso');
+    assert.ok(!a.cookies.has('svc_sso_flow'), 'no flow started');
+    assert.match((await a.get(refused.location!)).text, /id="profile-sso"><div class="notice error" role="alert">Confirm it’s you first/);
+
+    const wrong = await a.post('/profile/reauth', { secret: 'not the password', section: 'sso' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.text, /id="sso-confirm-secret-error">Incorrect password\./);
+    const ok = await a.post('/profile/reauth', { secret: alice.password, section: 'sso' });
+    assert.equal(ok.location, '/profile?notice=confirmed-sso#profile-sso');
+    const confirmed = await a.get(ok.location!);
+    assert.match(confirmed.text, /Confirmed\. For the next 10 minutes you can link an identity/);
+    assert.match(confirmed.text, /href="\/profile\/sso\/pub\/link"/);
+    assert.doesNotMatch(confirmed.text, /id="sso-confirm"/);
+
+    t.clock.advance(10 * 60_000 - 1);
+    // Started within the window, the round trip may end after it (it lasts at most 10 minutes, bound to this browser).
+    const callback = await startAndAuthorize(a, idp, '/profile/sso/pub/link', newSub());
+    t.clock.advance(1);
+    assert.equal((await a.get(pathOf(callback))).location, '/profile?sso=linked#profile-sso');
+    await a.post('/profile/sso/unlink', { id: (await bindings())[0]!.id });
+    assert.match((await a.get('/profile')).text, /id="sso-confirm"/, 'it asks again');
+    assert.equal((await a.get('/profile/sso/pub/link')).location, '/profile?notice=confirm-first-sso#profile-sso');
+    assert.equal(idp.interactions.length, asked + 1, 'only the confirmed start reached the provider');
+    assert.deepEqual(await bindings(), []);
+
+    // The service: only a recently confirmed session of the linking account starts a link.
+    const bob = await buildAccount(t);
+    await signInConfirmed(bob);
+    const sessionOf = async (id: string) => (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', id).executeTakeFirstOrThrow()).id_hash;
+    const redirect = 'http://localhost/profile/sso/pub/link/callback';
+    assert.deepEqual(await startFlow(t.deps, 'pub', { kind: 'link', accountId: alice.id, sessionIdHash: await sessionOf(bob.id) }, redirect), {
+      ok: false,
+      reason: 'reauth-required',
+    });
+    assert.equal((await startFlow(t.deps, 'pub', { kind: 'link', accountId: bob.id, sessionIdHash: await sessionOf(bob.id) }, redirect)).ok, true);
+  });
+
+  test('the Profile page’s single sign-on section lists the caller’s identities with Unlink and offers Link for the other enabled providers', async () => {
+    const alice = await buildAccount(t);
+    const a = await signInConfirmed(alice);
     const sub = newSub();
     idp.claims.set(sub, { email: 'alice@corp.example' });
     const before = await a.get('/profile');

@@ -90,8 +90,11 @@ export function ssoRoutes(deps: Deps) {
     if (queryHasControlCharacters(c.req.url)) return refuse(c, kind, 'malformed');
     if (!SLUG_PATTERN.test(slug)) return refuse(c, kind, 'not-found');
     const redirectUri = `${externalOrigin(c, deps.config)}${paths(slug, kind)}`;
-    const who = kind === 'link' ? { kind, accountId: c.get('session')!.account.id } : { kind, address: clientAddress(c) };
+    const session = c.get('session');
+    const who = kind === 'link' ? { kind, accountId: session!.account.id, sessionIdHash: session!.idHash } : { kind, address: clientAddress(c) };
     const started = await startFlow(deps, slug, who, redirectUri);
+    // Not confirmed lately: back to the Profile's single sign-on section, which asks "Confirm it's you" first.
+    if (!started.ok && started.reason === 'reauth-required') return c.redirect('/profile?notice=confirm-first-sso#profile-sso', 303);
     if (!started.ok && started.reason === 'too-many-starts') {
       c.header('Retry-After', String(Math.ceil(started.retryAfterMs / 1000)));
       return refuse(c, kind, started.reason);

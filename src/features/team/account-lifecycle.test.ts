@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { TestApp, TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
+import { confirmInSettings } from '../../../test/helpers/once.ts';
 import { buildChannel } from '../../../test/helpers/outbox.ts';
 import { buildInvitation, startAsAdmin } from '../../../test/helpers/team-factories.ts';
 import { newId, systemRandom } from '../../deps.ts';
@@ -267,7 +268,10 @@ forEachDialect((getDb) => {
     assert.equal((await accountRow(vera.id))?.last_sign_in_at, t.clock.now(), 'a full sign-in is recorded');
     const page = await admin.get(`/settings/accounts/${vera.id}`);
     for (const label of ['Suspend…', 'Sign out everywhere…', 'Reset second factor…']) assert.ok(page.text.includes(`>${label}</a>`), label);
-    for (const button of ['Save role', 'Create reset link', 'Remove account']) assert.ok(page.text.includes(`>${button}</button>`), button);
+    for (const button of ['Save role', 'Confirm', 'Remove account']) assert.ok(page.text.includes(`>${button}</button>`), button);
+    // The reset link waits for "Confirm it's you" (reset.test.ts); after it, the page offers the button.
+    await confirmInSettings(admin, TEST_PASSWORD, vera.id);
+    assert.ok((await admin.get(`/settings/accounts/${vera.id}`)).text.includes('>Create reset link</button>'));
     assert.doesNotMatch(page.text, /id="confirm"/);
     // An unknown confirm value or a move to an account that cannot receive shows no step.
     assert.doesNotMatch((await admin.get(`/settings/accounts/${vera.id}?confirm=delete-everything`)).text, /id="confirm"/);

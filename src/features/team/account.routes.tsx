@@ -8,9 +8,11 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { errorPage, render } from '../../http/render.tsx';
-import { externalOrigin } from '../../http/request.ts';
+import { clientAddress, externalOrigin } from '../../http/request.ts';
 import { revealLater, revealNow, spendOnce } from '../../http/reveal.tsx';
 import { isId } from '../../http/text.ts';
+import { confirmIdentity, recentlyConfirmed } from '../auth/reauth.service.ts';
+import { CONFIRM_FIRST, confirmRefusal } from '../profile/confirm-step.tsx';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import { ACCOUNT_NOTICES, AccountPage, CONFIRMABLE, type AccountPageProps } from './account.views.tsx';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
@@ -32,6 +34,7 @@ const accountSchema = z.object({ account: id });
 const roleSchema = z.object({ account: id, role: z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' }) });
 const removeSchema = z.object({ account: id, confirm: z.string().default('') });
 const reassignSchema = z.object({ account: id, to: idField('Choose the account that receives the records.') });
+const reauthSchema = z.object({ secret: z.string().max(1024).default(''), account: z.string().default('') });
 
 /** Every refusal of the account acts: status and the message shown on the page (SPEC 7 wording where it has one). */
 const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => string]> = {
@@ -43,6 +46,7 @@ const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => stri
   'last-admin-suspend': [409, () => 'That is the last active administrator. Promote another account first.'],
   'self-sign-out': [409, () => 'To end your own sessions, use the Sessions section of your Profile: signing yourself out everywhere would end this session too.'],
   'self-reset': [409, () => 'You cannot create a reset link for your own account. Change your password on your Profile.'],
+  'reauth-required-reset': [403, () => `${CONFIRM_FIRST} Nothing was created.`],
   'self-reenroll': [409, () => 'You cannot reset your own second factor. Another administrator can.'],
   'confirmation': [400, () => 'The confirmation did not match the username exactly, so nothing was removed.'],
   'author': [
@@ -67,9 +71,13 @@ export function accountRoutes(deps: Deps) {
 
   const gone = (c: Ctx) => errorPage(c, 404, 'Account not found', 'That account no longer exists.');
 
-  /** The account page in the settings frame. */
-  const show = (c: Ctx, detail: AccountDetail, status: ContentfulStatusCode, extra: Omit<AccountPageProps, 'detail' | 'selfId'>) =>
-    render(c, 'Settings', <SettingsFrame current="team"><AccountPage detail={detail} selfId={selfId(c)} {...extra} /></SettingsFrame>, status);
+  /** The account page in the settings frame; its reset link asks "Confirm it's you" first unless this session did lately. */
+  const show = async (c: Ctx, detail: AccountDetail, status: ContentfulStatusCode, extra: Omit<AccountPageProps, 'detail' | 'selfId'>) => {
+    const session = c.get('session')!;
+    const owed = extra.reauth ?? ((await recentlyConfirmed(deps, session.idHash)) ? undefined : { withCode: session.account.totp_enabled === 1 });
+    const body = <AccountPage detail={detail} selfId={selfId(c)} {...extra} reauth={owed} />;
+    return render(c, 'Settings', <SettingsFrame current="team">{body}</SettingsFrame>, status);
+  };
 
   /** The account page, read afresh; 404 when the account is gone. */
   const page = async (c: Ctx, accountId: string, status: ContentfulStatusCode, extra: Omit<AccountPageProps, 'detail' | 'selfId'>) => {
@@ -164,11 +172,32 @@ export function accountRoutes(deps: Deps) {
     const form = parseForm(c, accountSchema);
     if (!form.ok) return invalid(c, form.errors);
     if (!(await spendOnce(c))) return c.redirect(pageOf(form.data.account), 303);
-    const input = { actorId: selfId(c), accountId: form.data.account, base: externalOrigin(c, deps.config) };
+    const session = c.get('session')!;
+    const input = { actorId: session.account.id, sessionIdHash: session.idHash, accountId: form.data.account, base: externalOrigin(c, deps.config) };
     const minted = await mintResetLink(deps, input);
     if (!minted.ok) return refuse(c, form.data.account, minted.reason, `${minted.reason}-reset`);
     await revealLater(c, resetReveal(form.data.account), minted.url);
     return c.redirect(pageOf(form.data.account), 303);
+  });
+
+  // "Confirm it's you" for the admin acts that hand out lasting access (an admin invitation, a reset link): the password
+  // or a current authenticator code opens this session's 10-minute window, counted against the per-session limit of
+  // every re-confirmation. Back to the account page named by `account`, else to the team tab.
+  app.post('/settings/accounts/reauth', async (c) => {
+    const session = c.get('session')!;
+    const form = parseForm(c, reauthSchema);
+    const accountId = form.ok ? form.data.account : form.values.account;
+    const back = isId(accountId) ? accountId : undefined;
+    const withCode = session.account.totp_enabled === 1;
+    const refuseWith = async (errors: Record<string, string>, status: ContentfulStatusCode) =>
+      back
+        ? page(c, back, status, { reauth: { withCode, errors } })
+        : render(c, 'Settings', <SettingsFrame current="team">{await renderTeamTab(deps, c, { confirmErrors: errors })}</SettingsFrame>, status);
+    if (!form.ok) return refuseWith({ secret: form.errors.secret ?? 'Check the form and try again.' }, 400);
+    const result = await confirmIdentity(deps, { accountId: session.account.id, sessionIdHash: session.idHash, secret: form.data.secret, address: clientAddress(c) });
+    if (result.ok) return c.redirect(back ? `${pageOf(back, 'confirmed')}#account-password` : '/settings?tab=team&notice=confirmed#invite', 303);
+    const refused = confirmRefusal(result, withCode);
+    return refuseWith(refused.errors, refused.status);
   });
 
   app.post('/settings/accounts/reassign', async (c) => {

@@ -3,8 +3,9 @@
 import type { Child } from 'hono/jsx';
 import { OnceField } from '../../http/reveal.tsx';
 import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
+import { ConfirmStep as ConfirmItsYou } from '../profile/confirm-step.tsx';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
-import { ROLE_OPTIONS } from './team.views.tsx';
+import { REAUTH_ACTION, ROLE_OPTIONS, type OwedConfirmation } from './team.views.tsx';
 
 /** Fixed notices selected by a query key after a redirect, so no text is ever reflected from the URL. */
 export const ACCOUNT_NOTICES: Record<string, string> = {
@@ -18,13 +19,17 @@ export const ACCOUNT_NOTICES: Record<string, string> = {
   'signed-out': 'Signed out everywhere: every session of this account ended. Its API tokens are untouched and still work.',
   'reassigned': 'Its authored records now belong to the account you chose. Nothing it authored keeps it from being removed.',
   'nothing-to-reassign': 'This account authored no records, so nothing was moved.',
+  'confirmed': 'Confirmed. For the next 10 minutes you can create password reset links and invite administrators without confirming again.',
 };
 
 /** The acts that ask for confirmation first, by the `confirm` query value that shows their step. */
 export const CONFIRMABLE = ['suspend', 'sign-out', 'reenroll', 'reassign'] as const;
 export type Confirmable = (typeof CONFIRMABLE)[number];
 
-/** What the page shows besides the account: the viewer's own id, a notice or error, a confirmation step, a revealed link. */
+/**
+ * What the page shows besides the account: the viewer's own id, a notice or error, a confirmation step, a revealed
+ * link, and `reauth` when a reset link needs "Confirm it's you" first.
+ */
 export interface AccountPageProps {
   detail: AccountDetail;
   selfId: string;
@@ -33,6 +38,7 @@ export interface AccountPageProps {
   errors?: Record<string, string>;
   confirm?: { act: Confirmable; heir?: { id: string; username: string } };
   resetLink?: string;
+  reauth?: OwedConfirmation;
 }
 
 /** The account page body. */
@@ -48,7 +54,7 @@ export function AccountPage(props: AccountPageProps) {
         {a.username}
         {self ? <span class="empty"> (you)</span> : null}
       </h2>
-      {props.notice ? <Notice kind="success">{props.notice}</Notice> : null}
+      {props.notice && !confirmedNow(props) ? <Notice kind="success">{props.notice}</Notice> : null}
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
       {self && props.errors ? <Notice kind="error">{Object.values(props.errors)[0]}</Notice> : null}
       {props.resetLink ? <RevealedLink url={props.resetLink} detail={props.detail} /> : null}
@@ -147,18 +153,30 @@ function Acts(props: AccountPageProps) {
         <span class="hint">Ends every session; API tokens are untouched.</span>
       </p>
 
-      <h3>Password</h3>
-      <Form action="/settings/accounts/reset-link" id="account-reset-link">
-        <input type="hidden" name="account" value={a.id} />
-        <OnceField />
-        <p class="hint">
-          A single-use link, valid 24 hours, that lets its holder choose a new password for {a.username}; shown to you once. The second
-          factor stays.{resetLinkExpiresAt !== undefined ? ' Creating one voids the unused link.' : ''}
-        </p>
-        <button type="submit" class="secondary">
-          Create reset link
-        </button>
-      </Form>
+      <h3 id="account-password">Password</h3>
+      {confirmedNow(props) ? <Notice kind="success">{props.notice}</Notice> : null}
+      {props.reauth ? (
+        <ConfirmItsYou
+          place="reset-link"
+          action={REAUTH_ACTION}
+          fields={{ account: a.id }}
+          withCode={props.reauth.withCode}
+          why={`A reset link lets whoever holds it take over ${a.username}, so creating one asks for your password again.`}
+          errors={props.reauth.errors}
+        />
+      ) : (
+        <Form action="/settings/accounts/reset-link" id="account-reset-link">
+          <input type="hidden" name="account" value={a.id} />
+          <OnceField />
+          <p class="hint">
+            A single-use link, valid 24 hours, that lets its holder choose a new password for {a.username}; shown to you once. The
+            second factor stays.{resetLinkExpiresAt !== undefined ? ' Creating one voids the unused link.' : ''}
+          </p>
+          <button type="submit" class="secondary">
+            Create reset link
+          </button>
+        </Form>
+      )}
 
       <h3>Second factor</h3>
       <p class="actions">
@@ -198,6 +216,11 @@ function Acts(props: AccountPageProps) {
       </Form>
     </>
   );
+}
+
+/** Whether the page answers a "Confirm it's you": its notice then sits at the act it unlocked (the redirect's anchor). */
+function confirmedNow(props: AccountPageProps): boolean {
+  return props.notice === ACCOUNT_NOTICES.confirmed;
 }
 
 /** "1 record", "3 records". */

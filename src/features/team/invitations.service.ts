@@ -4,6 +4,7 @@ import { newId, randomToken, sha256 } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { findAccountByUsername, insertAccount } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
+import { actorRecentlyConfirmed } from '../auth/reauth-window.ts';
 import { findInvitationByTokenHash, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
 import { hasInvisibleCharacters } from '../text-rules.ts';
 
@@ -35,17 +36,23 @@ export function checkInvitationNote(raw: string | undefined): { ok: true; note: 
   return { ok: true, note: note === '' ? null : note };
 }
 
+export type MintInvitationResult = ({ ok: true } & MintedInvitation) | { ok: false; reason: 'reauth-required' };
+
 /**
  * Mints an invitation for `role`, authored by `actorId` (null: from the host command line), with an optional note
- * that only labels it in the admin's list; logs the join link built on `base` (the external origin). A note that
- * checkInvitationNote() refuses is a caller's error (thrown).
+ * that only labels it in the admin's list; logs the join link built on `base` (the external origin). An admin
+ * invitation hands out full control, so a signed-in actor mints one only from its session `sessionIdHash` confirmed
+ * within the last 10 minutes ("Confirm it's you"); else 'reauth-required' and nothing is minted. A viewer invitation
+ * (reading only) and the command line need no confirmation. A note that checkInvitationNote() refuses is a caller's
+ * error (thrown).
  */
 export async function mintInvitation(
   deps: Deps,
-  input: { actorId: string | null; role: Role; note?: string; base: string },
-): Promise<MintedInvitation> {
+  input: { actorId: string | null; sessionIdHash?: string; role: Role; note?: string; base: string },
+): Promise<MintInvitationResult> {
   const checked = checkInvitationNote(input.note);
   if (!checked.ok) throw new RangeError(checked.message);
+  if (input.role === 'admin' && !(await actorRecentlyConfirmed(deps, input))) return { ok: false, reason: 'reauth-required' };
   const token = randomToken(deps.random, TOKEN_BYTES);
   const now = deps.clock.now();
   const id = newId(deps.random);
@@ -62,7 +69,7 @@ export async function mintInvitation(
   const joinLink = `${input.base}/invite?token=${token}`;
   // SPEC 4.2: the join link is also written to the web service's log, for operators without the page at hand.
   deps.log.info({ event: 'invitation-created', invitation: id, role: input.role, expiresAt, joinLink }, `invitation created: ${joinLink}`);
-  return { id, role: input.role, joinLink, expiresAt };
+  return { ok: true, id, role: input.role, joinLink, expiresAt };
 }
 
 export type OpenResult = { ok: true; role: Role; expiresAt: number } | { ok: false; reason: 'invalid' };

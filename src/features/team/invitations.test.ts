@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { buildAccount, signIn, signedInAs } from '../../../test/helpers/factories.ts';
+import { buildAccount, signIn, signedInAs, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
 import { sha256 } from '../../deps.ts';
-import { onceOf, submitMinting } from '../../../test/helpers/once.ts';
+import { confirmInSettings, onceOf, submitMinting } from '../../../test/helpers/once.ts';
 import { INVITATION_TTL_MS, mintInvitation } from './invitations.service.ts';
 
 const PASSWORD = 'a long enough password';
@@ -12,8 +12,12 @@ const PASSWORD = 'a long enough password';
 const REVEAL_PATH = '/settings?tab=team&reveal=invitation#invite-result';
 const JOIN_LINK = /<code class="secret" id="join-link">([^<]+)<\/code>/;
 
-/** Mints an invitation through the admin page (POST, redirect, GET) and returns the join link shown after it. */
+/**
+ * Mints an invitation through the admin page (POST, redirect, GET) and returns the join link shown after it; an admin
+ * invitation confirms it's them first (the test accounts' password).
+ */
 async function mint(admin: TestClient, role: 'admin' | 'viewer', note?: string): Promise<{ link: string; token: string; page: string; once: string }> {
+  if (role === 'admin') await confirmInSettings(admin, TEST_PASSWORD);
   const { post, page, once } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', note === undefined ? { role } : { role, note });
   assert.equal(post.status, 303, post.text);
   assert.equal(post.location, REVEAL_PATH);
@@ -68,6 +72,8 @@ forEachDialect((getDb) => {
     const client = external.client();
     const origin = { origin: 'https://svc.example.test' };
     assert.equal((await client.post('/login', { username: account.username, password: account.password }, origin)).status, 303);
+    await client.get('/settings?tab=team');
+    assert.equal((await client.post('/settings/accounts/reauth', { secret: account.password }, origin)).status, 303);
     const form = await client.get('/settings?tab=team');
     const res = await client.post('/settings/accounts', { role: 'admin', _once: onceOf(form.text, '/settings/accounts') }, origin);
     assert.equal(res.status, 303);
@@ -285,9 +291,72 @@ forEachDialect((getDb) => {
 
   test('an invitation minted from the host command line has no author and is listed as by "command line"', async () => {
     const minted = await mintInvitation(t.deps, { actorId: null, role: 'admin', note: 'break glass', base: 'http://localhost' });
+    assert.ok(minted.ok, 'the command line needs no confirmation');
     const row = await t.deps.db.selectFrom('invitations').select(['created_by', 'note']).where('id', '=', minted.id).executeTakeFirstOrThrow();
     assert.deepEqual(row, { created_by: null, note: 'break glass' });
     assert.match((await admin.get('/settings?tab=team')).text, /<td>break glass<\/td>\s*<td>command line<\/td>/);
     await assert.rejects(mintInvitation(t.deps, { actorId: null, role: 'viewer', note: 'x'.repeat(201), base: 'http://localhost' }), RangeError);
+  });
+
+  test('an admin invitation asks "Confirm it’s you" first; a viewer one does not; 10 minutes later it asks again', async () => {
+    const count = async (role: 'admin' | 'viewer') => (await t.deps.db.selectFrom('invitations').select('id').where('role', '=', role).execute()).length;
+    const tab = await admin.get('/settings?tab=team');
+    assert.match(tab.text, /<form method="post" action="\/settings\/accounts\/reauth(#invite-confirm)?" id="invite-confirm">/);
+    assert.match(tab.text, /To invite an administrator, confirm it’s you below first\./);
+    const inviteForm = /<form[^>]*id="invite">[\s\S]*?<\/form>/.exec(tab.text)![0];
+    assert.doesNotMatch(inviteForm, /<option value="admin"/, 'the admin role is not offered yet');
+    // A viewer invitation needs no confirmation.
+    await mint(admin, 'viewer');
+    // A post anyway (a stale page, a stolen session) mints nothing: the service refuses, the tab asks for the password.
+    const { post: refused } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', { role: 'admin', note: 'sneaky' });
+    assert.equal(refused.status, 403);
+    assert.match(refused.text, /Confirm it’s you first: your last confirmation is more than 10 minutes old\. Nothing was created\./);
+    assert.match(refused.text, /id="invite-confirm"/);
+    assert.equal(await count('admin'), 0);
+    assert.ok(!t.logs.some((l) => l.includes('"role":"admin"')), 'no join link was logged');
+
+    // A wrong password is a form error on the confirm step, counted like every re-confirmation.
+    const wrong = await admin.post('/settings/accounts/reauth', { secret: 'not the password' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.text, /class="error-summary"/);
+    assert.match(wrong.text, /id="invite-confirm-secret-error">Incorrect password\./);
+    const ok = await admin.post('/settings/accounts/reauth', { secret: TEST_PASSWORD });
+    assert.equal(ok.location, '/settings?tab=team&notice=confirmed#invite');
+    const confirmed = await admin.get(ok.location!);
+    assert.match(confirmed.text, /Confirmed\. For the next 10 minutes you can invite administrators/);
+    assert.doesNotMatch(confirmed.text, /id="invite-confirm"/);
+    assert.match(/<form[^>]*id="invite">[\s\S]*?<\/form>/.exec(confirmed.text)![0], /<option value="admin"/);
+
+    t.clock.advance(10 * 60_000 - 1);
+    const { post: inTime } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', { role: 'admin' });
+    assert.equal(inTime.location, REVEAL_PATH);
+    assert.equal(await count('admin'), 1);
+    t.clock.advance(1);
+    assert.match((await admin.get('/settings?tab=team')).text, /id="invite-confirm"/, 'it asks again');
+    const { post: late } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', { role: 'admin' });
+    assert.equal(late.status, 403);
+    assert.equal(await count('admin'), 1);
+    // The confirmation belongs to the session: another session of the same admin is not confirmed by it.
+    await confirmInSettings(admin, TEST_PASSWORD);
+    const other = await signIn(t, adminAccount);
+    assert.equal((await submitMinting(other, '/settings?tab=team', '/settings/accounts', { role: 'admin' })).post.status, 403);
+    assert.equal(await count('admin'), 1);
+  });
+
+  test('the service refuses an admin invitation without a recently confirmed session of the actor; the command line is exempt', async () => {
+    const base = 'http://localhost';
+    const sessionOf = async (accountId: string) =>
+      (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', accountId).executeTakeFirstOrThrow()).id_hash;
+    const refused = { ok: false, reason: 'reauth-required' };
+    assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, role: 'admin', base }), refused);
+    assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: await sessionOf(adminId), role: 'admin', base }), refused);
+    // Another admin's confirmed session does not vouch for this actor.
+    const { account: other, client: otherClient } = await signedInAs(t, 'admin');
+    await confirmInSettings(otherClient, TEST_PASSWORD);
+    assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: await sessionOf(other.id), role: 'admin', base }), refused);
+    assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 0);
+    assert.ok((await mintInvitation(t.deps, { actorId: other.id, sessionIdHash: await sessionOf(other.id), role: 'admin', base })).ok);
+    assert.ok((await mintInvitation(t.deps, { actorId: adminId, role: 'viewer', base })).ok, 'a viewer invitation needs none');
+    assert.ok((await mintInvitation(t.deps, { actorId: null, role: 'admin', base })).ok, 'the host command line needs none');
   });
 });

@@ -11,8 +11,8 @@ import { externalOrigin } from '../../http/request.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import { revealLater, spendOnce } from '../../http/reveal.tsx';
 import { checkInvitationNote, mintInvitation, revokeInvitation } from './invitations.service.ts';
-import { INVITATION_REVEAL, INVITATION_REVEAL_PATH, renderTeamTab } from './team.tab.tsx';
-import type { InviteFormState } from './team.views.tsx';
+import { CONFIRM_FIRST } from '../profile/confirm-step.tsx';
+import { INVITATION_REVEAL, INVITATION_REVEAL_PATH, renderTeamTab, type TeamTabExtra } from './team.tab.tsx';
 
 const role = z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' });
 
@@ -22,16 +22,16 @@ const revokeSchema = z.object({ invitation: idField('Choose an invitation to rev
 export function teamRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
-  /** The settings page with the team tab, an error or a minted invitation, rendered in-band. */
-  const page = async (c: Ctx, status: ContentfulStatusCode, extra: { error?: string; invite?: InviteFormState }) =>
+  /** The settings page with the team tab, an error or a form's errors, rendered in-band. */
+  const page = async (c: Ctx, status: ContentfulStatusCode, extra: TeamTabExtra) =>
     render(c, 'Settings', <SettingsFrame current="team">{await renderTeamTab(deps, c, extra)}</SettingsFrame>, status);
 
   const invalid = (c: Ctx, errors: Record<string, string>) => page(c, 400, { error: Object.values(errors)[0] });
   const done = (c: Ctx, notice: string) => c.redirect(`/settings?tab=team&notice=${notice}`, 303);
-  const actorId = (c: Ctx) => c.get('session')!.account.id;
 
   // POST/redirect/GET: the join link is held for this session and shown once on the page after the redirect. A second
-  // post of the same form (its one-time token spent) mints nothing and lands on that page too.
+  // post of the same form (its one-time token spent) mints nothing and lands on that page too. An admin invitation
+  // without "Confirm it's you" in the last 10 minutes mints nothing: the tab answers with the confirm step.
   app.post('/settings/accounts', async (c) => {
     const form = parseForm(c, mintSchema);
     const note = form.ok ? checkInvitationNote(form.data.note) : undefined;
@@ -40,7 +40,15 @@ export function teamRoutes(deps: Deps) {
       return page(c, 400, { invite: { values: form.ok ? form.data : form.values, errors } });
     }
     if (!(await spendOnce(c))) return c.redirect(INVITATION_REVEAL_PATH, 303);
-    const minted = await mintInvitation(deps, { actorId: actorId(c), role: form.data.role, note: note.note ?? undefined, base: externalOrigin(c, deps.config) });
+    const session = c.get('session')!;
+    const minted = await mintInvitation(deps, {
+      actorId: session.account.id,
+      sessionIdHash: session.idHash,
+      role: form.data.role,
+      note: note.note ?? undefined,
+      base: externalOrigin(c, deps.config),
+    });
+    if (!minted.ok) return page(c, 403, { error: `${CONFIRM_FIRST} Nothing was created.` });
     await revealLater(c, INVITATION_REVEAL, JSON.stringify(minted));
     return c.redirect(INVITATION_REVEAL_PATH, 303);
   });

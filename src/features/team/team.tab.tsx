@@ -3,10 +3,18 @@ import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { revealNow } from '../../http/reveal.tsx';
+import { recentlyConfirmed } from '../auth/reauth-window.ts';
 import type { SettingsTab } from '../settings/tabs.ts';
 import type { MintedInvitation } from './invitations.service.ts';
 import { loadTeam } from './team.service.ts';
 import { TEAM_NOTICES, TeamTab, type InviteFormState } from './team.views.tsx';
+
+/** What a POST asks the tab to show in-band: an error, the invitation form's errors, or the confirm form's errors. */
+export interface TeamTabExtra {
+  error?: string;
+  invite?: InviteFormState;
+  confirmErrors?: Record<string, string>;
+}
 
 /** The reveal kind of a minted invitation's join link, held for the page after the mint's redirect. */
 export const INVITATION_REVEAL = 'invitation';
@@ -15,17 +23,22 @@ export const INVITATION_REVEAL = 'invitation';
 export const INVITATION_REVEAL_PATH = '/settings?tab=team&reveal=invitation#invite-result';
 
 /**
- * Renders the tab body, with an in-band error or the invitation form's errors when a POST asks for it. On the page
- * after a mint's redirect (`reveal=invitation`) the held join link is taken: shown this once, never again.
+ * Renders the tab body, with an in-band error or a form's errors when a POST asks for it. On the page after a mint's
+ * redirect (`reveal=invitation`) the held join link is taken: shown this once, never again. Until this session
+ * confirmed itself within 10 minutes, the invitation form asks "Confirm it's you" before offering the admin role.
  */
-export async function renderTeamTab(deps: Deps, c: Ctx, extra: { error?: string; invite?: InviteFormState } = {}): Promise<Child> {
+export async function renderTeamTab(deps: Deps, c: Ctx, extra: TeamTabExtra = {}): Promise<Child> {
+  const { confirmErrors, ...inBand } = extra;
+  const session = c.get('session')!;
+  const answered = inBand.error || inBand.invite || confirmErrors;
   const key = c.req.query('notice') ?? '';
-  const notice = extra.error || extra.invite || !Object.hasOwn(TEAM_NOTICES, key) ? undefined : TEAM_NOTICES[key];
-  const revealing = !extra.error && !extra.invite && c.req.query('reveal') === 'invitation';
+  const notice = answered || !Object.hasOwn(TEAM_NOTICES, key) ? undefined : TEAM_NOTICES[key];
+  const revealing = !answered && c.req.query('reveal') === 'invitation';
   const held = revealing ? await revealNow(c, INVITATION_REVEAL) : undefined;
   const minted = held === undefined ? undefined : (JSON.parse(held) as MintedInvitation);
-  const team = await loadTeam(deps);
-  return <TeamTab team={team} selfId={c.get('session')!.account.id} notice={notice} minted={minted} mintedGone={revealing && !minted} {...extra} />;
+  const [team, confirmed] = await Promise.all([loadTeam(deps), recentlyConfirmed(deps, session.idHash)]);
+  const confirm = confirmed ? undefined : { withCode: session.account.totp_enabled === 1, errors: confirmErrors };
+  return <TeamTab team={team} selfId={session.account.id} notice={notice} minted={minted} mintedGone={revealing && !minted} confirm={confirm} {...inBand} />;
 }
 
 export const teamTab: SettingsTab = {

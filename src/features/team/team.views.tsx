@@ -2,6 +2,7 @@
 // open invitations.
 import { OnceField } from '../../http/reveal.tsx';
 import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
+import { ConfirmStep } from '../profile/confirm-step.tsx';
 import { INVITATION_NOTE_MAX, type MintedInvitation } from './invitations.service.ts';
 import type { Team } from './team.service.ts';
 
@@ -10,6 +11,7 @@ export const TEAM_NOTICES: Record<string, string> = {
   'removed': 'Account removed. Its sessions and API tokens stopped working.',
   'revoked': 'Invitation revoked. Its link no longer works.',
   'not-pending': 'That invitation was already used or revoked.',
+  'confirmed': 'Confirmed. For the next 10 minutes you can invite administrators and create password reset links without confirming again.',
 };
 
 /** The two roles, as select options. */
@@ -17,6 +19,15 @@ export const ROLE_OPTIONS: [string, string][] = [
   ['viewer', 'viewer'],
   ['admin', 'admin'],
 ];
+
+/** Where an admin's "Confirm it's you" posts (it returns to the team tab, or to the account page it names). */
+export const REAUTH_ACTION = '/settings/accounts/reauth';
+
+/** "Confirm it's you" still owed by this session (not confirmed within 10 minutes): its form's kind and errors. */
+export interface OwedConfirmation {
+  withCode: boolean;
+  errors?: Record<string, string>;
+}
 
 /** The invitation form after a refused post: the values sent back and the error of each field. */
 export interface InviteFormState {
@@ -26,7 +37,8 @@ export interface InviteFormState {
 
 /**
  * The team tab body. `minted` is the invitation whose join link this page shows, once (the page after the mint's
- * redirect); `mintedGone` says the page was reloaded or revisited after that one showing.
+ * redirect); `mintedGone` says the page was reloaded or revisited after that one showing; `confirm` says an admin
+ * invitation needs "Confirm it's you" first.
  */
 export function TeamTab(props: {
   team: Team;
@@ -36,6 +48,7 @@ export function TeamTab(props: {
   minted?: MintedInvitation;
   mintedGone?: boolean;
   invite?: InviteFormState;
+  confirm?: OwedConfirmation;
 }) {
   const { team } = props;
   return (
@@ -44,7 +57,7 @@ export function TeamTab(props: {
       {props.notice ? <Notice kind="success">{props.notice}</Notice> : null}
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
       <MintedInvitationNotice minted={props.minted} gone={props.mintedGone} />
-      <InviteForm state={props.invite} />
+      <InviteForm state={props.invite} confirm={props.confirm} />
 
       <AccountsTable accounts={team.accounts} selfId={props.selfId} />
 
@@ -127,15 +140,25 @@ function MintedInvitationNotice(props: { minted?: MintedInvitation; gone?: boole
   );
 }
 
-/** The invitation form: the role it grants and an optional note for telling open invitations apart. */
-function InviteForm(props: { state?: InviteFormState }) {
+/**
+ * The invitation form: the role it grants and an optional note for telling open invitations apart. While `confirm` is
+ * owed it offers the viewer role only, and "Confirm it's you" below it unlocks the admin role.
+ */
+function InviteForm(props: { state?: InviteFormState; confirm?: OwedConfirmation }) {
   const values = props.state?.values ?? {};
+  const { confirm } = props;
   return (
     <>
       <h3>Invite someone</h3>
       <Form action="/settings/accounts" id="invite" errors={props.state?.errors}>
         <OnceField />
-        <Select label="Role" name="role" options={ROLE_OPTIONS} value={values.role === 'admin' ? 'admin' : 'viewer'} />
+        <Select
+          label="Role"
+          name="role"
+          options={confirm ? ROLE_OPTIONS.filter(([role]) => role === 'viewer') : ROLE_OPTIONS}
+          value={values.role === 'admin' && !confirm ? 'admin' : 'viewer'}
+          hint={confirm ? 'To invite an administrator, confirm it’s you below first.' : undefined}
+        />
         <Field
           label="Note (optional)"
           name="note"
@@ -147,6 +170,16 @@ function InviteForm(props: { state?: InviteFormState }) {
         <p class="hint">The invitee chooses their own username and password. The link is valid for 7 days.</p>
         <button type="submit">Create invitation</button>
       </Form>
+      {confirm ? (
+        <ConfirmStep
+          place="invite"
+          action={REAUTH_ACTION}
+          fields={{}}
+          withCode={confirm.withCode}
+          why="An administrator can change everything here, so inviting one asks for your password again."
+          errors={confirm.errors}
+        />
+      ) : null}
     </>
   );
 }
