@@ -28,11 +28,13 @@ forEachDialect((getDb) => {
       await signInWithBrowser(page, server.url, account);
 
       await page.goto(`${server.url}/profile`);
-      // "Confirm it's you" first, then the set-up button; the key is shown once, on the page after the redirect.
-      const section = page.locator('#profile-second-factor');
-      await section.getByLabel('Password').fill(account.password);
-      await section.getByRole('button', { name: 'Confirm' }).click();
-      await page.waitForURL(/notice=confirmed-second-factor/);
+      // "Confirm it's you" first (the page's one confirm form), then the set-up button; the key is shown once, on the
+      // page after the redirect.
+      assert.equal(await page.locator('#profile-second-factor').getByRole('button', { name: 'Set up two-factor authentication' }).count(), 0);
+      const confirm = page.locator('#profile-confirm');
+      await confirm.getByLabel('Password').fill(account.password);
+      await confirm.getByRole('button', { name: 'Confirm' }).click();
+      await page.waitForURL(/notice=confirmed#profile-confirm/);
       await page.locator('#profile-second-factor').getByRole('button', { name: 'Set up two-factor authentication' }).click();
       await page.waitForURL(`${server.url}/profile/totp`);
       // isVisible() does not wait: the click's page load may not have rendered yet. waitFor() throws if it never does.

@@ -61,12 +61,14 @@ forEachDialect((getDb) => {
       assert.match(reloaded, /for Dana, on-call/);
       assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 1, 'the reload minted nothing');
 
-      // An API token: "Confirm it's you" first, then the form with its labelled lifetime.
+      // An API token: "Confirm it's you" first (the section links to the page's one confirm form), then the form with
+      // its labelled lifetime.
       await page.goto(`${server.url}/profile`);
-      const tokens = page.locator('#profile-tokens');
-      await tokens.getByLabel('Password').fill(boss.password);
-      await tokens.getByRole('button', { name: 'Confirm' }).click();
-      await page.waitForURL(/notice=confirmed-tokens/);
+      await page.locator('#profile-tokens').getByRole('link', { name: 'Confirm it’s you' }).click();
+      const confirm = page.locator('#profile-confirm');
+      await confirm.getByLabel('Password').fill(boss.password);
+      await confirm.getByRole('button', { name: 'Confirm' }).click();
+      await page.waitForURL(/notice=confirmed#profile-confirm/);
       await page.locator('#profile-tokens').getByLabel('Token name').fill('deploy');
       await page.locator('#profile-tokens').getByLabel('Expires after').selectOption('30');
       await page.locator('#profile-tokens').getByRole('button', { name: 'Create token' }).click();

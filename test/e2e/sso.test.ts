@@ -46,9 +46,10 @@ forEachDialect((getDb) => {
       await user.goto(`${server.url}/profile`);
       // "Confirm it's you" first: a linked identity signs in as the account.
       assert.equal(await user.getByRole('link', { name: 'Link Corp IdP' }).count(), 0);
-      await user.locator('#sso-confirm').getByLabel('Password').fill(uma.password);
-      await user.locator('#sso-confirm').getByRole('button', { name: 'Confirm' }).click();
-      await user.waitForURL(/notice=confirmed-sso/);
+      await user.locator('#profile-sso').getByRole('link', { name: 'Confirm it’s you' }).click();
+      await user.locator('#profile-confirm').getByLabel('Password').fill(uma.password);
+      await user.locator('#profile-confirm').getByRole('button', { name: 'Confirm' }).click();
+      await user.waitForURL(/notice=confirmed#profile-confirm/);
       await user.getByRole('link', { name: 'Link Corp IdP' }).click();
       await user.waitForURL(`${idp.issuer}/interaction/**`);
       await user.getByLabel('Subject').fill('uma-at-corp');
@@ -68,9 +69,9 @@ forEachDialect((getDb) => {
       await user.getByRole('button', { name: 'Unlink Corp IdP' }).click();
       await user.waitForURL(/\/profile\?sso=unlinked/);
       // This session came from the provider's button: it confirms with the account's password all the same.
-      await user.locator('#sso-confirm').getByLabel('Password').fill(uma.password);
-      await user.locator('#sso-confirm').getByRole('button', { name: 'Confirm' }).click();
-      await user.waitForURL(/notice=confirmed-sso/);
+      await user.locator('#profile-confirm').getByLabel('Password').fill(uma.password);
+      await user.locator('#profile-confirm').getByRole('button', { name: 'Confirm' }).click();
+      await user.waitForURL(/notice=confirmed#profile-confirm/);
       await user.getByRole('link', { name: 'Link Corp IdP' }).click();
       await user.waitForURL(`${idp.issuer}/interaction/**`);
       assert.equal(idp.interactions.at(-1)?.prompt, 'login');

@@ -30,10 +30,14 @@ export async function submitMinting(
   return { post, page, once };
 }
 
-/** "Confirm it's you" on the profile with the password (or a code): opens the session's 10-minute window. */
-export async function confirmItsMe(client: TestClient, secret: string, section: 'tokens' | 'second-factor' | 'sso' = 'tokens'): Promise<void> {
+/**
+ * "Confirm it's you" on the profile with the password (or a code), through the page's one confirm form: opens the
+ * session's 10-minute window for every act that needs it. `_asked` (the section that needed it) is not sent: one
+ * confirmation serves them all.
+ */
+export async function confirmItsMe(client: TestClient, secret: string, _asked?: 'tokens' | 'second-factor' | 'sso'): Promise<void> {
   await client.get('/profile');
-  const res = await client.post('/profile/reauth', { secret, section });
+  const res = await client.post('/profile/reauth', { secret });
   assert.equal(res.status, 303, `confirmation refused (${res.status})`);
 }
 

@@ -21,7 +21,7 @@ forEachDialect((getDb) => {
     assert.equal((await finishEnrolment(t, owner, '/profile/totp/confirm', secret)).length, 10);
     t.clock.advance(30_000);
     await owner.get('/profile');
-    assert.equal((await owner.post('/profile/reauth', { secret: a.password, section: 'second-factor' })).status, 303);
+    assert.equal((await owner.post('/profile/reauth', { secret: a.password })).status, 303);
     await owner.get('/profile');
     assert.equal((await owner.post('/profile/recovery-codes')).location, '/profile/recovery-codes?from=profile');
     assert.equal((await owner.post('/profile/password', { current: 'not the password', password: 'whatever 12345' })).status, 401);
@@ -50,7 +50,7 @@ forEachDialect((getDb) => {
     const a = await buildAccount(t);
     const thief = await signIn(t, a);
     thief.address = '198.51.100.7';
-    const confirm = (c: typeof thief, secret: string) => c.post('/profile/reauth', { secret, section: 'second-factor' });
+    const confirm = (c: typeof thief, secret: string) => c.post('/profile/reauth', { secret });
     for (let i = 0; i < 5; i++) assert.equal((await confirm(thief, `guess-${i}-guess`)).status, 401);
     // A new address does not help: the lock is on the session.
     thief.address = '198.51.100.8';

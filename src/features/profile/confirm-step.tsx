@@ -1,50 +1,55 @@
 // "Confirm it's you": the step shown before an act that hands out lasting access (minting an API token, new recovery
 // codes, setting up the second factor, linking an SSO identity on the Profile; an admin invitation or a password reset
 // link under Settings) when this session has not re-typed its password within the last 10 minutes. Every door posts
-// it to a route that calls confirmIdentity() (one per-session limiter) and returns to the place that asked.
+// it to a route that calls confirmIdentity() (one per-session limiter) and returns to the place that asked. Profile
+// shows one ConfirmForm for all its acts (confirm.section.tsx); Settings a ConfirmStep in place of each act.
 import type { ConfirmIdentityResult } from '../auth/reauth.service.ts';
 import { lockedMessage } from '../auth/second-factor.views.tsx';
 import { Field, Form } from '../../http/views/components.tsx';
-
-/** The Profile sections that can ask for it (POST /profile/reauth); the confirmation returns to the one that asked. */
-export const CONFIRM_SECTIONS = ['tokens', 'second-factor', 'sso'] as const;
-export type ConfirmSection = (typeof CONFIRM_SECTIONS)[number];
 
 /** The notice after an act refused for want of a recent confirmation. */
 export const CONFIRM_FIRST = 'Confirm it’s you first: your last confirmation is more than 10 minutes old.';
 
 /**
- * The confirm form, with id `<place>-confirm`. By default it posts to /profile/reauth naming the Profile section
- * `place`; another door passes its own `action` and the hidden `fields` that say where to return. `withCode` when the
- * account has an authenticator app, whose code also works.
+ * The confirm form alone, with id `id`, posting to `action` with the hidden `fields` that say where to return.
+ * `withCode` when the account has an authenticator app, whose code also works.
+ */
+export function ConfirmForm(props: { id: string; action: string; withCode: boolean; errors?: Record<string, string>; fields?: Record<string, string> }) {
+  return (
+    <Form action={props.action} id={props.id} errors={props.errors}>
+      {Object.entries(props.fields ?? {}).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <Field
+        label={props.withCode ? 'Password or authenticator code' : 'Password'}
+        name="secret"
+        type="password"
+        autocomplete="current-password"
+        required
+        hint={props.withCode ? 'Your password, or the current 6-digit code from your authenticator app.' : undefined}
+      />
+      <button type="submit">Confirm</button>
+    </Form>
+  );
+}
+
+/**
+ * The step in place of one act (Settings: an admin invitation, a reset link): a heading, why it asks, and the confirm
+ * form with id `<place>-confirm` posting to `action` with the hidden `fields` that say where to return.
  */
 export function ConfirmStep(props: {
   place: string;
   withCode: boolean;
   why: string;
+  action: string;
   errors?: Record<string, string>;
-  action?: string;
   fields?: Record<string, string>;
 }) {
-  const fields = props.fields ?? { section: props.place };
   return (
     <div class="confirm-step">
       <h3>Confirm it’s you</h3>
       <p>{props.why} Confirming lasts 10 minutes in this browser session.</p>
-      <Form action={props.action ?? '/profile/reauth'} id={`${props.place}-confirm`} errors={props.errors}>
-        {Object.entries(fields).map(([name, value]) => (
-          <input type="hidden" name={name} value={value} />
-        ))}
-        <Field
-          label={props.withCode ? 'Password or authenticator code' : 'Password'}
-          name="secret"
-          type="password"
-          autocomplete="current-password"
-          required
-          hint={props.withCode ? 'Your password, or the current 6-digit code from your authenticator app.' : undefined}
-        />
-        <button type="submit">Confirm</button>
-      </Form>
+      <ConfirmForm id={`${props.place}-confirm`} action={props.action} withCode={props.withCode} errors={props.errors} fields={props.fields} />
     </div>
   );
 }

@@ -1,4 +1,5 @@
 // Renders /profile: every registered section, with a notice (a result, an error, a secret shown once) in one of them.
+// A section may render nothing (the "Confirm it's you" step once this session has confirmed).
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Deps } from '../../deps.ts';
@@ -23,13 +24,17 @@ export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
   'password-changed': { section: 'password', kind: 'success', message: 'Your password is changed. Your other sessions are signed out.' },
   'token-revoked': { section: 'tokens', kind: 'success', message: 'The token no longer works.' },
   'session-ended': { section: 'sessions', kind: 'success', message: 'That session is signed out.' },
-  'confirmed-tokens': { section: 'tokens', kind: 'success', message: 'Confirmed. For the next 10 minutes you can create tokens without confirming again.' },
-  'confirmed-second-factor': {
-    section: 'second-factor',
+  confirmed: {
+    section: 'confirm',
     kind: 'success',
-    message: 'Confirmed. For the next 10 minutes you can change your second factor without confirming again.',
+    message: (
+      <>
+        Confirmed. For the next 10 minutes this session can change your <a href="#profile-second-factor">second factor</a>,{' '}
+        <a href="#profile-sso">link a sign-in provider</a> and <a href="#profile-tokens">create API tokens</a> without
+        confirming again.
+      </>
+    ),
   },
-  'confirmed-sso': { section: 'sso', kind: 'success', message: 'Confirmed. For the next 10 minutes you can link an identity without confirming again.' },
   'confirm-first-tokens': { section: 'tokens', kind: 'error', message: CONFIRM_FIRST },
   'confirm-first-second-factor': { section: 'second-factor', kind: 'error', message: CONFIRM_FIRST },
   'confirm-first-sso': { section: 'sso', kind: 'error', message: CONFIRM_FIRST },
@@ -46,10 +51,13 @@ export async function renderProfile(deps: Deps, c: Ctx, feedback?: ProfileFeedba
   const parts: Child[] = [];
   for (const section of profileSections) {
     const own = feedback?.section === section.key ? feedback : undefined;
+    const body = await section.render(deps, c, own);
+    // A section with nothing to show (the confirm step once confirmed) leaves no empty box, its notice aside.
+    if ((body === null || body === undefined) && (!own || own.form)) continue;
     parts.push(
       <div class="profile-section" id={`profile-${section.key}`}>
         {own && !own.form ? <Notice kind={own.kind}>{own.message}</Notice> : null}
-        {await section.render(deps, c, own)}
+        {body}
       </div>,
     );
   }

@@ -18,12 +18,12 @@ import { recoveryCodesText, shownRecoveryCodes } from '../auth/recovery-codes.ts
 import { confirmEnrolment, pendingEnrolment, regenerateRecoveryCodes, startEnrolment } from '../auth/second-factor.service.ts';
 import { EnrolSecretPage, lockedMessage, RecoveryCodesPage } from '../auth/second-factor.views.tsx';
 import { endOwnSession } from '../auth/sessions.service.ts';
-import { CONFIRM_SECTIONS, confirmRefusal } from './confirm-step.tsx';
+import { confirmRefusal } from './confirm-step.tsx';
 import { changePassword } from './password.service.ts';
 import { PROFILE_NOTICES, renderProfile } from './profile.page.tsx';
 
 const changePasswordSchema = z.object({ current: z.string().max(1024).default(''), password: passwordField });
-const confirmSchema = z.object({ secret: z.string().max(1024).default(''), section: z.enum(CONFIRM_SECTIONS).catch('tokens') });
+const confirmSchema = z.object({ secret: z.string().max(1024).default('') });
 const codeSchema = z.object({ code: z.string().max(64).default('') });
 const sessionSchema = z.object({ session: idField('Choose a session to end.') });
 const downloadSchema = z.object({ code: z.array(z.string()) });
@@ -62,13 +62,13 @@ export function profileRoutes(deps: Deps) {
   });
 
   // "Confirm it's you": the password (or a current authenticator code) opens this session's 10-minute window for
-  // minting tokens, changing the second factor and linking an SSO identity; back to the section that asked.
+  // minting tokens, changing the second factor and linking an SSO identity. The page has one confirm form for all three
+  // (#profile-confirm); a refusal is shown there, a confirmation returns there with its notice.
   app.post('/profile/reauth', async (c) => {
     const session = c.get('session')!;
     const form = parseForm(c, confirmSchema);
-    const section = form.ok ? form.data.section : CONFIRM_SECTIONS.find((s) => s === form.values.section) ?? 'tokens';
     const refuse = (errors: Record<string, string>, status: 400 | 401 | 429) =>
-      renderProfile(deps, c, { section, kind: 'error', message: '', form: { id: `${section}-confirm`, errors } }, status);
+      renderProfile(deps, c, { section: 'confirm', kind: 'error', message: '', form: { id: 'confirm', errors } }, status);
     if (!form.ok) return refuse({ secret: form.errors.secret ?? 'Check the form and try again.' }, 400);
     const result = await confirmIdentity(deps, {
       accountId: session.account.id,
@@ -76,7 +76,7 @@ export function profileRoutes(deps: Deps) {
       secret: form.data.secret,
       address: clientAddress(c),
     });
-    if (result.ok) return c.redirect(`/profile?notice=confirmed-${section}#profile-${section}`, 303);
+    if (result.ok) return c.redirect('/profile?notice=confirmed#profile-confirm', 303);
     const refused = confirmRefusal(result, session.account.totp_enabled === 1);
     return refuse(refused.errors, refused.status);
   });

@@ -20,9 +20,9 @@ forEachDialect((getDb) => {
     const { account, client } = await signedInAs(t, 'viewer');
     const page = await client.get('/profile');
     assert.equal(page.status, 200);
-    assert.deepEqual(profileSections.map((s) => s.key), ['password', 'second-factor', 'sso', 'tokens', 'sessions']);
+    assert.deepEqual(profileSections.map((s) => s.key), ['password', 'confirm', 'second-factor', 'sso', 'tokens', 'sessions']);
     for (const s of profileSections) assert.ok(page.text.includes(`id="profile-${s.key}"`), s.key);
-    for (const heading of ['Password', 'Two-factor authentication', 'Single sign-on', 'API tokens', 'Sessions']) assert.match(page.text, new RegExp(`<h2>${heading}</h2>`));
+    for (const heading of ['Password', 'Confirm it’s you', 'Two-factor authentication', 'Single sign-on', 'API tokens', 'Sessions']) assert.match(page.text, new RegExp(`<h2>${heading}</h2>`));
     const rows = await t.deps.db.selectFrom('sessions').select(['id_hash', 'public_id']).where('account_id', '=', account.id).execute();
     assert.equal(rows.length, 1);
     assert.ok(!page.text.includes(rows[0]!.id_hash));
@@ -83,9 +83,9 @@ forEachDialect((getDb) => {
     assert.ok(!profile.text.includes('id="totp-start"'), 'setting up waits for the confirmation');
     assert.equal((await c.post('/profile/totp/start', { _once: newFormToken() })).location, '/profile?notice=confirm-first-second-factor#profile-second-factor');
     assert.equal((await t.deps.db.selectFrom('totp_enrolments').select('secret').execute()).length, 0);
-    const wrong = await c.post('/profile/reauth', { secret: 'wrong password', section: 'second-factor' });
+    const wrong = await c.post('/profile/reauth', { secret: 'wrong password' });
     assert.equal(wrong.status, 401);
-    assert.match(wrong.text, /id="second-factor-confirm-secret-error">Incorrect password/);
+    assert.match(wrong.text, /id="confirm-secret-error">Incorrect password/);
 
     const secret = await startEnrolmentInProfile(c, account.password);
     // A reload or Back shows the key no more; the set-up goes on.
@@ -132,6 +132,49 @@ forEachDialect((getDb) => {
     assert.equal((await (await atTotpStep(t, account)).post('/login/totp', { code: first[0]! })).status, 401, 'the old set is void');
     const ok = await (await atTotpStep(t, account)).post('/login/totp', { code: second[0]! });
     assert.equal(ok.location, '/profile?notice=recovery-code-used');
+  });
+
+  test('one "Confirm it\u2019s you" form on the page serves the second factor and tokens; a failure shows there; 10 minutes later it asks again', async () => {
+    const account = await buildAccount(t);
+    const c = await signIn(t, account);
+    const confirmForms = (text: string) => text.match(/<form[^>]*action="\/profile\/reauth"/g)?.length ?? 0;
+    const passwordFields = (text: string) => text.match(/type="password"/g)?.length ?? 0;
+    const sectionOf = (text: string, key: string) => text.slice(text.indexOf(`id="profile-${key}"`)).split('class="profile-section"')[0]!;
+
+    const before = (await c.get('/profile')).text;
+    assert.equal(confirmForms(before), 1, 'one confirm form');
+    assert.equal(passwordFields(before), 3, 'the password change (two) and the one confirmation');
+    assert.match(sectionOf(before, 'confirm'), /<form method="post" action="\/profile\/reauth" id="confirm">/);
+    assert.match(sectionOf(before, 'confirm'), /creating API tokens ask for your password again\. Confirming lasts 10 minutes/);
+    for (const [key, act] of [['second-factor', 'set up two-factor authentication'], ['tokens', 'create a token']] as const) {
+      assert.match(sectionOf(before, key), new RegExp(`<a href="#profile-confirm">Confirm it’s you</a> above to ${act}\\.`), key);
+    }
+    assert.ok(!before.includes('id="totp-start"') && !before.includes('id="token-mint"'), 'no act before the confirmation');
+    // The rule is the services': posts from this page anyway mint nothing.
+    assert.equal((await c.post('/profile/tokens', { name: 'sneaky', _once: newFormToken() })).location, '/profile?notice=confirm-first-tokens#profile-tokens');
+    assert.equal((await c.post('/profile/totp/start', { _once: newFormToken() })).location, '/profile?notice=confirm-first-second-factor#profile-second-factor');
+    assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').execute()).length, 0);
+
+    const wrong = await c.post('/profile/reauth', { secret: 'wrong password' });
+    assert.equal(wrong.status, 401);
+    assert.equal(confirmForms(wrong.text), 1);
+    assert.match(sectionOf(wrong.text, 'confirm'), /<div class="error-summary" role="alert"[^>]*>.*<a href="#confirm-secret">Incorrect password\.<\/a>/s);
+    assert.match(sectionOf(wrong.text, 'confirm'), /id="confirm-secret-error">Incorrect password\./);
+
+    const ok = await c.post('/profile/reauth', { secret: account.password });
+    assert.equal(ok.location, '/profile?notice=confirmed#profile-confirm');
+    const after = (await c.get(ok.location!)).text;
+    assert.match(sectionOf(after, 'confirm'), /<div class="notice success" role="status">Confirmed\. For the next 10 minutes this session can change your/);
+    assert.equal(confirmForms(after), 0, 'the confirm form is gone');
+    assert.ok(!after.includes('href="#profile-confirm"'), 'and so are the hints');
+    assert.match(sectionOf(after, 'second-factor'), /id="totp-start"/);
+    assert.match(sectionOf(after, 'tokens'), /id="token-mint"/);
+    assert.ok(!(await c.get('/profile')).text.includes('id="profile-confirm"'), 'without its notice the confirmed step leaves nothing');
+
+    t.clock.advance(10 * 60_000);
+    const later = (await c.get('/profile')).text;
+    assert.equal(confirmForms(later), 1, 'it asks again');
+    assert.ok(!later.includes('id="totp-start"') && !later.includes('id="token-mint"'));
   });
 
   test('a replayed regeneration mints no second set, and the codes never appear on a later page', async () => {

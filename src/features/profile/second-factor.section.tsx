@@ -1,20 +1,18 @@
 // Profile section: the second factor. Set up when off; when on, its state, recovery codes left, and new codes. Both
-// acts need "Confirm it's you" within the last 10 minutes of this session first.
+// acts need "Confirm it's you" (the page's one confirm step) within the last 10 minutes of this session first.
 import { OnceField } from '../../http/reveal.tsx';
 import { Form } from '../../http/views/components.tsx';
 import { recentlyConfirmed } from '../auth/reauth.service.ts';
 import { RECOVERY_CODE_COUNT } from '../auth/recovery-codes.ts';
 import { secondFactorState } from '../auth/second-factor.service.ts';
-import { ConfirmStep } from './confirm-step.tsx';
+import { ConfirmFirstHint } from './confirm.section.tsx';
 import type { ProfileSection } from './sections.ts';
 
 export const secondFactorSection: ProfileSection = {
   key: 'second-factor',
-  render: async (deps, c, feedback) => {
+  render: async (deps, c) => {
     const session = c.get('session')!;
     const [state, confirmed] = await Promise.all([secondFactorState(deps, session.account.id), recentlyConfirmed(deps, session.idHash)]);
-    const confirmErrors = feedback?.form?.id === 'second-factor-confirm' ? feedback.form.errors : undefined;
-    const confirm = (why: string) => <ConfirmStep place="second-factor" withCode={state.enabled} why={why} errors={confirmErrors} />;
     if (!state.enabled) {
       return (
         <section>
@@ -28,7 +26,7 @@ export const secondFactorSection: ProfileSection = {
               <button type="submit">Set up two-factor authentication</button>
             </Form>
           ) : (
-            confirm('Setting up a second factor asks for your password again.')
+            <ConfirmFirstHint act="set up two-factor authentication" />
           )}
         </section>
       );
@@ -47,7 +45,10 @@ export const secondFactorSection: ProfileSection = {
             <button type="submit">Generate new recovery codes</button>
           </Form>
         ) : (
-          confirm('New recovery codes replace the old ones, so this asks for your password or a code again.')
+          <>
+            <p class="hint">A new set replaces the old one: the old codes stop working.</p>
+            <ConfirmFirstHint act="generate new recovery codes" />
+          </>
         )}
       </section>
     );

@@ -3,6 +3,7 @@ import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import type { ProfileFeedback } from './profile.page.tsx';
+import { confirmSection } from './confirm.section.tsx';
 import { passwordSection } from './password.section.tsx';
 import { secondFactorSection } from './second-factor.section.tsx';
 import { sessionsSection } from './sessions.section.tsx';
@@ -15,8 +16,9 @@ import { ssoProfileSection } from '../sso/sso.profile.tsx';
  */
 export interface ProfileSection {
   key: string;
+  /** Null or undefined when it has nothing to show (the page then leaves it out, unless it has a notice). */
   render(deps: Deps, c: Ctx, feedback?: ProfileFeedback): Promise<Child>;
 }
 
 /** All sections, in display order. Every signed-in account sees all of them (viewers included). */
-export const profileSections: ProfileSection[] = [passwordSection, secondFactorSection, ssoProfileSection, tokensSection, sessionsSection];
+export const profileSections: ProfileSection[] = [passwordSection, confirmSection, secondFactorSection, ssoProfileSection, tokensSection, sessionsSection];

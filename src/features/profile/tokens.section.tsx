@@ -5,7 +5,7 @@ import { OnceField, revealNow } from '../../http/reveal.tsx';
 import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
 import { recentlyConfirmed } from '../auth/reauth.service.ts';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, listTokens } from '../tokens/tokens.service.ts';
-import { ConfirmStep } from './confirm-step.tsx';
+import { ConfirmFirstHint } from './confirm.section.tsx';
 import type { ProfileFeedback } from './profile.page.tsx';
 import type { ProfileSection } from './sections.ts';
 
@@ -66,7 +66,6 @@ export const tokensSection: ProfileSection = {
   render: async (deps, c, feedback) => {
     const session = c.get('session')!;
     const [tokens, held, confirmed] = await Promise.all([listTokens(deps, session.account.id), heldToken(c), recentlyConfirmed(deps, session.idHash)]);
-    const confirmErrors = feedback?.form?.id === 'tokens-confirm' ? feedback.form.errors : undefined;
     return (
       <section>
         <h2>API tokens</h2>
@@ -75,16 +74,7 @@ export const tokensSection: ProfileSection = {
           A token acts as you on the JSON API under /api/, with your current role. Send it as{' '}
           <code>Authorization: Bearer svc_pat_…</code>.
         </p>
-        {confirmed ? (
-          <MintForm feedback={feedback} />
-        ) : (
-          <ConfirmStep
-            place="tokens"
-            withCode={session.account.totp_enabled === 1}
-            why="A token can act as you for months, so creating one asks for your password again."
-            errors={confirmErrors}
-          />
-        )}
+        {confirmed ? <MintForm feedback={feedback} /> : <ConfirmFirstHint act="create a token" />}
         {tokens.length === 0 ? (
           <p class="empty">You have no API tokens.</p>
         ) : (

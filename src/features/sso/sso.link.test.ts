@@ -237,8 +237,9 @@ forEachDialect((getDb) => {
     const a = await signIn(t, alice);
     const page = await a.get('/profile');
     assert.doesNotMatch(page.text, /href="\/profile\/sso\/pub\/link"/, 'no Link button before confirming');
-    assert.match(page.text, /<form method="post" action="\/profile\/reauth(#sso-confirm)?" id="sso-confirm">/);
-    assert.match(page.text, /A linked identity can sign in as you until it is unlinked/);
+    // The page's one confirm form serves the second factor, the link and tokens alike; the section points to it.
+    assert.equal(page.text.match(/<form[^>]*action="\/profile\/reauth"/g)?.length, 1);
+    assert.match(page.text, /id="profile-sso">[\s\S]*<a href="#profile-confirm">Confirm it’s you<\/a> above to link a sign-in provider\.[\s\S]*id="profile-tokens"/);
     // The start anyway (a bookmark, a stale page, a stolen session) goes nowhere near the provider.
     const asked = idp.interactions.length;
     const refused = await a.get('/profile/sso/pub/link');
@@ -246,15 +247,16 @@ forEachDialect((getDb) => {
     assert.ok(!a.cookies.has('svc_sso_flow'), 'no flow started');
     assert.match((await a.get(refused.location!)).text, /id="profile-sso"><div class="notice error" role="alert">Confirm it’s you first/);
 
-    const wrong = await a.post('/profile/reauth', { secret: 'not the password', section: 'sso' });
+    const wrong = await a.post('/profile/reauth', { secret: 'not the password' });
     assert.equal(wrong.status, 401);
-    assert.match(wrong.text, /id="sso-confirm-secret-error">Incorrect password\./);
-    const ok = await a.post('/profile/reauth', { secret: alice.password, section: 'sso' });
-    assert.equal(ok.location, '/profile?notice=confirmed-sso#profile-sso');
+    assert.match(wrong.text, /id="confirm-secret-error">Incorrect password\./);
+    const ok = await a.post('/profile/reauth', { secret: alice.password });
+    assert.equal(ok.location, '/profile?notice=confirmed#profile-confirm');
     const confirmed = await a.get(ok.location!);
-    assert.match(confirmed.text, /Confirmed\. For the next 10 minutes you can link an identity/);
+    assert.match(confirmed.text, /Confirmed\. For the next 10 minutes this session can[^<]*<a href="#profile-second-factor">/);
     assert.match(confirmed.text, /href="\/profile\/sso\/pub\/link"/);
-    assert.doesNotMatch(confirmed.text, /id="sso-confirm"/);
+    for (const act of ['totp-start', 'token-mint']) assert.match(confirmed.text, new RegExp(`id="${act}"`), `the same confirmation opens ${act}`);
+    assert.doesNotMatch(confirmed.text, /action="\/profile\/reauth"|href="#profile-confirm"/);
 
     t.clock.advance(10 * 60_000 - 1);
     // Started within the window, the round trip may end after it (it lasts at most 10 minutes, bound to this browser).
@@ -262,7 +264,7 @@ forEachDialect((getDb) => {
     t.clock.advance(1);
     assert.equal((await a.get(pathOf(callback))).location, '/profile?sso=linked#profile-sso');
     await a.post('/profile/sso/unlink', { id: (await bindings())[0]!.id });
-    assert.match((await a.get('/profile')).text, /id="sso-confirm"/, 'it asks again');
+    assert.match((await a.get('/profile')).text, /<a href="#profile-confirm">Confirm it’s you<\/a> above to link/, 'it asks again');
     assert.equal((await a.get('/profile/sso/pub/link')).location, '/profile?notice=confirm-first-sso#profile-sso');
     assert.equal(idp.interactions.length, asked + 1, 'only the confirmed start reached the provider');
     assert.deepEqual(await bindings(), []);

@@ -1,8 +1,8 @@
 // The Profile's single sign-on section: the caller's linked identities (Unlink) and a Link button per enabled provider,
 // behind "Confirm it's you" (a linked identity signs in as the account): until this session confirmed itself within the
-// last 10 minutes, the section asks for the password instead of offering the buttons.
+// last 10 minutes, the section points to the page's one confirm step instead of offering the buttons.
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
-import { ConfirmStep } from '../profile/confirm-step.tsx';
+import { ConfirmFirstHint } from '../profile/confirm.section.tsx';
 import type { ProfileSection } from '../profile/sections.ts';
 import { enabledProviders, identitiesOf } from './sso.providers.service.ts';
 import { pick, SsoProfileView } from './sso.views.tsx';
@@ -18,7 +18,7 @@ const NOTICES: Record<string, { kind: 'success' | 'error'; text: string }> = {
 /** The section; the profile page wraps it in #profile-sso. */
 export const ssoProfileSection: ProfileSection = {
   key: 'sso',
-  render: async (deps, c, feedback) => {
+  render: async (deps, c) => {
     const session = c.get('session')!;
     const [identities, providers, confirmed] = await Promise.all([
       identitiesOf(deps, session.account.id),
@@ -28,16 +28,10 @@ export const ssoProfileSection: ProfileSection = {
     const notice = pick(NOTICES, c.req.query('sso'));
     const linked = new Set(identities.map((i) => i.provider_slug));
     if (confirmed || providers.every((p) => linked.has(p.slug))) return <SsoProfileView identities={identities} providers={providers} notice={notice} />;
-    const errors = feedback?.form?.id === 'sso-confirm' ? feedback.form.errors : undefined;
     return (
       <>
         <SsoProfileView identities={identities} providers={[]} notice={notice} />
-        <ConfirmStep
-          place="sso"
-          withCode={session.account.totp_enabled === 1}
-          why="A linked identity can sign in as you until it is unlinked, so linking one asks for your password again."
-          errors={errors}
-        />
+        <ConfirmFirstHint act="link a sign-in provider" />
       </>
     );
   },

@@ -185,11 +185,11 @@ forEachDialect((getDb) => {
     assert.equal(refused.location, '/profile?notice=confirm-first-tokens#profile-tokens');
     assert.equal(await count(), 0);
 
-    const wrong = await client.post('/profile/reauth', { secret: 'not the password', section: 'tokens' });
+    const wrong = await client.post('/profile/reauth', { secret: 'not the password' });
     assert.equal(wrong.status, 401);
-    assert.match(wrong.text, /id="tokens-confirm-secret-error">Incorrect password\./);
-    const ok = await client.post('/profile/reauth', { secret: TEST_PASSWORD, section: 'tokens' });
-    assert.equal(ok.location, '/profile?notice=confirmed-tokens#profile-tokens');
+    assert.match(wrong.text, /id="confirm-secret-error">Incorrect password\./);
+    const ok = await client.post('/profile/reauth', { secret: TEST_PASSWORD });
+    assert.equal(ok.location, '/profile?notice=confirmed#profile-confirm');
     const row = await t.deps.db.selectFrom('sessions').select('reauthed_at').where('account_id', '=', account.id).executeTakeFirstOrThrow();
     assert.equal(row.reauthed_at, t.clock.now());
     assert.match((await client.get('/profile')).text, /id="token-mint"/);
@@ -211,28 +211,28 @@ forEachDialect((getDb) => {
     const client = await signInWithTotp(t, account, secret);
     assert.match((await client.get('/profile')).text, /Password or authenticator code/);
     const code = totpCode(secret, t.clock.now());
-    assert.equal((await client.post('/profile/reauth', { secret: code, section: 'tokens' })).status, 303);
+    assert.equal((await client.post('/profile/reauth', { secret: code })).status, 303);
     // The same code again (a replay, still inside the drift window) is refused, and so is a wrong one.
     t.clock.advance(30_000);
     const second = await signInWithTotp(t, account, secret);
     await second.get('/profile');
-    assert.equal((await second.post('/profile/reauth', { secret: code, section: 'tokens' })).status, 401);
-    assert.equal((await second.post('/profile/reauth', { secret: '000000', section: 'tokens' })).status, 401);
+    assert.equal((await second.post('/profile/reauth', { secret: code })).status, 401);
+    assert.equal((await second.post('/profile/reauth', { secret: '000000' })).status, 401);
     assert.ok(await mint(client, 'after a code'));
   });
 
   test('five wrong confirmations lock this session\u2019s confirmations, not another session\u2019s', async () => {
     const { account, client } = await signedInAs(t, 'viewer');
     client.address = '198.51.100.7';
-    for (let i = 0; i < 5; i++) assert.equal((await client.post('/profile/reauth', { secret: `guess-${i}-guess`, section: 'tokens' })).status, 401);
-    const locked = await client.post('/profile/reauth', { secret: TEST_PASSWORD, section: 'tokens' });
+    for (let i = 0; i < 5; i++) assert.equal((await client.post('/profile/reauth', { secret: `guess-${i}-guess` })).status, 401);
+    const locked = await client.post('/profile/reauth', { secret: TEST_PASSWORD });
     assert.equal(locked.status, 429);
     assert.match(locked.text, /Too many failed attempts/);
     // A new address does not help this session: the lock is on it.
     client.address = '198.51.100.8';
-    assert.equal((await client.post('/profile/reauth', { secret: TEST_PASSWORD, section: 'tokens' })).status, 429);
+    assert.equal((await client.post('/profile/reauth', { secret: TEST_PASSWORD })).status, 429);
     const other = await signIn(t, account);
-    assert.equal((await other.post('/profile/reauth', { secret: TEST_PASSWORD, section: 'tokens' })).status, 303);
+    assert.equal((await other.post('/profile/reauth', { secret: TEST_PASSWORD })).status, 303);
   });
 
   test('a reload shows the token no more, a replayed post mints nothing, and the token never appears again', async () => {
