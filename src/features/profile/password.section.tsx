@@ -1,6 +1,6 @@
 // Profile section: change one's own password (the current one is required).
 import { Field, Form } from '../../http/views/components.tsx';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../auth/passwords.ts';
+import { NewPasswordField } from '../auth/new-password-field.tsx';
 import type { ProfileSection } from './sections.ts';
 
 export const passwordSection: ProfileSection = {
@@ -10,14 +10,7 @@ export const passwordSection: ProfileSection = {
       <h2>Password</h2>
       <Form action="/profile/password" id="password-change" errors={feedback?.form?.id === 'password-change' ? feedback.form.errors : undefined}>
         <Field label="Current password" name="current" type="password" autocomplete="current-password" required />
-        <Field
-          label="New password"
-          name="password"
-          type="password"
-          autocomplete="new-password"
-          required
-          hint={`${PASSWORD_MIN} to ${PASSWORD_MAX} characters. Your other sessions are signed out.`}
-        />
+        <NewPasswordField consequence="Your other sessions are signed out." />
         <button type="submit">Change password</button>
       </Form>
     </section>

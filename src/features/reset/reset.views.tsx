@@ -1,6 +1,6 @@
 // The public password reset page: choose a new password, or one page for a link that cannot be used.
-import { Field, Form, Notice } from '../../http/views/components.tsx';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../auth/passwords.ts';
+import { Form, Notice } from '../../http/views/components.tsx';
+import { NewPasswordField } from '../auth/new-password-field.tsx';
 
 /** The form behind a live link: the account's name (for password managers too) and the new password. */
 export function ResetPage(props: { token: string; username: string; errors?: Record<string, string> }) {
@@ -12,14 +12,7 @@ export function ResetPage(props: { token: string; username: string; errors?: Rec
       <Form action="/reset" id="reset" errors={props.errors}>
         <input type="hidden" name="token" value={props.token} />
         <input type="hidden" name="username" value={props.username} autocomplete="username" />
-        <Field
-          label="New password"
-          name="password"
-          type="password"
-          autocomplete="new-password"
-          required
-          hint={`${PASSWORD_MIN} to ${PASSWORD_MAX} characters. Every session of this account ends; a second factor stays as it is.`}
-        />
+        <NewPasswordField consequence="Every session of this account ends; a second factor stays as it is." />
         <button type="submit">Set new password</button>
       </Form>
     </section>
