@@ -46,7 +46,14 @@ forEachDialect((getDb) => {
     const step = await admin.get(`/settings/accounts/${vera.id}?confirm=suspend`);
     assert.equal(step.status, 200);
     assert.match(step.text, /<button type="submit" class="danger">Suspend vera<\/button>/);
+    assert.doesNotMatch(step.text, /nobody has accepted yet stay valid/, 'no invitations, no warning');
     assert.equal((await accountRow(vera.id))?.suspended_at, null);
+    // Invitations it created outlive the suspension: the step says how many still work and where to revoke them.
+    await buildInvitation(t, vera.id);
+    const spent = await buildInvitation(t, vera.id);
+    await buildInvitation(t, vera.id);
+    await t.deps.db.updateTable('invitations').set({ spent_at: t.clock.now() }).where('id', '=', spent).execute();
+    assert.match((await admin.get(`/settings/accounts/${vera.id}?confirm=suspend`)).text, /The 2 invitations that vera created and nobody has accepted yet stay valid: revoke them on the <a href="\/settings\?tab=team">Team tab<\/a>/);
 
     const res = await admin.post('/settings/accounts/suspend', { account: vera.id });
     assert.equal(res.status, 303);

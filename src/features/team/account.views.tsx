@@ -239,7 +239,18 @@ function confirmText(act: Confirmable, username: string, detail: AccountDetail, 
     case 'suspend':
       return {
         title: `Suspend ${username}?`,
-        text: `${username} will not be able to sign in (password or single sign-on), and its API tokens stop working until it is reactivated. Its sessions and any half-finished sign-in end now. Nothing is deleted: tokens, second factor and records stay.`,
+        text: (
+          <>
+            {`${username} will not be able to sign in (password or single sign-on), and its API tokens stop working until it is reactivated. Its sessions and any half-finished sign-in end now. Nothing is deleted: tokens, second factor and records stay.`}
+            {detail.liveInvitations > 0 ? (
+              <>
+                {` ${detail.liveInvitations === 1 ? 'The 1 invitation' : `The ${detail.liveInvitations} invitations`} that ${username} created and nobody has accepted yet stay valid: revoke them on the `}
+                <a href="/settings?tab=team">Team tab</a>
+                {' if they should not be used.'}
+              </>
+            ) : null}
+          </>
+        ),
         button: `Suspend ${username}`,
       };
     case 'sign-out':

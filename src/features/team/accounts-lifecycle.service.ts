@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { findAccountById } from '../auth/accounts.repo.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
 import { findLiveResetExpiry } from '../reset/reset.repo.ts';
-import { countAuthored, findTeamAccount, listAccounts, lockAccount, moveAuthored, type TeamAccountRow } from './team.repo.ts';
+import { countAuthored, countLiveInvitationsBy, findTeamAccount, listAccounts, lockAccount, moveAuthored, type TeamAccountRow } from './team.repo.ts';
 
 /** What the account page shows about one account. */
 export interface AccountDetail {
@@ -14,19 +14,22 @@ export interface AccountDetail {
   heirs: Pick<TeamAccountRow, 'id' | 'username'>[];
   /** When its live password reset link stops working, if it has one. */
   resetLinkExpiresAt: number | undefined;
+  /** Invitations it minted that can still be accepted: suspending it does not void them. */
+  liveInvitations: number;
 }
 
 /** The account page's data, or undefined when the account does not exist. */
 export async function loadAccount(deps: Deps, accountId: string): Promise<AccountDetail | undefined> {
   const account = await findTeamAccount(deps.db, accountId);
   if (!account) return undefined;
-  const [authored, all, resetLinkExpiresAt] = await Promise.all([
+  const [authored, all, resetLinkExpiresAt, liveInvitations] = await Promise.all([
     countAuthored(deps.db, accountId),
     listAccounts(deps.db),
     findLiveResetExpiry(deps.db, accountId, deps.clock.now()),
+    countLiveInvitationsBy(deps.db, accountId, deps.clock.now()),
   ]);
   const heirs = all.filter((a) => a.id !== accountId && a.suspended_at === null).map((a) => ({ id: a.id, username: a.username }));
-  return { account, authored, heirs, resetLinkExpiresAt };
+  return { account, authored, heirs, resetLinkExpiresAt, liveInvitations };
 }
 
 export type SignOutResult = { ok: true; username: string; ended: number } | { ok: false; reason: 'not-found' | 'self' };

@@ -66,6 +66,19 @@ export function listOpenInvitations(db: Q, limit: number): Promise<OpenInvitatio
     .execute();
 }
 
+/** How many invitations minted by `accountId` can still be accepted (neither spent, revoked nor expired). */
+export async function countLiveInvitationsBy(db: Q, accountId: string, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('invitations')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('created_by', '=', accountId)
+    .where('spent_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** Inserts an invitation row (token stored only as its hash). */
 export async function insertInvitation(db: Q, row: Omit<InvitationsTable, 'spent_at' | 'revoked_at' | 'note'> & { note?: string | null }): Promise<void> {
   await db.insertInto('invitations').values({ note: null, ...row, spent_at: null, revoked_at: null }).execute();
