@@ -127,4 +127,56 @@ forEachDialect((getDb) => {
       await server.close();
     }
   });
+
+  test('an admin labels an invitation with a note, signs an account out everywhere, moves its records and removes it', { skip: browserSkip }, async () => {
+    const t = buildTestApp(getDb());
+    const boss = await buildAccount(t, { username: 'lead', role: 'admin' });
+    const olga = await buildAccount(t, { username: 'olga', role: 'admin' });
+    const server = await serveTestApp(t);
+    const browser = await launchBrowser();
+    try {
+      const adminPage = await (await browser.newContext()).newPage();
+      await signInWithBrowser(adminPage, server.url, boss);
+      const olgaPage = await (await browser.newContext()).newPage();
+      await signInWithBrowser(olgaPage, server.url, olga);
+
+      // Olga mints a viewer invitation with a note: the admin list shows the note and its author, nothing else does.
+      await olgaPage.goto(`${server.url}/settings?tab=team`);
+      await olgaPage.getByLabel('Role', { exact: true }).selectOption('viewer');
+      await olgaPage.getByLabel('Note (optional)').fill('for Dana, on-call');
+      await olgaPage.getByRole('button', { name: 'Create invitation' }).click();
+      const joinLink = (await olgaPage.locator('#join-link').textContent())?.trim() ?? '';
+      await adminPage.goto(`${server.url}/settings?tab=team`);
+      const row = adminPage.getByRole('row', { name: /for Dana, on-call/ });
+      assert.match((await row.textContent()) ?? '', /olga/);
+      const invitee = await (await browser.newContext()).newPage();
+      await invitee.goto(joinLink);
+      assert.doesNotMatch((await invitee.textContent('main')) ?? '', /Dana|on-call/, 'the note is for admins only');
+
+      // Sign olga out everywhere: her browser is out, the page says her tokens are untouched.
+      await adminPage.getByRole('link', { name: 'olga', exact: true }).click();
+      await adminPage.getByRole('link', { name: 'Sign out everywhere…' }).click();
+      await adminPage.getByRole('button', { name: 'Sign olga out everywhere' }).click();
+      assert.match((await adminPage.textContent('main')) ?? '', /Signed out everywhere.*API tokens are untouched/s);
+      await olgaPage.goto(`${server.url}/`);
+      assert.match(olgaPage.url(), /\/login$/);
+
+      // Removal is refused while she authored the invitation; the records move to lead, then removal works.
+      await adminPage.getByLabel('Type olga to remove this account').fill('olga');
+      await adminPage.getByRole('button', { name: 'Remove account' }).click();
+      assert.match((await adminPage.textContent('main')) ?? '', /authored records/);
+      await adminPage.getByLabel('Move its authored records to').selectOption({ label: 'lead' });
+      await adminPage.getByRole('button', { name: 'Review the move…' }).click();
+      await adminPage.getByRole('button', { name: 'Move records to lead' }).click();
+      assert.match((await adminPage.textContent('main')) ?? '', /Its authored records now belong to the account you chose/);
+      await adminPage.getByLabel('Type olga to remove this account').fill('olga');
+      await adminPage.getByRole('button', { name: 'Remove account' }).click();
+      await adminPage.waitForURL(/tab=team/);
+      assert.match((await adminPage.textContent('main')) ?? '', /Account removed\./);
+      assert.match((await adminPage.getByRole('row', { name: /for Dana, on-call/ }).textContent()) ?? '', /lead/, 'the invitation now names lead');
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  });
 });
