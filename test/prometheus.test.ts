@@ -89,6 +89,17 @@ forEachDialect((getDb) => {
       const exposition = await (await t.app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })).text();
       const checked = spawnSync(PROMTOOL, ['check', 'metrics'], { input: exposition, encoding: 'utf8' });
       assert.equal(checked.status, 0, `promtool check metrics:\n${checked.stdout}${checked.stderr}`);
+
+      // The example alert rules in docs/operations.md load in Prometheus, and every svc metric they name is exposed.
+      const doc = fs.readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+      const rules = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((block) => block.startsWith('groups:'));
+      assert.ok(rules, 'docs/operations.md has an alert rules block');
+      fs.writeFileSync(path.join(dir, 'rules.yml'), rules);
+      const rulesChecked = spawnSync(PROMTOOL, ['check', 'rules', path.join(dir, 'rules.yml')], { encoding: 'utf8' });
+      assert.equal(rulesChecked.status, 0, `promtool check rules:\n${rulesChecked.stdout}${rulesChecked.stderr}`);
+      for (const name of new Set(rules.match(/\bsvc_[a-z_]+/g))) {
+        assert.match(exposition, new RegExp(`^# TYPE ${name} `, 'm'), `the alert rules name ${name}, which /metrics exposes`);
+      }
     } finally {
       prometheus.kill('SIGKILL');
       await new Promise((resolve) => server.close(resolve));
