@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fixtureResolver } from '../../test/helpers/delivery.ts';
 import { HOOK_TEST_CERT, closedPort, useReceiver } from '../../test/helpers/receiver.ts';
-import { checkConnection, type ConnectionCheck } from './outbound.ts';
+import { checkConnection, type ConnectionCheck } from './check-connection.ts';
 
 const httpReceiver = useReceiver();
 const tlsReceiver = useReceiver({ tls: true });

@@ -1,13 +1,13 @@
 // The one guarded outbound HTTP client: every channel POST goes through here. It resolves the host itself,
 // refuses when ANY resolved address is not globally reachable, pins the socket to the vetted addresses and
 // re-checks at connect time (so DNS rebinding between check and connect cannot get through), never follows
-// redirects, always verifies TLS, bounds time and response size, and reports failures in plain words.
+// redirects, always verifies TLS, bounds time and response size, and reports failures in plain words. Its
+// resolution, policy, pinning and failure wording are exported for the connection check (check-connection.ts).
 import dns from 'node:dns';
-import net from 'node:net';
 import tls from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import { Pool, buildConnector, request } from 'undici';
-import { classifyAddress, ipLiteralOfHostname, isGloballyReachable, isLoopbackAddress } from './address-policy.ts';
+import { ipLiteralOfHostname, isGloballyReachable, isLoopbackAddress } from './address-policy.ts';
 
 /** One address a host name resolved to. */
 export interface ResolvedAddress {
@@ -68,19 +68,19 @@ export const systemResolver: Resolver = async (hostname) => {
 
 /** Refusals in plain words, as the channel surface shows them. */
 export const BLOCKED_RESOLVED = 'blocked: resolves to an internal address';
-const BLOCKED_LITERAL = 'blocked: internal address';
+export const BLOCKED_LITERAL = 'blocked: internal address';
 
 /** A failure we raise ourselves, already in plain words. */
-class PlainFailure extends Error {
+export class PlainFailure extends Error {
   constructor(readonly plain: string) {
     super(plain);
   }
 }
 
 /** Where a request may go: the parsed URL, its IP literal if any, and whether it is SPEC 2.5's loopback exception. */
-type Target = { url: URL; literal: string | undefined; loopbackException: boolean };
+export type Target = { url: URL; literal: string | undefined; loopbackException: boolean };
 
-function checkTarget(raw: string, policy: AddressPolicy): Target | PlainFailure {
+export function checkTarget(raw: string, policy: AddressPolicy): Target | PlainFailure {
   if (!URL.canParse(raw)) return new PlainFailure('blocked: not an absolute URL');
   const url = new URL(raw);
   if (url.username || url.password) return new PlainFailure('blocked: the URL carries credentials');
@@ -177,165 +177,13 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
   };
 }
 
-/** One step of a connection check: what it found, in plain words. A step after a failed one is skipped. */
-export interface CheckStep {
-  step: 'resolve' | 'policy' | 'tcp' | 'tls';
-  outcome: 'ok' | 'failed' | 'skipped';
-  detail: string;
-}
-
-/** A connection check: every step in order, and whether the receiver could be reached. */
-export interface ConnectionCheck {
-  ok: boolean;
-  steps: CheckStep[];
-}
-
-/** Default budget of each step of a connection check. */
-export const CHECK_STEP_TIMEOUT_MS = 5000;
-
-const CHECK_STEPS: CheckStep['step'][] = ['resolve', 'policy', 'tcp', 'tls'];
-
-/**
- * Checks that a channel URL can be reached, without sending it anything (channels only receive messages): resolves the
- * host, applies the address policy, opens TCP through the same pinned lookup and peer check as a delivery, then for
- * https completes the TLS handshake (same trust as a delivery) and reports the certificate. No HTTP request is
- * written; the socket is closed at once. Each step has its own time budget. Never throws for network failures.
- */
-export async function checkConnection(url: string, options: OutboundOptions & { stepTimeoutMs?: number } = {}): Promise<ConnectionCheck> {
-  const policy = options.policy ?? isGloballyReachable;
-  const stepMs = options.stepTimeoutMs ?? CHECK_STEP_TIMEOUT_MS;
-  const timedOut = `timed out after ${formatSeconds(stepMs)} s`;
-  const steps: CheckStep[] = [];
-  const done = (ok: boolean): ConnectionCheck => {
-    for (const step of CHECK_STEPS) if (!steps.some((s) => s.step === step)) steps.push({ step, outcome: 'skipped', detail: 'Not tried.' });
-    return { ok, steps };
-  };
-  const target = checkTarget(url, policy);
-  if (target instanceof PlainFailure) {
-    const literal = URL.canParse(url) ? ipLiteralOfHostname(new URL(url).hostname) : undefined;
-    if (literal) steps.push({ step: 'resolve', outcome: 'ok', detail: `The host is an IP address (${literal}); nothing to resolve.` });
-    const why = literal && target.plain === BLOCKED_LITERAL ? refusal([literal]) : `Refused: ${target.plain.replace(/^blocked: /, '')}.`;
-    steps.push({ step: 'policy', outcome: 'failed', detail: `${why} No connection was attempted.` });
-    return done(false);
-  }
-
-  const budget = attemptBudget(undefined, stepMs, new PlainFailure(timedOut));
-  let vetted: ResolvedAddress[];
-  try {
-    vetted = await resolveTarget(target, options.resolver ?? systemResolver, budget.signal);
-  } catch (err) {
-    steps.push({ step: 'resolve', outcome: 'failed', detail: `Could not resolve ${target.url.hostname}: ${describeFailure(err, timedOut)}.` });
-    return done(false);
-  } finally {
-    budget.release();
-  }
-  const list = vetted.map((a) => a.address).join(', ');
-  steps.push({
-    step: 'resolve',
-    outcome: 'ok',
-    detail: target.literal
-      ? `The host is an IP address (${target.literal}); nothing to resolve.`
-      : `${target.url.hostname} resolved to ${vetted.length} ${vetted.length === 1 ? 'address' : 'addresses'}: ${list}.`,
-  });
-  const refused = target.literal ? [] : refusedAddresses(vetted, policy);
-  if (refused.length > 0) {
-    steps.push({ step: 'policy', outcome: 'failed', detail: `${refusal(refused.map((a) => a.address))} No connection was attempted.` });
-    return done(false);
-  }
-  steps.push({
-    step: 'policy',
-    outcome: 'ok',
-    detail: target.loopbackException ? 'Allowed: plain http:// to a loopback IP address, the one exception.' : 'Allowed: every address is publicly reachable.',
-  });
-
-  const port = Number(target.url.port) || (target.url.protocol === 'https:' ? 443 : 80);
-  let socket: net.Socket | undefined;
-  try {
-    const started = performance.now();
-    socket = await openPinnedSocket(target, vetted, policy, port, stepMs, timedOut);
-    steps.push({ step: 'tcp', outcome: 'ok', detail: `Connected to ${socket.remoteAddress} port ${port} in ${elapsed(started)} ms.` });
-  } catch (err) {
-    steps.push({ step: 'tcp', outcome: 'failed', detail: `Could not connect to port ${port}: ${describeFailure(firstOf(err), timedOut)}.` });
-    return done(false);
-  }
-  if (target.loopbackException) {
-    socket.destroy();
-    steps.push({ step: 'tls', outcome: 'skipped', detail: 'Not used: plain http:// to a loopback address.' });
-    return done(true);
-  }
-  try {
-    const started = performance.now();
-    const secure = await handshake(socket, target, trustedCa(options), stepMs, timedOut);
-    steps.push({ step: 'tls', outcome: 'ok', detail: `Handshake ok in ${elapsed(started)} ms (${secure.getProtocol()}): ${describeCertificate(secure.getPeerCertificate())}.` });
-    secure.destroy();
-    return done(true);
-  } catch (err) {
-    steps.push({ step: 'tls', outcome: 'failed', detail: `Handshake failed: ${describeFailure(err, timedOut)}.` });
-    return done(false);
-  } finally {
-    socket.destroy();
-  }
-}
-
-/** The policy's refusal of these addresses, naming the special-purpose range of each when it is one. */
-function refusal(addresses: string[]): string {
-  const named = addresses.map((a) => {
-    const verdict = classifyAddress(a);
-    return verdict.global ? a : `${a} (${verdict.reason})`;
-  });
-  return `Refused by the address policy: ${named.join(', ')} ${named.length === 1 ? 'is an internal address' : 'are internal addresses'}.`;
-}
-
-/** Opens TCP to the target through the pinned lookup, then applies the peer rule a delivery's dialer applies. */
-function openPinnedSocket(target: Target, vetted: ResolvedAddress[], policy: AddressPolicy, port: number, ms: number, timedOut: string): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: target.literal ?? target.url.hostname, port, lookup: pinnedLookup(vetted, policy) as any });
-    const timer = setTimeout(() => socket.destroy(new PlainFailure(timedOut)), ms);
-    socket.once('error', (err) => (clearTimeout(timer), reject(err)));
-    socket.once('connect', () => {
-      clearTimeout(timer);
-      const peer = socket.remoteAddress;
-      if (peer && peerAllowed(target, policy)(peer)) return resolve(socket);
-      socket.destroy();
-      reject(new PlainFailure(target.literal ? BLOCKED_LITERAL : BLOCKED_RESOLVED));
-    });
-  });
-}
-
-/** The TLS handshake over an open socket, verified as a delivery's is (the host name for names, the address for literals). */
-function handshake(socket: net.Socket, target: Target, ca: string[] | undefined, ms: number, timedOut: string): Promise<tls.TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const host = target.literal ?? target.url.hostname;
-    const secure = tls.connect({ socket, host, servername: target.literal ? undefined : host, rejectUnauthorized: true, ...(ca ? { ca } : {}) });
-    const timer = setTimeout(() => secure.destroy(new PlainFailure(timedOut)), ms);
-    secure.once('error', (err) => (clearTimeout(timer), reject(err)));
-    secure.once('secureConnect', () => (clearTimeout(timer), resolve(secure)));
-  });
-}
-
-/** "certificate for <subject>, issued by <issuer>, valid until <date> UTC". */
-function describeCertificate(cert: tls.PeerCertificate): string {
-  const name = (part: Record<string, string | string[]> | undefined) => [part?.CN ?? part?.O ?? 'an unnamed subject'].flat().join(', ');
-  const until = Number.isNaN(Date.parse(cert.valid_to)) ? cert.valid_to : new Date(cert.valid_to).toISOString().slice(0, 16).replace('T', ' ');
-  return `certificate for ${name(cert.subject as any)}, issued by ${name(cert.issuer as any)}, valid until ${until} UTC`;
-}
-
-/** Happy-eyeballs connects report every address's failure together: the first one names the cause. */
-function firstOf(err: unknown): unknown {
-  return err instanceof AggregateError && err.errors.length > 0 ? err.errors[0] : err;
-}
-
-function elapsed(started: number): number {
-  return Math.max(0, Math.round(performance.now() - started));
-}
-
 /** The CA list when extra certificates are trusted (the system roots plus them), else undefined (the defaults). */
-function trustedCa(options: OutboundOptions): string[] | undefined {
+export function trustedCa(options: OutboundOptions): string[] | undefined {
   return options.extraCa?.length ? [...tls.rootCertificates, ...options.extraCa] : undefined;
 }
 
 /** Resolves the target's host (an IP literal stands for itself); throws a PlainFailure when the name does not resolve. */
-async function resolveTarget(target: Target, resolver: Resolver, signal: AbortSignal): Promise<ResolvedAddress[]> {
+export async function resolveTarget(target: Target, resolver: Resolver, signal: AbortSignal): Promise<ResolvedAddress[]> {
   if (target.literal) return [{ address: target.literal, family: target.literal.includes(':') ? 6 : 4 }];
   let answers: ResolvedAddress[];
   try {
@@ -349,17 +197,17 @@ async function resolveTarget(target: Target, resolver: Resolver, signal: AbortSi
 }
 
 /** The resolved addresses the policy refuses. */
-function refusedAddresses(answers: ResolvedAddress[], policy: AddressPolicy): ResolvedAddress[] {
+export function refusedAddresses(answers: ResolvedAddress[], policy: AddressPolicy): ResolvedAddress[] {
   return answers.filter((a) => !policy(a.address));
 }
 
 /** The connect-time rule for the socket's peer: the loopback exception's own literal, or an address the policy allows. */
-function peerAllowed(target: Target, policy: AddressPolicy): (address: string) => boolean {
+export function peerAllowed(target: Target, policy: AddressPolicy): (address: string) => boolean {
   return (address) => (target.loopbackException ? isLoopbackAddress(address) && sameAddress(address, target.literal!) : policy(address));
 }
 
 /** A dns.lookup stand-in pinned to the vetted addresses, each re-checked against the policy when the socket is opened. */
-function pinnedLookup(vetted: ResolvedAddress[], policy: AddressPolicy) {
+export function pinnedLookup(vetted: ResolvedAddress[], policy: AddressPolicy) {
   return (_host: string, opts: { all?: boolean; family?: number | string }, cb: (...args: any[]) => void) => {
     const usable = vetted.filter((a) => !opts.family || Number(opts.family) === a.family || opts.family === `IPv${a.family}`);
     if (usable.length === 0 || !usable.every((a) => policy(a.address))) return cb(new PlainFailure(BLOCKED_RESOLVED));
@@ -397,7 +245,7 @@ const STOPPED = new Error('stopped');
  * (reason `timedOut`). A controller per attempt, released when done, rather than `AbortSignal.any()` over the
  * worker's long-lived stop signal: on Node 20 every `any()` stays registered on its sources (measured: ~300 B per call).
  */
-function attemptBudget(stop: AbortSignal | undefined, ms: number, timedOut: Error) {
+export function attemptBudget(stop: AbortSignal | undefined, ms: number, timedOut: Error) {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(timedOut), ms);
   const onStop = () => controller.abort(STOPPED);
@@ -454,7 +302,7 @@ const TLS_UNTRUSTED = new Set([
 ]);
 
 /** Turns a thrown network error into the plain words of SPEC 6.6's failure classes. */
-function describeFailure(err: unknown, timedOut: string): string {
+export function describeFailure(err: unknown, timedOut: string): string {
   const seen = new Set<unknown>();
   for (let e: any = err; e && typeof e === 'object' && !seen.has(e); e = e.cause) {
     seen.add(e);
@@ -477,6 +325,6 @@ function sameAddress(a: string, b: string): boolean {
   return ipaddr.isValid(a) && ipaddr.isValid(b) && ipaddr.process(a).toString() === ipaddr.process(b).toString();
 }
 
-function formatSeconds(ms: number): string {
+export function formatSeconds(ms: number): string {
   return Number((ms / 1000).toFixed(3)).toString();
 }

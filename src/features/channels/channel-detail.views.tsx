@@ -1,7 +1,7 @@
 // One channel's page (admins): its health in full, "Check connection" and its result, its latest attempts linked to
 // their messages, its dead letters waiting for a re-send, and the delete confirmation. Never the secret.
 import type { Child } from 'hono/jsx';
-import type { CheckStep, ConnectionCheck } from '../../net/outbound.ts';
+import type { CheckStep, ConnectionCheck } from '../../net/check-connection.ts';
 import { Form, StackedTable, Time } from '../../http/views/components.tsx';
 import type { ChannelAttempt, ChannelSummary } from './channels.repo.ts';
 import { channelHealth, type ChannelDetail } from './channels.service.ts';

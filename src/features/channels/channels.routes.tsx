@@ -8,7 +8,7 @@ import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { refuseControlQuery } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
-import type { ConnectionCheck } from '../../net/outbound.ts';
+import type { ConnectionCheck } from '../../net/check-connection.ts';
 import { setRetentionDays, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS } from '../messages/retention.service.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import { channelsTabBody, type ChannelsTabState } from './channels.tab.tsx';

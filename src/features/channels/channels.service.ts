@@ -3,7 +3,7 @@
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
 import { CLASSES, isMessageClass, type MessageClass } from '../messages/classes.ts';
-import { checkConnection, type ConnectionCheck } from '../../net/outbound.ts';
+import { checkConnection, type ConnectionCheck } from '../../net/check-connection.ts';
 import { countResendableDead } from '../delivery/deliveries.repo.ts';
 import { validateChannelUrl } from './channel-url.ts';
 import {
