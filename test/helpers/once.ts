@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import type { TestClient, TestResponse } from './app.ts';
 
-/** The `_once` token of the form posting to `action` on a page (the action may carry a `#form` anchor). */
+/** The `_once` token of the form posting to `action` on a page. */
 export function onceOf(page: string, action: string): string {
   const escaped = action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const form = new RegExp(`<form[^>]*action="${escaped}(?:#[^"]*)?"[^>]*>([\\s\\S]*?)</form>`).exec(page);
+  const form = new RegExp(`<form[^>]*action="${escaped}"[^>]*>([\\s\\S]*?)</form>`).exec(page);
   assert.ok(form, `a form posting to ${action} is on the page`);
   const once = /name="_once" value="([^"]+)"/.exec(form[1]!);
   assert.ok(once, `the form posting to ${action} carries a one-time token`);
