@@ -7,14 +7,20 @@ import { Layout, type Viewer } from './views/layout.tsx';
 
 /**
  * Renders `body` as a full page: the layout shows a fully signed-in viewer their name, role and (unless `bell` is
- * false) unread count.
+ * false) unread count, counted here unless the page already counted it (`unread`).
  */
-export async function render(c: Ctx, title: string, body: Child, status: ContentfulStatusCode = 200, options: { bell?: boolean } = {}): Promise<Response> {
+export async function render(
+  c: Ctx,
+  title: string,
+  body: Child,
+  status: ContentfulStatusCode = 200,
+  options: { bell?: boolean; unread?: number } = {},
+): Promise<Response> {
   const session = c.get('session');
   let viewer: Viewer | undefined;
   if (session?.stage === 'full') {
     const { id, username, role } = session.account;
-    viewer = { username, role, unread: options.bell === false ? undefined : await unreadCount(c.get('deps'), id) };
+    viewer = { username, role, unread: options.bell === false ? undefined : (options.unread ?? (await unreadCount(c.get('deps'), id))) };
   }
   return c.html(
     <Layout title={title} viewer={viewer} csrf={session?.csrfToken} path={c.req.path}>

@@ -1,5 +1,5 @@
 // Bounded reads behind the home page: what needs an admin's attention now, and what a new admin has not set up yet.
-import { sql, type AliasedSelectQueryBuilder, type Kysely, type Transaction } from 'kysely';
+import { type AliasedSelectQueryBuilder, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
@@ -31,23 +31,6 @@ async function countOf(db: Q, inner: AliasedSelectQueryBuilder<{ id: string }, '
   return Number(row.n);
 }
 
-/** How many enabled channels are failing, counted up to `cap`. */
-export function countFailingChannels(db: Q, cap: number): Promise<number> {
-  return countOf(db, db.selectFrom('channels').select('id').where('enabled', '=', 1).where('consecutive_failures', '>', 0).limit(cap).as('x'));
-}
-
-/** Deliveries dead-lettered at or after `since`, counted up to `cap` (the partial index on undelivered rows serves it). */
-export function countDeadSince(db: Q, since: number, cap: number): Promise<number> {
-  const dead = db
-    .selectFrom('deliveries')
-    .select('id')
-    // A literal state list, so the planner can use the partial index deliveries_undelivered.
-    .where(sql<boolean>`state in ('dead', 'cancelled')`)
-    .where('state', '=', 'dead')
-    .where('updated_at', '>=', since)
-    .limit(cap);
-  return countOf(db, dead.as('x'));
-}
 
 /** Invitations neither spent, revoked nor expired at `now`, counted up to `cap`. */
 export function countOpenInvitations(db: Q, now: number, cap: number): Promise<number> {

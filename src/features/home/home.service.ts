@@ -3,7 +3,8 @@ import type { Deps } from '../../deps.ts';
 import { listInboxMessages } from '../messages/inbox.repo.ts';
 import type { MessageRow } from '../messages/messages.repo.ts';
 import { unreadCount } from '../messages/read-state.service.ts';
-import { countDeadSince, countFailingChannels, countOpenInvitations, failingChannelRows, setupProgress, type FailingChannelRow } from './home.repo.ts';
+import { countDeadSince, failingChannels } from '../ops/ops.repo.ts';
+import { countOpenInvitations, failingChannelRows, setupProgress, type FailingChannelRow } from './home.repo.ts';
 
 /** Unread messages listed on the home page. */
 export const HOME_UNREAD_ROWS = 5;
@@ -42,7 +43,7 @@ export async function homeView(deps: Deps, account: { id: string; role: 'admin' 
 async function adminAttention(deps: Deps): Promise<AdminAttention> {
   const now = deps.clock.now();
   const [failingCount, failingRows, deadLastDay, openInvitations, progress] = await Promise.all([
-    countFailingChannels(deps.db, HOME_COUNT_CAP),
+    failingChannels(deps.db, HOME_COUNT_CAP),
     failingChannelRows(deps.db, HOME_FAILING_ROWS),
     countDeadSince(deps.db, now - DEAD_WINDOW_MS, HOME_COUNT_CAP),
     countOpenInvitations(deps.db, now, HOME_COUNT_CAP),

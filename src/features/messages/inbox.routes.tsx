@@ -59,6 +59,8 @@ export function inboxRoutes(deps: Deps) {
         anyUnread={unread > 0}
         notice={notice}
       />,
+      200,
+      { unread },
     );
   };
 

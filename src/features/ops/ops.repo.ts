@@ -1,5 +1,6 @@
-// Plain, bounded queries behind /readyz and the database-held gauges of /metrics: each reads an index or a small
-// table and stops after a fixed number of rows, so a scrape stays cheap however large the store grows.
+// Plain, bounded queries behind /readyz, the database-held gauges of /metrics and the home page's "needs attention":
+// each reads an index or a small table and stops after a fixed number of rows, so they stay cheap however large the
+// store grows.
 import { sql, type ExpressionBuilder, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 
@@ -26,10 +27,10 @@ const dead = (eb: ExpressionBuilder<DB, 'deliveries'>) => eb.and([sql<SqlBool>`"
 
 const due = (now: number) => (eb: ExpressionBuilder<DB, 'deliveries'>) => eb.and([pending(eb), eb('next_attempt_at', '<=', now)]);
 
-/** Counts the rows matching `where`, stopping at COUNT_CAP. */
-async function countCapped(db: Kysely<DB>, where: (eb: ExpressionBuilder<DB, 'deliveries'>) => Expression<SqlBool>): Promise<number> {
+/** Counts the deliveries matching `where`, stopping at `cap`. */
+async function countCapped(db: Kysely<DB>, where: (eb: ExpressionBuilder<DB, 'deliveries'>) => Expression<SqlBool>, cap = COUNT_CAP): Promise<number> {
   const row = await db
-    .selectFrom((eb) => eb.selectFrom('deliveries').select(sql.lit(1).as('one')).where(where).limit(COUNT_CAP).as('d'))
+    .selectFrom((eb) => eb.selectFrom('deliveries').select(sql.lit(1).as('one')).where(where).limit(cap).as('d'))
     .select((eb) => eb.fn.countAll<string | number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
@@ -55,24 +56,16 @@ export function countDead(db: Kysely<DB>): Promise<number> {
   return countCapped(db, dead);
 }
 
-/** Deliveries dead-lettered at or after `since` (a range of the deliveries_undelivered index). */
-export async function countDeadSince(db: Kysely<DB>, since: number): Promise<number> {
-  const row = await db
-    .selectFrom('deliveries')
-    .select((eb) => eb.fn.countAll<string | number>().as('n'))
-    .where(dead)
-    .where('updated_at', '>=', since)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+/** Deliveries dead-lettered at or after `since` (a range of the deliveries_undelivered index), counted up to `cap`. */
+export function countDeadSince(db: Kysely<DB>, since: number, cap = COUNT_CAP): Promise<number> {
+  return countCapped(db, (eb) => eb.and([dead(eb), eb('updated_at', '>=', since)]), cap);
 }
 
-/** Enabled channels whose latest attempt failed (channels are few: an admin declares each). */
-export async function failingChannels(db: Kysely<DB>): Promise<number> {
+/** Enabled channels whose latest attempt failed, counted up to `cap`. */
+export async function failingChannels(db: Kysely<DB>, cap = COUNT_CAP): Promise<number> {
   const row = await db
-    .selectFrom('channels')
+    .selectFrom((eb) => eb.selectFrom('channels').select(sql.lit(1).as('one')).where('enabled', '=', 1).where('consecutive_failures', '>', 0).limit(cap).as('c'))
     .select((eb) => eb.fn.countAll<string | number>().as('n'))
-    .where('enabled', '=', 1)
-    .where('consecutive_failures', '>', 0)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
