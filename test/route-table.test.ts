@@ -31,6 +31,9 @@ const SELF_SERVICE = [
   'POST /profile/totp/start',
 ];
 
+/** API writes a viewer's token may make: read marks and revoking its own tokens. */
+const API_SELF_SERVICE = ['POST /api/messages/read', 'POST /api/messages/read-all', 'POST /api/messages/unread', 'DELETE /api/tokens/x'];
+
 /** Admin acts with no route in this service: the gate must refuse them before any route exists (404 would mean open). */
 const UNBUILT_ADMIN_ACTS = ['POST /probers', 'POST /scans/trigger', 'POST /anything-added-later', 'PUT /profilex', 'DELETE /messages'];
 
@@ -56,7 +59,7 @@ function asViewer(client: Awaited<ReturnType<typeof signedInAs>>['client'], rout
 forEachDialect((getDb) => {
   test('every registered write outside the self-service list is 403 for a viewer', async () => {
     const t = buildTestApp(getDb());
-    const writes = registeredWrites(t);
+    const writes = registeredWrites(t).filter((r) => !r.split(' ')[1]!.startsWith('/api/'));
     const admin = writes.filter((r) => !SELF_SERVICE.includes(r));
     assert.ok(admin.length >= 10, `found ${admin.length} admin writes`);
     for (const route of SELF_SERVICE) assert.ok(writes.includes(route), `${route} is a registered route`);
@@ -88,6 +91,21 @@ forEachDialect((getDb) => {
     }
     const { client: adminClient } = await signedInAs(t, 'admin');
     assert.equal((await asViewer(adminClient, 'POST /scans/trigger')).status, 404, 'an admin passes the gate to the missing route');
+  });
+
+  test('every registered API write outside the self-service list is 403 for a viewer’s token; the self-service ones pass the gate', async () => {
+    const t = buildTestApp(getDb());
+    const writes = registeredWrites(t).filter((r) => r.split(' ')[1]!.startsWith('/api/'));
+    const admin = writes.filter((r) => !API_SELF_SERVICE.includes(r));
+    for (const route of API_SELF_SERVICE) assert.ok(writes.includes(route), `${route} is a registered route`);
+    const { account } = await signedInAs(t, 'viewer');
+    const { token } = await createToken(t.deps, account.id, { name: 'ci', expiry: '90' });
+    const send = (route: string) => {
+      const [method, path] = route.split(' ') as [string, string];
+      return t.app.request(path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+    };
+    for (const route of admin) assert.equal((await send(route)).status, 403, `${route} with a viewer's token`);
+    for (const route of API_SELF_SERVICE) assert.notEqual((await send(route)).status, 403, `${route} with a viewer's token`);
   });
 
   test('a viewer token is refused on API writes by default', async () => {

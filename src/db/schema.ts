@@ -111,6 +111,20 @@ export interface ApiTokensTable {
   created_at: number;
   expires_at: number | null;
   last_used_at: number | null;
+  /** 1: GET and HEAD only; every write through it answers 403. */
+  read_only: number;
+}
+
+/** The first answer to POST /api/messages per (account, Idempotency-Key), kept 24 hours for retries. */
+export interface ApiIdempotencyTable {
+  account_id: string;
+  key: string;
+  /** SHA-256 of the request as validated, so the same key with another body is told apart. */
+  request_hash: string;
+  status: number;
+  /** The JSON body answered the first time. */
+  response: string;
+  created_at: number;
 }
 
 /** A stored message: computed once at emission, never recomputed. */
@@ -263,6 +277,7 @@ export interface DB {
   invitations: InvitationsTable;
   recovery_codes: RecoveryCodesTable;
   api_tokens: ApiTokensTable;
+  api_idempotency: ApiIdempotencyTable;
   messages: MessagesTable;
   channels: ChannelsTable;
   deliveries: DeliveriesTable;

@@ -2,6 +2,7 @@
 import type { Context } from 'hono';
 import type { Deps } from '../deps.ts';
 import type { SessionContext } from '../features/auth/sessions.service.ts';
+import type { ApiAccount } from '../features/tokens/tokens.service.ts';
 
 /** Per-request variables set by the middleware chain. */
 export type AppEnv = {
@@ -13,7 +14,7 @@ export type AppEnv = {
     /** The parsed form of a POST (urlencoded, valid UTF-8), set by the form middleware. */
     form: URLSearchParams;
     /** Account acting through a bearer token on /api/. */
-    apiAccount: { id: string; username: string; role: 'admin' | 'viewer' } | undefined;
+    apiAccount: ApiAccount | undefined;
   };
   Bindings: { incoming?: { socket?: { remoteAddress?: string } } };
 };

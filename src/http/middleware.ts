@@ -8,11 +8,12 @@ import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from '../deps.ts';
 import { safeEqual } from '../deps.ts';
 import { resolveSession } from '../features/auth/sessions.service.ts';
-import { authenticateToken } from '../features/tokens/tokens.service.ts';
+import { authenticateBearer } from '../features/tokens/tokens.service.ts';
+import { problem } from './api.ts';
 import { readSessionCookie } from './cookies.ts';
 import type { AppEnv, Ctx } from './env.ts';
 import { accessFor, isApiPath } from './gate.ts';
-import { externalOrigin } from './request.ts';
+import { clientAddress, externalOrigin } from './request.ts';
 import { errorPage } from './render.tsx';
 
 /**
@@ -128,14 +129,29 @@ export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** On /api/ only: resolves `Authorization: Bearer <token>` to its account (role read from the row, every request). */
+/**
+ * On /api/ only: resolves `Authorization: Bearer <token>` to its account (role read from the row, every request). An
+ * address that sent too many bad tokens is answered 429 with Retry-After before its token is looked up.
+ */
 export function loadApiAccount(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const bearer = isApiPath(c.req.path) ? /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '') : null;
-    c.set('apiAccount', bearer ? await authenticateToken(deps, bearer[1]!) : undefined);
+    c.set('apiAccount', undefined);
+    const path = c.req.path;
+    const bearer = isApiPath(path) && accessFor(c.req.method, path) !== 'public' ? /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '') : null;
+    if (bearer) {
+      const result = await authenticateBearer(deps, bearer[1]!, clientAddress(c));
+      if (!result.ok && result.reason === 'throttled') {
+        const seconds = String(Math.ceil(result.retryAfterMs / 1000));
+        return problem(c, 429, 'too-many-bad-tokens', `Too many unknown tokens came from this address. Try again in ${seconds} seconds.`, { headers: { 'Retry-After': seconds } });
+      }
+      if (result.ok) c.set('apiAccount', result.account);
+    }
     await next();
   };
 }
+
+/** Methods a read-only token may use. */
+const READ_ONLY_METHODS = new Set(['GET', 'HEAD']);
 
 /**
  * Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin routes (every write outside
@@ -148,8 +164,12 @@ export function enforceGate(): MiddlewareHandler<AppEnv> {
     if (access === 'public') return next();
     if (access === 'api' || access === 'api-admin') {
       const account = c.get('apiAccount');
-      if (!account) return c.json({ error: 'unauthorized' }, 401, { 'WWW-Authenticate': 'Bearer realm="svc"' });
-      if (access === 'api-admin' && account.role !== 'admin') return c.json({ error: 'forbidden' }, 403);
+      if (!account) {
+        const detail = 'Send a personal API token as "Authorization: Bearer svc_pat_…"; this one is missing, unknown, expired or revoked, or its account is suspended.';
+        return problem(c, 401, 'unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="svc"' } });
+      }
+      if (account.readOnly && !READ_ONLY_METHODS.has(c.req.method)) return problem(c, 403, 'read-only-token', 'This token is read-only: it may only read (GET).');
+      if (access === 'api-admin' && account.role !== 'admin') return problem(c, 403, 'admin-only', 'This act is for administrators.');
       return next();
     }
     if (!session) return c.redirect('/login', 303);

@@ -2,7 +2,9 @@
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { unreadCount } from '../features/messages/read-state.service.ts';
+import { problem } from './api.ts';
 import type { Ctx } from './env.ts';
+import { isApiPath } from './gate.ts';
 import { Layout, type Viewer } from './views/layout.tsx';
 
 /**
@@ -35,6 +37,8 @@ export async function render(
  * the page for a failed request renders even when the database is what failed.
  */
 export function errorPage(c: Ctx, status: ContentfulStatusCode, title: string, message: string): Promise<Response> {
+  // The JSON API answers the same conditions (413, 404, 500) as problem details.
+  if (isApiPath(c.req.path)) return Promise.resolve(problem(c, status, problemTypeOf(status), message));
   return render(
     c,
     title,
@@ -44,4 +48,9 @@ export function errorPage(c: Ctx, status: ContentfulStatusCode, title: string, m
     status,
     { bell: status < 500 },
   );
+}
+
+/** The problem type of an error page's status, for the same condition met on /api/. */
+function problemTypeOf(status: number): string {
+  return status === 413 ? 'too-large' : status === 404 ? 'not-found' : status === 400 ? 'bad-request' : status === 415 ? 'unsupported-media-type' : status >= 500 ? 'internal' : 'refused';
 }

@@ -184,7 +184,7 @@ forEachDialect((getDb) => {
     const now = t.clock.now();
     await t.deps.db
       .insertInto('api_tokens')
-      .values({ id: newId(systemRandom), account_id: target.id, name: 'ci', token_hash: 'h'.repeat(64), created_at: now, expires_at: null, last_used_at: null })
+      .values({ id: newId(systemRandom), account_id: target.id, name: 'ci', token_hash: 'h'.repeat(64), created_at: now, expires_at: null, last_used_at: null, read_only: 0 })
       .execute();
     assert.equal((await targetClient.get('/settings')).status, 200);
 

@@ -13,16 +13,17 @@ export async function insertToken(db: Q, row: Omit<ApiTokensTable, 'last_used_at
 export function listTokensOf(db: Q, accountId: string) {
   return db
     .selectFrom('api_tokens')
-    .select(['id', 'name', 'created_at', 'expires_at', 'last_used_at'])
+    .select(['id', 'name', 'created_at', 'expires_at', 'last_used_at', 'read_only'])
     .where('account_id', '=', accountId)
     .orderBy('created_at', 'desc')
     .orderBy('id')
     .execute();
 }
 
-/** Deletes a token only when it belongs to the account. */
-export async function deleteTokenOf(db: Q, accountId: string, id: string): Promise<void> {
-  await db.deleteFrom('api_tokens').where('id', '=', id).where('account_id', '=', accountId).execute();
+/** Deletes a token only when it belongs to the account; returns how many rows went (0 or 1). */
+export async function deleteTokenOf(db: Q, accountId: string, id: string): Promise<number> {
+  const result = await db.deleteFrom('api_tokens').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** A token by its hash, with its owner's current username and role. */
@@ -30,7 +31,7 @@ export function findTokenWithAccount(db: Q, tokenHash: string) {
   return db
     .selectFrom('api_tokens')
     .innerJoin('accounts', 'accounts.id', 'api_tokens.account_id')
-    .select(['api_tokens.id as tokenId', 'api_tokens.expires_at', 'api_tokens.last_used_at', 'accounts.id', 'accounts.username', 'accounts.role', 'accounts.suspended_at'])
+    .select(['api_tokens.id as tokenId', 'api_tokens.expires_at', 'api_tokens.last_used_at', 'api_tokens.read_only', 'accounts.id', 'accounts.username', 'accounts.role', 'accounts.suspended_at'])
     .where('api_tokens.token_hash', '=', tokenHash)
     .executeTakeFirst();
 }

@@ -1,7 +1,9 @@
 // Personal API tokens: minted from a session, shown once, stored as SHA-256, presented as a bearer token on /api/.
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
+import { throttleBucket } from '../../net/client-address.ts';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
+import { ADDRESS_POLICY, lockedFor, reserveAttempt, settleAttempt, type ThrottleKey } from '../auth/throttle.service.ts';
 import { deleteTokenOf, findTokenWithAccount, insertToken, listTokensOf, touchToken } from './tokens.repo.ts';
 
 /** Recognisable prefix, so secret scanners can spot a leaked token. */
@@ -30,6 +32,8 @@ export interface TokenSummary {
   expiresAt: number | null;
   lastUsedAt: number | null;
   expired: boolean;
+  /** GET and HEAD only. */
+  readOnly: boolean;
 }
 
 /** The account a bearer token acts as, with the role read from the account row on this request. */
@@ -37,6 +41,10 @@ export interface ApiAccount {
   id: string;
   username: string;
   role: 'admin' | 'viewer';
+  /** The token that authenticated this request. */
+  tokenId: string;
+  /** The token was minted read-only: every write through it is refused. */
+  readOnly: boolean;
 }
 
 /**
@@ -45,14 +53,14 @@ export interface ApiAccount {
  */
 export async function mintToken(
   deps: Deps,
-  input: { accountId: string; sessionIdHash: string; name: string; expiry: string },
+  input: { accountId: string; sessionIdHash: string; name: string; expiry: string; readOnly?: boolean },
 ): Promise<{ ok: true; id: string; token: string } | { ok: false; reason: 'reauth-required' }> {
   if (!(await recentlyConfirmed(deps, input.sessionIdHash))) return { ok: false, reason: 'reauth-required' };
   return { ok: true, ...(await createToken(deps, input.accountId, input)) };
 }
 
 /** Creates a token for the account with no session check (for doors that authenticate otherwise, and tests). */
-export async function createToken(deps: Deps, accountId: string, input: { name: string; expiry: string }): Promise<{ id: string; token: string }> {
+export async function createToken(deps: Deps, accountId: string, input: { name: string; expiry: string; readOnly?: boolean }): Promise<{ id: string; token: string }> {
   const choice = EXPIRY_CHOICES[Object.hasOwn(EXPIRY_CHOICES, input.expiry) ? input.expiry : DEFAULT_EXPIRY]!;
   const token = TOKEN_PREFIX + randomToken(deps.random, 32);
   const id = newId(deps.random);
@@ -64,6 +72,7 @@ export async function createToken(deps: Deps, accountId: string, input: { name: 
     token_hash: sha256(token),
     created_at: now,
     expires_at: choice.days === null ? null : now + choice.days * DAY_MS,
+    read_only: input.readOnly ? 1 : 0,
   });
   return { id, token };
 }
@@ -78,12 +87,13 @@ export async function listTokens(deps: Deps, accountId: string): Promise<TokenSu
     expiresAt: r.expires_at,
     lastUsedAt: r.last_used_at,
     expired: r.expires_at !== null && r.expires_at <= now,
+    readOnly: r.read_only === 1,
   }));
 }
 
-/** Revokes one of the account's own tokens; a foreign or stale id is a no-op. */
-export async function revokeToken(deps: Deps, accountId: string, id: string): Promise<void> {
-  await deleteTokenOf(deps.db, accountId, id);
+/** Revokes one of the account's own tokens; a foreign or stale id is a no-op. Says whether one was revoked. */
+export async function revokeToken(deps: Deps, accountId: string, id: string): Promise<boolean> {
+  return (await deleteTokenOf(deps.db, accountId, id)) > 0;
 }
 
 /** The account a presented token acts as; undefined when unknown, malformed, expired, revoked, or its account removed or suspended. */
@@ -98,5 +108,28 @@ export async function authenticateToken(deps: Deps, presented: string): Promise<
   if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_EVERY_MS) {
     await touchToken(deps.db, row.tokenId, now, LAST_USED_EVERY_MS);
   }
-  return { id: row.id, username: row.username, role: row.role };
+  return { id: row.id, username: row.username, role: row.role, tokenId: row.tokenId, readOnly: row.read_only === 1 };
+}
+
+export type BearerResult = { ok: true; account: ApiAccount } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'throttled'; retryAfterMs: number };
+
+/** Bad bearer tokens per client address (IPv6 by /64): 30 in 15 minutes lock the address out of /api/ for 15 minutes. */
+function bearerKey(address: string): ThrottleKey {
+  return { key: `bearer:addr:${throttleBucket(address)}`, policy: ADDRESS_POLICY };
+}
+
+/**
+ * authenticateToken for a request from `address`, throttled per address: a locked address is refused before its token
+ * is looked up (a read, no write), and each token that fails is counted. A good token costs nothing extra.
+ */
+export async function authenticateBearer(deps: Deps, presented: string, address: string): Promise<BearerResult> {
+  const key = bearerKey(address);
+  const lockedMs = await lockedFor(deps, key);
+  if (lockedMs !== undefined) return { ok: false, reason: 'throttled', retryAfterMs: lockedMs };
+  const account = await authenticateToken(deps, presented);
+  if (account) return { ok: true, account };
+  const reservation = await reserveAttempt(deps, [key]);
+  if (!reservation.ok) return { ok: false, reason: 'throttled', retryAfterMs: reservation.retryAfterMs };
+  await settleAttempt(deps, reservation, false);
+  return { ok: false, reason: 'invalid' };
 }

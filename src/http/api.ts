@@ -1,0 +1,228 @@
+// What every JSON API route shares: RFC 9457 problem details, the validation hook, the JSON-only body rule, the
+// standard refusals each operation documents, cursor paging and time stamps. Feature files build their routes with
+// apiRoute() on an apiApp() and map their domain's refusals to problems in one table each.
+import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
+import type { MiddlewareHandler, TypedResponse } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { ZodError } from 'zod';
+import type { ApiAccount } from '../features/tokens/tokens.service.ts';
+import type { AppEnv, Ctx } from './env.ts';
+
+/** Prefix of every problem `type`: a URN, so the type names the refusal without pointing at a host. */
+export const PROBLEM_TYPE_PREFIX = 'urn:svc:problem:';
+/** The media type of every error answer. */
+export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+
+/** One field a request got wrong: where it was (body, query, path, header), its name or dotted path, and why. */
+export const FieldErrorSchema = z
+  .strictObject({
+    in: z.enum(['body', 'query', 'path', 'header']),
+    field: z.string().openapi({ example: 'url' }),
+    detail: z.string().openapi({ example: 'Enter an https:// address.' }),
+  })
+  .openapi('FieldError');
+
+/** RFC 9457 problem details; `type` is stable per refusal and what a client should branch on. */
+export const ProblemSchema = z
+  .strictObject({
+    type: z.string().openapi({ example: 'urn:svc:problem:last-admin' }),
+    title: z.string().openapi({ example: 'Conflict' }),
+    status: z.number().int(),
+    detail: z.string().openapi({ example: 'Promote another account to admin first.' }),
+    errors: z.array(FieldErrorSchema).optional(),
+  })
+  .openapi('Problem');
+
+export type FieldError = z.infer<typeof FieldErrorSchema>;
+
+/** Titles per status: the same for every occurrence of a type, as RFC 9457 asks. */
+const TITLES: Partial<Record<number, string>> = {
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  409: 'Conflict',
+  413: 'Content too large',
+  415: 'Unsupported media type',
+  422: 'Unprocessable content',
+  429: 'Too many requests',
+  500: 'Internal error',
+  502: 'Bad gateway',
+  503: 'Service unavailable',
+};
+
+/**
+ * A problem answer. Typed as fitting any typed route response: every apiRoute() documents the problems it answers
+ * (the standard ones and its `refusals`), and the contract test checks each answer against that document.
+ */
+export type ProblemResponse = Response & TypedResponse<any, any, any>;
+
+/** A problem-details answer: `type` is the refusal's stable slug (prefixed here), `detail` says what to do. */
+export function problem(
+  c: Ctx,
+  status: ContentfulStatusCode,
+  type: string,
+  detail: string,
+  extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+): ProblemResponse {
+  const body = { type: PROBLEM_TYPE_PREFIX + type, title: TITLES[status] ?? 'Error', status, detail, ...(extra.errors ? { errors: extra.errors } : {}) };
+  return c.body(JSON.stringify(body), status, { 'Content-Type': PROBLEM_MEDIA_TYPE, ...extra.headers }) as ProblemResponse;
+}
+
+/** 422 with one entry per field, for a domain's own validation (the same messages the console shows beside its fields). */
+export function invalid(c: Ctx, errors: Record<string, string | undefined>, where: FieldError['in'] = 'body'): ProblemResponse {
+  const list = Object.entries(errors).flatMap(([field, detail]) => (detail ? [{ in: where, field, detail }] : []));
+  return problem(c, 422, 'invalid', 'Some fields are not valid: see errors.', { errors: list });
+}
+
+/** zod's issues as field errors. */
+function fieldErrors(error: ZodError, where: FieldError['in']): FieldError[] {
+  return error.issues.map((issue) => ({ in: where, field: issue.path.map(String).join('.') || '(body)', detail: issue.message }));
+}
+
+const TARGETS: Record<string, FieldError['in']> = { json: 'body', query: 'query', param: 'path', header: 'header' };
+
+/** An OpenAPIHono for one feature's API routes: a request its schemas refuse answers 422 with one entry per field. */
+export function apiApp() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      // An id in the path that cannot exist is simply not there.
+      if (result.target === 'param') return problem(c as Ctx, 404, 'not-found', 'There is nothing at this address.');
+      return problem(c as Ctx, 422, 'invalid', 'Some fields are not valid: see errors.', { errors: fieldErrors(result.error, TARGETS[result.target] ?? 'body') });
+    },
+  });
+}
+
+/** The account the bearer token acts as (the gate has already refused requests without one). */
+export function apiAccount(c: Ctx): ApiAccount {
+  return c.get('apiAccount')!;
+}
+
+const problemContent = (description: string) => ({ description, content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemSchema } } });
+
+/** The refusals every operation of its kind can answer, so the document lists them without each route repeating them. */
+function standardRefusals(config: { method: string; admin: boolean; hasInput: boolean }) {
+  const write = config.method !== 'get';
+  return {
+    401: problemContent('No token, or a token that is unknown, expired, revoked, or whose account is suspended.'),
+    ...(config.admin || write ? { 403: problemContent('The account is not an admin, or the token is read-only.') } : {}),
+    ...(write ? { 400: problemContent('The body is not valid JSON.'), 413: problemContent('The body is over 64 KiB.'), 415: problemContent('The body is not application/json.') } : {}),
+    ...(config.hasInput ? { 422: problemContent('A field is missing or not valid; `errors` has one entry per field.') } : {}),
+    429: problemContent('Too many bad tokens from this address; `Retry-After` says when to try again.'),
+  };
+}
+
+/**
+ * createRoute() with the API's conventions: bearer authentication, the standard refusals added to `responses`, and
+ * `refusals` (status → description) for the operation's own problems. `admin` marks an admin-only read.
+ */
+export function apiRoute<R extends Omit<RouteConfig, 'responses'> & { responses: RouteConfig['responses'] }>(
+  config: R & { admin?: boolean; refusals?: Partial<Record<400 | 403 | 404 | 409 | 413 | 422 | 502, string>> },
+) {
+  const { admin = false, refusals = {}, ...route } = config;
+  const hasInput = route.request?.body !== undefined || route.request?.query !== undefined || route.request?.params !== undefined;
+  const own = Object.fromEntries(Object.entries(refusals).map(([status, description]) => [status, problemContent(description!)]));
+  return createRoute({
+    ...route,
+    security: [{ token: [] }],
+    responses: { ...standardRefusals({ method: route.method, admin, hasInput }), ...own, ...route.responses },
+  } as unknown as R);
+}
+
+/** A JSON request body for apiRoute's `request.body`. */
+export function jsonBody<S extends z.ZodType>(schema: S, description?: string) {
+  return { required: true, description, content: { 'application/json': { schema } } };
+}
+
+/** A JSON answer for apiRoute's `responses`. */
+export function jsonAnswer<S extends z.ZodType>(schema: S, description: string) {
+  return { description, content: { 'application/json': { schema } } };
+}
+
+/** Query parameters of every cursor-paged list. */
+export const PageQuery = z.object({
+  cursor: z.string().max(200).optional().openapi({ description: 'The `next_cursor` of the previous page; absent for the first page.' }),
+  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: 'Items per page, 1 to 100 (default 50).' }),
+});
+
+/** A page of `item`s with the cursor of the next page (null on the last one). */
+export function pageOf<S extends z.ZodType>(item: S) {
+  return z.strictObject({ items: z.array(item), next_cursor: z.string().nullable() });
+}
+
+/** Cursor paging over keyset values: opaque base64url JSON, so clients never build or parse one. */
+export function encodeCursor(values: unknown[]): string {
+  return Buffer.from(JSON.stringify(values)).toString('base64url');
+}
+
+/** The values of a cursor made by encodeCursor, or undefined when it is not one (answer 422 on field `cursor`). */
+export function decodeCursor(raw: string): unknown[] | undefined {
+  try {
+    const values: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+    return Array.isArray(values) ? values : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** 422 for a cursor this API did not hand out. */
+export function badCursor(c: Ctx): ProblemResponse {
+  return invalid(c, { cursor: 'This cursor was not handed out by this list; start again without one.' }, 'query');
+}
+
+/** Milliseconds since the epoch as an RFC 3339 time stamp (the API's only time format); null stays null. */
+export function iso(ms: number): string;
+export function iso(ms: number | null): string | null;
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** An RFC 3339 time stamp in a schema. */
+export const Timestamp = z.string().datetime({ offset: true }).openapi({ example: '2026-01-15T12:00:00.000Z' });
+
+/**
+ * Every /api/ write that carries a body must say `Content-Type: application/json` (else 415) and hold valid JSON
+ * (else 400), answered as problems before any route's validator sees it.
+ */
+export function jsonOnly(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const method = c.req.method;
+    if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return next();
+    const text = await c.req.text();
+    if (text.length === 0) return next();
+    const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') return problem(c, 415, 'unsupported-media-type', 'Send the body as application/json.');
+    try {
+      JSON.parse(text);
+    } catch {
+      return problem(c, 400, 'malformed-json', 'The body is not valid JSON.');
+    }
+    return next();
+  };
+}
+
+/** Hono's path template `/api/channels/:id` as a pattern matching the concrete paths it serves. */
+function templatePattern(template: string): RegExp {
+  const source = template
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}$`);
+}
+
+/**
+ * The answer for an /api/ request no route took: 405 with `Allow` when the path exists under other methods, else 404.
+ * `routes` is the app's route list (Hono's app.routes).
+ */
+export function apiNotFound(c: Ctx, routes: { method: string; path: string }[]): Response {
+  const allowed = new Set<string>();
+  for (const r of routes) {
+    if (r.method === 'ALL' || !r.path.startsWith('/api/') || !templatePattern(r.path).test(c.req.path)) continue;
+    allowed.add(r.method);
+    if (r.method === 'GET') allowed.add('HEAD');
+  }
+  if (allowed.size === 0) return problem(c, 404, 'not-found', 'There is nothing at this address.');
+  return problem(c, 405, 'method-not-allowed', `This address answers ${[...allowed].sort().join(', ')}.`, { headers: { Allow: [...allowed].sort().join(', ') } });
+}
