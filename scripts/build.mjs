@@ -8,12 +8,19 @@ import * as esbuild from 'esbuild';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outfile = path.join(root, 'dist', 'svc.js');
 
-/** Bundles the sources into dist/svc.js (dependencies stay imports of node_modules); returns the file's path. */
+/**
+ * Bundles the sources into dist/svc.js (dependencies stay imports of node_modules); returns the file's path. Code
+ * loaded by a dynamic import() (the JSON API, src/api.ts) goes into its own chunk beside it, loaded when first needed;
+ * chunks are named by their content, so a build never overwrites a chunk that a running process may still load.
+ */
 export async function build() {
   const result = await esbuild.build({
     absWorkingDir: root,
-    entryPoints: ['src/cli/main.ts'],
-    outfile,
+    entryPoints: { svc: 'src/cli/main.ts' },
+    outdir: path.dirname(outfile),
+    entryNames: '[name]',
+    chunkNames: 'chunks/[name]-[hash]',
+    splitting: true,
     bundle: true,
     // Dependencies load from node_modules as they are; only our own sources are compiled.
     packages: 'external',
@@ -26,11 +33,26 @@ export async function build() {
     write: false,
   });
   fs.mkdirSync(path.dirname(outfile), { recursive: true });
-  // Each file is written under a private name and renamed: a process starting meanwhile sees the old or the new build, never half of one.
-  for (const file of result.outputFiles) {
+  // Each file is written under a private name and renamed: a process starting meanwhile sees the old or the new build,
+  // never half of one. Chunks come first, so the entry never names a chunk that is not there yet.
+  const entryLast = [...result.outputFiles].sort((a, b) => Number(a.path.startsWith(outfile)) - Number(b.path.startsWith(outfile)));
+  for (const file of entryLast) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true });
     const tmp = `${file.path}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, file.contents);
     fs.renameSync(tmp, file.path);
+  }
+  // Chunks of earlier builds go once no process started in the last day can still want them.
+  const chunks = path.join(path.dirname(outfile), 'chunks');
+  const current = new Set(result.outputFiles.map((f) => f.path));
+  for (const name of fs.readdirSync(chunks)) {
+    const file = path.join(chunks, name);
+    if (current.has(file)) continue;
+    try {
+      if (Date.now() - fs.statSync(file).mtimeMs > 24 * 60 * 60 * 1000) fs.rmSync(file);
+    } catch {
+      // Another build removed it first.
+    }
   }
   return outfile;
 }

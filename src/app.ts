@@ -5,8 +5,9 @@ import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
 import { enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, requestLog, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
-import { apiNotFound, apiApp, jsonOnly, problem } from './http/api.ts';
+import { apiNotFound, problem } from './http/problem.ts';
 import { isApiPath } from './http/gate.ts';
+import type { Handler } from 'hono';
 import { loginRoutes } from './features/auth/login.routes.tsx';
 import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
 import { channelsRoutes } from './features/channels/channels.routes.tsx';
@@ -14,14 +15,6 @@ import { homeRoutes } from './features/home/home.routes.tsx';
 import { inboxRoutes } from './features/messages/inbox.routes.tsx';
 import { secondFactorRoutes } from './features/auth/second-factor.routes.tsx';
 import { profileRoutes } from './features/profile/profile.routes.tsx';
-import { tokensApiRoutes } from './features/tokens/tokens.api.routes.ts';
-import { messagesApiRoutes } from './features/messages/messages.api.routes.ts';
-import { retentionApiRoutes } from './features/messages/retention.api.routes.ts';
-import { channelsApiRoutes } from './features/channels/channels.api.routes.ts';
-import { deliveriesApiRoutes } from './features/delivery/deliveries.api.routes.ts';
-import { accountsApiRoutes } from './features/team/accounts.api.routes.ts';
-import { invitationsApiRoutes } from './features/team/invitations.api.routes.ts';
-import { ssoApiRoutes } from './features/sso/sso.api.routes.ts';
 import { tokensRoutes } from './features/tokens/tokens.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
@@ -78,7 +71,7 @@ export function createApp(deps: Deps) {
   app.route('/', secondFactorRoutes(deps));
   app.route('/', profileRoutes(deps));
   app.route('/', tokensRoutes(deps));
-  app.route('/', createApi(deps));
+  app.all('/api/*', lazyApi(deps));
   app.route('/', ssoRoutes(deps));
   app.route('/', ssoAdminRoutes(deps));
 
@@ -93,35 +86,20 @@ export function createApp(deps: Deps) {
 }
 
 /**
- * The JSON API under /api/ (bearer tokens; the gate in app.use above has already authenticated and authorised): every
- * feature's API routes on one OpenAPIHono, whose OpenAPI 3.1 document is generated once, on first request, from the
- * same zod schemas that validate the requests.
+ * The JSON API (src/api.ts), built on the first /api/ request rather than at start-up: its OpenAPI machinery and
+ * schemas cost about 10 MB that an install not using the API never pays (idle RSS budget, issue 16). The gate above has
+ * already authenticated and authorised the request; the account and the route that answered travel in the bindings.
  */
-function createApi(deps: Deps) {
-  const api = apiApp();
-  api.use('/api/*', jsonOnly());
-  api.route('/', tokensApiRoutes(deps));
-  api.route('/', messagesApiRoutes(deps));
-  api.route('/', channelsApiRoutes(deps));
-  api.route('/', deliveriesApiRoutes(deps));
-  api.route('/', accountsApiRoutes(deps));
-  api.route('/', invitationsApiRoutes(deps));
-  api.route('/', ssoApiRoutes(deps));
-  api.route('/', retentionApiRoutes(deps));
-  api.openAPIRegistry.registerComponent('securitySchemes', 'token', {
-    type: 'http',
-    scheme: 'bearer',
-    description: 'A personal API token (svc_pat_…), minted on the Profile page.',
-  });
-  let document: string | undefined;
-  api.get('/api/openapi.json', (c) => {
-    document ??= JSON.stringify(
-      api.getOpenAPI31Document({
-        openapi: '3.1.0',
-        info: { title: 'svc', version: '1', description: 'The JSON API of svc: everything the console does, over personal API tokens. See docs/api.md.' },
-      }),
-    );
-    return c.body(document, 200, { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300' });
-  });
-  return api;
+function lazyApi(deps: Deps): Handler<AppEnv> {
+  let api: Promise<{ fetch: (req: Request, env: AppEnv['Bindings']) => Response | Promise<Response> }> | undefined;
+  return async (c) => {
+    api ??= import('./api.ts').then((m) => m.createApi(deps)).catch((err: unknown) => {
+      api = undefined;
+      throw err;
+    });
+    const env: AppEnv['Bindings'] = { ...c.env, apiAccount: c.get('apiAccount') };
+    const res = await (await api).fetch(c.req.raw, env);
+    if (env.route) c.set('route', env.route);
+    return res;
+  };
 }

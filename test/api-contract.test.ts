@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { createApi } from '../src/api.ts';
 import { buildTestApp } from './helpers/app.ts';
 import { openApiDocument } from './helpers/api.ts';
 import { createTestDatabase } from './helpers/db.ts';
@@ -19,7 +20,7 @@ function documented(): string[] {
 
 /** Every API route the app serves, but the document itself. */
 function served(): string[] {
-  const routes = t.app.routes.filter((r) => r.method !== 'ALL' && r.path.startsWith('/api/') && r.path !== '/api/openapi.json');
+  const routes = createApi(t.deps).routes.filter((r) => r.method !== 'ALL' && r.path.startsWith('/api/') && r.path !== '/api/openapi.json');
   return [...new Set(routes.map((r) => `${r.method} ${r.path}`))];
 }
 

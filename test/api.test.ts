@@ -89,6 +89,17 @@ forEachDialect((getDb) => {
     assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).execute()).length, 1, 'nothing revoked by a refused request');
   });
 
+  test('a NUL in a query value or any body string (keys too) answers 422 naming the field, before any route', async () => {
+    const { api, tokenId } = await buildApiUser(t, 'admin');
+    const query = await api.get('/api/tokens?note=a%00b');
+    assertProblem(query, 422, 'invalid');
+    assert.deepEqual(query.body.errors, [{ in: 'query', field: 'note', detail: 'This value cannot contain control characters.' }]);
+    const body = await api.request('DELETE', `/api/tokens/${tokenId}`, { outer: { line: 'a\u0000b' }, 'k\u0000': 1 });
+    assertProblem(body, 422, 'invalid');
+    assert.deepEqual(body.body.errors.map((e: any) => `${e.in}:${e.field}`), ['body:outer.line', 'body:k?']);
+    assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).execute()).length, 1, 'not revoked');
+  });
+
   test('30 bad tokens from one address lock it out of /api/ for 15 minutes with 429 and Retry-After; others are unaffected', async () => {
     const { token } = await buildApiUser(t, 'admin');
     const guesser = new ApiClient(t, `svc_pat_${'B'.repeat(43)}`);

@@ -111,7 +111,6 @@ const PAGES: Record<string, { actor: Actor; params?: Record<string, string>; que
   '/profile': { actor: 'admin', queries: [{ notice: 'token-revoked', sso: 'linked', reveal: 'token' }] },
   '/profile/totp': { actor: 'admin' },
   '/profile/recovery-codes': { actor: 'admin', queries: [{ from: 'profile' }] },
-  '/api/me': { actor: 'anon' },
   '/login/sso/:slug': { actor: 'anon', params: { slug: 'nul-idp' } },
   '/login/sso/:slug/callback': { actor: 'anon', params: { slug: 'nul-idp' }, queries: [{ code: 'c', state: 's', iss: 'https://idp.example.test' }] },
   '/profile/sso/:slug/link': { actor: 'admin', params: { slug: 'nul-idp' } },

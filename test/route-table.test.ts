@@ -2,6 +2,7 @@
 // a signed-in viewer, including ones not built yet (issue 21 item 5, SPEC 4.2's admin acts outside /settings).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createApi } from '../src/api.ts';
 import { createToken } from '../src/features/tokens/tokens.service.ts';
 import { buildTestApp, type TestApp } from './helpers/app.ts';
 import { forEachDialect } from './helpers/db.ts';
@@ -39,7 +40,7 @@ const UNBUILT_ADMIN_ACTS = ['POST /probers', 'POST /scans/trigger', 'POST /anyth
 
 /** Every registered route that is not a read (GET/HEAD) nor middleware, as "METHOD /path" with parameters filled in. */
 function registeredWrites(t: TestApp): string[] {
-  const writes = t.app.routes
+  const writes = [...t.app.routes, ...createApi(t.deps).routes]
     .filter((r) => r.method !== 'GET' && r.method !== 'HEAD' && r.method !== 'ALL' && !r.path.includes('*'))
     .map((r) => `${r.method} ${r.path.split('/').map((s) => (s.startsWith(':') ? 'x' : s)).join('/')}`);
   return [...new Set(writes)].sort();

@@ -1,9 +1,11 @@
-// Periodic clean-up inside `svc serve`: expired sessions and pending enrolments, stale throttle counters, messages past retention.
+// Periodic clean-up inside `svc serve`: expired sessions and pending enrolments, stale throttle counters, messages past retention,
+// and API Idempotency-Keys past their 24 hours.
 // Every task is idempotent, so several instances running it against one database is harmless.
 import type { Deps } from '../deps.ts';
 import { pruneEnrolments } from '../features/auth/second-factor.service.ts';
 import { pruneSessions } from '../features/auth/sessions.service.ts';
 import { pruneThrottles } from '../features/auth/throttle.service.ts';
+import { pruneIdempotencyKeys } from '../features/messages/idempotency.service.ts';
 import { pruneMessages } from '../features/messages/retention.service.ts';
 
 /** How often housekeeping runs. */
@@ -11,7 +13,7 @@ const EVERY_MS = 10 * 60_000;
 
 /** Runs every housekeeping task once; failures are logged and retried next round. */
 export async function housekeepOnce(deps: Deps): Promise<void> {
-  const tasks: ((deps: Deps) => Promise<unknown>)[] = [pruneSessions, pruneEnrolments, pruneThrottles, pruneMessages];
+  const tasks: ((deps: Deps) => Promise<unknown>)[] = [pruneSessions, pruneEnrolments, pruneThrottles, pruneMessages, pruneIdempotencyKeys];
   for (const task of tasks) {
     await task(deps).catch((err: unknown) => deps.log.warn({ err, task: task.name }, 'housekeeping task failed'));
   }

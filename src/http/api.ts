@@ -2,16 +2,15 @@
 // standard refusals each operation documents, cursor paging and time stamps. Feature files build their routes with
 // apiRoute() on an apiApp() and map their domain's refusals to problems in one table each.
 import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
-import type { MiddlewareHandler, TypedResponse } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
 import type { ApiAccount } from '../features/tokens/tokens.service.ts';
 import type { AppEnv, Ctx } from './env.ts';
+import { CONTROL_CHARACTERS_MESSAGE } from './forms.ts';
+import { invalid, PROBLEM_MEDIA_TYPE, problem, type FieldError, type ProblemResponse } from './problem.ts';
 
-/** Prefix of every problem `type`: a URN, so the type names the refusal without pointing at a host. */
-export const PROBLEM_TYPE_PREFIX = 'urn:svc:problem:';
-/** The media type of every error answer. */
-export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+export { apiNotFound, invalid, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_PREFIX, problem, type FieldError, type ProblemResponse } from './problem.ts';
+
 
 /** One field a request got wrong: where it was (body, query, path, header), its name or dotted path, and why. */
 export const FieldErrorSchema = z
@@ -32,49 +31,6 @@ export const ProblemSchema = z
     errors: z.array(FieldErrorSchema).optional(),
   })
   .openapi('Problem');
-
-export type FieldError = z.infer<typeof FieldErrorSchema>;
-
-/** Titles per status: the same for every occurrence of a type, as RFC 9457 asks. */
-const TITLES: Partial<Record<number, string>> = {
-  400: 'Bad request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not found',
-  405: 'Method not allowed',
-  409: 'Conflict',
-  413: 'Content too large',
-  415: 'Unsupported media type',
-  422: 'Unprocessable content',
-  429: 'Too many requests',
-  500: 'Internal error',
-  502: 'Bad gateway',
-  503: 'Service unavailable',
-};
-
-/**
- * A problem answer. Typed as fitting any typed route response: every apiRoute() documents the problems it answers
- * (the standard ones and its `refusals`), and the contract test checks each answer against that document.
- */
-export type ProblemResponse = Response & TypedResponse<any, any, any>;
-
-/** A problem-details answer: `type` is the refusal's stable slug (prefixed here), `detail` says what to do. */
-export function problem(
-  c: Ctx,
-  status: ContentfulStatusCode,
-  type: string,
-  detail: string,
-  extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
-): ProblemResponse {
-  const body = { type: PROBLEM_TYPE_PREFIX + type, title: TITLES[status] ?? 'Error', status, detail, ...(extra.errors ? { errors: extra.errors } : {}) };
-  return c.body(JSON.stringify(body), status, { 'Content-Type': PROBLEM_MEDIA_TYPE, ...extra.headers }) as ProblemResponse;
-}
-
-/** 422 with one entry per field, for a domain's own validation (the same messages the console shows beside its fields). */
-export function invalid(c: Ctx, errors: Record<string, string | undefined>, where: FieldError['in'] = 'body'): ProblemResponse {
-  const list = Object.entries(errors).flatMap(([field, detail]) => (detail ? [{ in: where, field, detail }] : []));
-  return problem(c, 422, 'invalid', 'Some fields are not valid: see errors.', { errors: list });
-}
 
 /** zod's issues as field errors. */
 function fieldErrors(error: ZodError, where: FieldError['in']): FieldError[] {
@@ -103,13 +59,16 @@ export function apiAccount(c: Ctx): ApiAccount {
 const problemContent = (description: string) => ({ description, content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemSchema } } });
 
 /** The refusals every operation of its kind can answer, so the document lists them without each route repeating them. */
-function standardRefusals(config: { method: string; admin: boolean; hasInput: boolean }) {
+function standardRefusals(config: { method: string; admin: boolean; hasParams: boolean }) {
   const write = config.method !== 'get';
   return {
+    // apiApp's hook answers a path parameter that cannot name anything with 404.
+    ...(config.hasParams ? { 404: problemContent('Nothing has this id.') } : {}),
     401: problemContent('No token, or a token that is unknown, expired, revoked, or whose account is suspended.'),
     ...(config.admin || write ? { 403: problemContent('The account is not an admin, or the token is read-only.') } : {}),
     ...(write ? { 400: problemContent('The body is not valid JSON.'), 413: problemContent('The body is over 64 KiB.'), 415: problemContent('The body is not application/json.') } : {}),
-    ...(config.hasInput ? { 422: problemContent('A field is missing or not valid; `errors` has one entry per field.') } : {}),
+    // Any operation: a query parameter holding a NUL is refused before routing (apiInput).
+    422: problemContent('A field is missing or not valid; `errors` has one entry per field.'),
     429: problemContent('Too many bad tokens from this address; `Retry-After` says when to try again.'),
   };
 }
@@ -122,12 +81,11 @@ export function apiRoute<R extends Omit<RouteConfig, 'responses'> & { responses:
   config: R & { admin?: boolean; refusals?: Partial<Record<400 | 403 | 404 | 409 | 413 | 422 | 502, string>> },
 ) {
   const { admin = false, refusals = {}, ...route } = config;
-  const hasInput = route.request?.body !== undefined || route.request?.query !== undefined || route.request?.params !== undefined;
   const own = Object.fromEntries(Object.entries(refusals).map(([status, description]) => [status, problemContent(description!)]));
   return createRoute({
     ...route,
     security: [{ token: [] }],
-    responses: { ...standardRefusals({ method: route.method, admin, hasInput }), ...own, ...route.responses },
+    responses: { ...standardRefusals({ method: route.method, admin, hasParams: route.request?.params !== undefined }), ...own, ...route.responses },
   } as unknown as R);
 }
 
@@ -183,46 +141,49 @@ export function iso(ms: number | null): string | null {
 export const Timestamp = z.string().datetime({ offset: true }).openapi({ example: '2026-01-15T12:00:00.000Z' });
 
 /**
- * Every /api/ write that carries a body must say `Content-Type: application/json` (else 415) and hold valid JSON
- * (else 400), answered as problems before any route's validator sees it.
+ * The API's input rules before any route's validator: a write's body must say `Content-Type: application/json` (else
+ * 415) and hold valid JSON (else 400); and no query value and no string in a body (keys included) may hold a NUL —
+ * 422 naming the field. PostgreSQL cannot store a NUL at all, so this keeps every such value away from the database
+ * whatever a route does with it. Other control characters are each field's own rule, refused by the domain in its
+ * own words (as the console shows them).
  */
-export function jsonOnly(): MiddlewareHandler<AppEnv> {
+export function apiInput(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    const query = [...new URL(c.req.url).searchParams].flatMap(([name, value]) => (hasNul(name) || hasNul(value) ? [name] : []));
+    if (query.length > 0) return nulRefusal(c, 'query', query);
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return next();
     const text = await c.req.text();
     if (text.length === 0) return next();
     const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json') return problem(c, 415, 'unsupported-media-type', 'Send the body as application/json.');
+    let body: unknown;
     try {
-      JSON.parse(text);
+      body = JSON.parse(text);
     } catch {
       return problem(c, 400, 'malformed-json', 'The body is not valid JSON.');
     }
+    const fields = nulFields(body, '');
+    if (fields.length > 0) return nulRefusal(c, 'body', fields);
     return next();
   };
 }
 
-/** Hono's path template `/api/channels/:id` as a pattern matching the concrete paths it serves. */
-function templatePattern(template: string): RegExp {
-  const source = template
-    .split('/')
-    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-    .join('/');
-  return new RegExp(`^${source}$`);
+const hasNul = (text: string) => text.includes('\u0000');
+
+/** Dotted paths of the strings (or keys) in a JSON value that hold a NUL. */
+function nulFields(value: unknown, at: string): string[] {
+  if (typeof value === 'string') return hasNul(value) ? [at || '(body)'] : [];
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, inner]) => {
+    const path = at ? `${at}.${key}` : key;
+    return hasNul(key) ? [path] : nulFields(inner, path);
+  });
 }
 
-/**
- * The answer for an /api/ request no route took: 405 with `Allow` when the path exists under other methods, else 404.
- * `routes` is the app's route list (Hono's app.routes).
- */
-export function apiNotFound(c: Ctx, routes: { method: string; path: string }[]): Response {
-  const allowed = new Set<string>();
-  for (const r of routes) {
-    if (r.method === 'ALL' || !r.path.startsWith('/api/') || !templatePattern(r.path).test(c.req.path)) continue;
-    allowed.add(r.method);
-    if (r.method === 'GET') allowed.add('HEAD');
-  }
-  if (allowed.size === 0) return problem(c, 404, 'not-found', 'There is nothing at this address.');
-  return problem(c, 405, 'method-not-allowed', `This address answers ${[...allowed].sort().join(', ')}.`, { headers: { Allow: [...allowed].sort().join(', ') } });
+function nulRefusal(c: Ctx, where: FieldError['in'], fields: string[]): ProblemResponse {
+  // The name is echoed with control characters replaced, never as sent.
+  const errors = fields.map((field) => ({ in: where, field: field.replace(/[\u0000-\u001F\u007F]/g, '?'), detail: CONTROL_CHARACTERS_MESSAGE }));
+  return problem(c, 422, 'invalid', 'Some fields are not valid: see errors.', { errors });
 }
+

@@ -15,8 +15,16 @@ export type AppEnv = {
     form: URLSearchParams;
     /** Account acting through a bearer token on /api/. */
     apiAccount: ApiAccount | undefined;
+    /** The route template that answered, when a nested app (the API) knows it better than this app's router. */
+    route: string | undefined;
   };
-  Bindings: { incoming?: { socket?: { remoteAddress?: string } } };
+  Bindings: {
+    incoming?: { socket?: { remoteAddress?: string } };
+    /** Handed to the lazily loaded API app (src/api.ts): the account the gate authenticated. */
+    apiAccount?: ApiAccount;
+    /** Set by the API app: the template of the route that answered, for app.ts's request log. */
+    route?: string;
+  };
 };
 
 export type Ctx = Context<AppEnv>;

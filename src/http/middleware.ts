@@ -9,7 +9,7 @@ import type { Deps } from '../deps.ts';
 import { safeEqual } from '../deps.ts';
 import { resolveSession } from '../features/auth/sessions.service.ts';
 import { authenticateBearer } from '../features/tokens/tokens.service.ts';
-import { problem } from './api.ts';
+import { problem } from './problem.ts';
 import { readSessionCookie } from './cookies.ts';
 import type { AppEnv, Ctx } from './env.ts';
 import { accessFor, isApiPath } from './gate.ts';
@@ -27,7 +27,7 @@ export function requestLog(deps: Deps): MiddlewareHandler<AppEnv> {
     c.header('X-Request-Id', requestId);
     await next();
     const seconds = (performance.now() - started) / 1000;
-    const route = routeTemplate(c);
+    const route = c.get('route') ?? routeTemplate(c);
     const { method } = c.req;
     const status = c.res.status;
     deps.metrics?.httpRequest(method, route, status, seconds);

@@ -2,7 +2,7 @@
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { unreadCount } from '../features/messages/read-state.service.ts';
-import { problem } from './api.ts';
+import { problem } from './problem.ts';
 import type { Ctx } from './env.ts';
 import { isApiPath } from './gate.ts';
 import { Layout, type Viewer } from './views/layout.tsx';

@@ -2,6 +2,7 @@
 // the acts that require it (tokens, second factor, admin invitations, reset links, SSO links) import it without
 // importing how a confirmation is checked.
 import type { Deps } from '../../deps.ts';
+import { findTokenOf } from '../tokens/tokens.repo.ts';
 import { findReauthState } from './reauth.repo.ts';
 
 /** How long a confirmation lasts. */
@@ -23,11 +24,26 @@ export async function recentlyConfirmed(deps: Deps, sessionIdHash: string): Prom
 }
 
 /**
- * Whether `actor` may do an act that hands out lasting access: the host command line (`actorId` null; shell access is
- * the trust boundary) always; a signed-in actor only from a session of its own that confirmed itself within the window.
+ * Who does an act that hands out lasting access, and with what credential: the host command line (`actorId` null), a
+ * signed-in session (`sessionIdHash`, absent when the door has none), or a personal API token (`via: 'token'`).
  */
-export async function actorRecentlyConfirmed(deps: Deps, actor: { actorId: string | null; sessionIdHash?: string }): Promise<boolean> {
+export type Actor =
+  | { actorId: string | null; via?: 'session'; sessionIdHash?: string }
+  | { actorId: string; via: 'token'; tokenId: string };
+
+/**
+ * Whether `actor` may do an act that hands out lasting access: the host command line (`actorId` null; shell access is
+ * the trust boundary) always; a session only when it is the actor's own and confirmed itself within the window; a
+ * personal API token when it is the actor's own, unexpired and not read-only, of an active account (it was minted
+ * behind that very confirmation on the Profile page and already carries every power of its account).
+ */
+export async function actorRecentlyConfirmed(deps: Deps, actor: Actor): Promise<boolean> {
   if (actor.actorId === null) return true;
+  if (actor.via === 'token') {
+    const token = await findTokenOf(deps.db, actor.actorId, actor.tokenId);
+    if (!token || token.read_only !== 0 || token.suspended_at !== null) return false;
+    return token.expires_at === null || deps.clock.now() < token.expires_at;
+  }
   if (actor.sessionIdHash === undefined) return false;
   const row = await findReauthState(deps.db, actor.sessionIdHash);
   return row !== undefined && row.account_id === actor.actorId && withinWindow(deps, row);

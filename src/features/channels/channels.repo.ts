@@ -88,6 +88,19 @@ export async function listChannelSummaries(db: Q, p: { offset: number; limit: nu
   return rows.map(toSummary);
 }
 
+/** Up to `limit` channels after the position (created_at, id), oldest first, without their secrets: keyset paging. */
+export async function listChannelSummariesAfter(db: Q, after: { createdAt: number; id: string } | undefined, limit: number): Promise<ChannelSummary[]> {
+  const rows = await summaries(db)
+    .$if(after !== undefined, (q) =>
+      q.where((eb) => eb.or([eb('c.created_at', '>', after!.createdAt), eb.and([eb('c.created_at', '=', after!.createdAt), eb('c.id', '>', after!.id)])])),
+    )
+    .orderBy('c.created_at')
+    .orderBy('c.id')
+    .limit(limit)
+    .execute();
+  return rows.map(toSummary);
+}
+
 /** How many channels exist. */
 export async function countChannels(db: Q): Promise<number> {
   const row = await db.selectFrom('channels').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();

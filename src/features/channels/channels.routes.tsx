@@ -9,7 +9,7 @@ import { errorPage, render } from '../../http/render.tsx';
 import { refuseControlQuery } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
 import type { ConnectionCheck } from '../../net/check-connection.ts';
-import { setRetentionDays, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS } from '../messages/retention.service.ts';
+import { setRetentionDays, RETENTION_RANGE_MESSAGE } from '../messages/retention.service.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import { channelsTabBody, type ChannelsTabState } from './channels.tab.tsx';
 import { ChannelDetailView, DeleteChannelConfirm } from './channel-detail.views.tsx';
@@ -123,7 +123,7 @@ export function channelsRoutes(deps: Deps) {
     const raw = form.ok ? form.data.days.trim() : '';
     const result = /^\d{1,5}$/.test(raw) ? await setRetentionDays(deps, Number(raw)) : ({ ok: false } as const);
     if (!result.ok) {
-      return refuse(deps, c, { form: 'retention', value: raw.slice(0, 20), error: `Enter a whole number of days from ${RETENTION_MIN_DAYS} to ${RETENTION_MAX_DAYS}.` });
+      return refuse(deps, c, { form: 'retention', value: raw.slice(0, 20), error: RETENTION_RANGE_MESSAGE });
     }
     return c.redirect(`${TAB}&notice=retention-saved`, 303);
   });

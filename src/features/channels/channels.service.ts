@@ -14,6 +14,7 @@ import {
   findChannelSummary,
   insertChannel,
   listChannelSummaries,
+  listChannelSummariesAfter,
   recentAttemptsOfChannel,
   updateChannelRow,
   type ChannelAttempt,
@@ -31,6 +32,8 @@ export interface NewChannel {
   classes: string[];
   /** Blank means no secret. */
   secret: string;
+  /** A new channel is enabled unless this says otherwise (the API may create one disabled). */
+  enabled?: boolean;
 }
 
 /** What the update form carries. */
@@ -43,6 +46,14 @@ export interface ChannelChanges {
   secret: string;
   /** Removes the secret; wins over a typed value. */
   clearSecret: boolean;
+}
+
+/** A partial update (the API's PATCH): an absent field keeps its value; `secret` null clears, a string replaces. */
+export interface ChannelPatch {
+  url?: string;
+  classes?: string[];
+  enabled?: boolean;
+  secret?: string | null;
 }
 
 export type ChannelErrors = Partial<Record<'url' | 'classes' | 'secret', string>>;
@@ -73,7 +84,7 @@ function validate(input: { url: string; classes: string[]; secret: string }): { 
   };
 }
 
-/** Creates an enabled channel authored by `actorId`. */
+/** Creates a channel (enabled unless asked otherwise) authored by `actorId`. */
 export async function createChannel(deps: Deps, actorId: string, input: NewChannel): Promise<CreateChannelResult> {
   const v = validate(input);
   if (Object.keys(v.errors).length > 0) return { ok: false, reason: 'invalid', errors: v.errors };
@@ -84,7 +95,7 @@ export async function createChannel(deps: Deps, actorId: string, input: NewChann
     url: v.url,
     secret: v.secret ?? null,
     classes: v.classes,
-    enabled: 1,
+    enabled: input.enabled === false ? 0 : 1,
     consecutive_failures: 0,
     last_error: null,
     last_error_at: null,
@@ -112,6 +123,26 @@ export async function updateChannel(deps: Deps, input: ChannelChanges): Promise<
   return found ? { ok: true } : { ok: false, reason: 'not-found' };
 }
 
+/**
+ * Applies a partial update through updateChannel's rules: absent fields keep the stored values. A blank secret is
+ * refused rather than read as "keep" (the form's meaning), so a caller who meant to replace it is never silently ignored.
+ */
+export async function patchChannel(deps: Deps, id: string, patch: ChannelPatch): Promise<UpdateChannelResult> {
+  const current = await findChannel(deps.db, id);
+  if (!current) return { ok: false, reason: 'not-found' };
+  if (typeof patch.secret === 'string' && patch.secret.trim() === '') {
+    return { ok: false, reason: 'invalid', errors: { secret: 'The secret may not be blank. Leave it out to keep the stored one, or send null to remove it.' } };
+  }
+  return updateChannel(deps, {
+    id,
+    url: patch.url ?? current.url,
+    classes: patch.classes ?? current.classes.split(','),
+    enabled: patch.enabled ?? current.enabled === 1,
+    secret: patch.secret ?? '',
+    clearSecret: patch.secret === null,
+  });
+}
+
 /** Deletes a channel; idempotent. Its pending deliveries are cancelled; finished ones stay on their messages. */
 export async function deleteChannel(deps: Deps, id: string): Promise<{ existed: boolean }> {
   return deps.db.transaction().execute(async (trx) => {
@@ -135,6 +166,16 @@ export async function channelsPage(deps: Deps, page: number): Promise<{ channels
   const current = Math.min(Math.max(1, Math.floor(page) || 1), pages);
   const channels = await listChannelSummaries(deps.db, { offset: (current - 1) * CHANNELS_PAGE_SIZE, limit: CHANNELS_PAGE_SIZE });
   return { channels, total, page: current, pages };
+}
+
+/** Up to `limit` channels after a position (created_at, id), oldest first: the API's keyset paging over the same list. */
+export function channelsAfter(deps: Deps, after: { createdAt: number; id: string } | undefined, limit: number): Promise<ChannelSummary[]> {
+  return listChannelSummariesAfter(deps.db, after, limit);
+}
+
+/** One channel without its secret, or undefined. */
+export function findChannelById(deps: Deps, id: string): Promise<ChannelSummary | undefined> {
+  return findChannelSummary(deps.db, id);
 }
 
 /** A channel's health in words: disabled, healthy, or failing since the first failure of its current streak. */

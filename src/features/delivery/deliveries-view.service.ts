@@ -4,8 +4,22 @@ import type { DeliveriesTable } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { attemptsOf, type AttemptRow } from './attempts.repo.ts';
 import { findChannelSummary } from '../channels/channels.repo.ts';
-import { channelChoices, countDeliveriesOfMessage, deliveryChannel, countResendableDead, deliveriesOfMessage, listDeliveries, type DeliveryFilter } from './deliveries.repo.ts';
+import {
+  channelChoices,
+  countDeliveriesOfMessage,
+  countResendableDead,
+  deliveriesOfMessage,
+  deliveryChannel,
+  deliveryOrder,
+  findDeliveryRow,
+  listDeliveries,
+  listDeliveriesAfter,
+  type DeliveryFilter,
+  type DeliveryListRow,
+  type DeliveryPosition,
+} from './deliveries.repo.ts';
 import { MAX_ATTEMPTS } from './retry-schedule.ts';
+import type { MessageClass } from '../messages/classes.ts';
 
 /** One attempt as the message page shows it. */
 export interface AttemptView {
@@ -84,6 +98,7 @@ export interface DeliveryRow {
   id: string;
   messageId: string;
   headline: string;
+  messageClass: MessageClass;
   channel: { id: string | null; url: string | null };
   state: DeliveriesTable['state'];
   attempts: number;
@@ -91,6 +106,7 @@ export interface DeliveryRow {
   lastError: string | null;
   nextAttemptAt: number;
   deliveredAt: number | null;
+  createdAt: number;
   /** When the row last changed: created, an attempt recorded, dead-lettered, cancelled. */
   at: number;
   superseded: boolean;
@@ -119,10 +135,16 @@ export async function deliveriesPage(deps: Deps, filter: DeliveryFilter, page: n
   const found = await listDeliveries(deps.db, filter, { offset: (current - 1) * DELIVERIES_PAGE_SIZE, limit: DELIVERIES_PAGE_SIZE + 1 });
   const channels = await channelChoices(deps.db, CHANNEL_CHOICES);
   const chosen = filter.channelId ? await resendAllOffer(deps, filter.channelId) : undefined;
-  const rows = found.slice(0, DELIVERIES_PAGE_SIZE).map((r) => ({
+  const rows = found.slice(0, DELIVERIES_PAGE_SIZE).map(deliveryRow);
+  return { filter, page: current, hasNext: found.length > DELIVERIES_PAGE_SIZE, rows, channels, chosen };
+}
+
+function deliveryRow(r: DeliveryListRow): DeliveryRow {
+  return {
     id: r.id,
     messageId: r.message_id,
     headline: r.headline,
+    messageClass: r.message_class,
     channel: { id: r.channel_id, url: r.channel_url },
     state: r.state,
     attempts: r.attempts,
@@ -130,11 +152,54 @@ export async function deliveriesPage(deps: Deps, filter: DeliveryFilter, page: n
     lastError: r.last_error,
     nextAttemptAt: r.next_attempt_at,
     deliveredAt: r.delivered_at,
+    createdAt: r.created_at,
     at: r.updated_at,
     superseded: Number(r.superseded) === 1,
     resendable: (r.state === 'dead' || r.state === 'cancelled') && Number(r.superseded) !== 1 && r.channel_enabled === 1,
-  }));
-  return { filter, page: current, hasNext: found.length > DELIVERIES_PAGE_SIZE, rows, channels, chosen };
+  };
+}
+
+/** The sort values of a row in the list's order, as a flat list (what a cursor carries). */
+function positionValues(r: DeliveryListRow, filter: DeliveryFilter): unknown[] {
+  const order = deliveryOrder(filter);
+  if (order === 'changed') return [order, r.updated_at, r.id];
+  if (order === 'due') return [order, r.next_attempt_at, r.id];
+  return [order, r.message_created_at, r.message_id, r.id];
+}
+
+/** The position flat values name in the filter's order, or undefined when they are not a position of that order. */
+function positionOf(values: unknown[], filter: DeliveryFilter): DeliveryPosition | undefined {
+  const [order, ...rest] = values;
+  if (order !== deliveryOrder(filter)) return undefined;
+  const [a, b, c] = rest;
+  if (order === 'changed' && rest.length === 2 && typeof a === 'number' && typeof b === 'string') return { order, updatedAt: a, id: b };
+  if (order === 'due' && rest.length === 2 && typeof a === 'number' && typeof b === 'string') return { order, nextAttemptAt: a, id: b };
+  if (order === 'message' && rest.length === 3 && typeof a === 'number' && typeof b === 'string' && typeof c === 'string') return { order, messageCreatedAt: a, messageId: b, id: c };
+  return undefined;
+}
+
+/** A keyset page of the Deliveries list, or why not. */
+export type DeliveriesSlice = { ok: true; rows: DeliveryRow[]; next: unknown[] | null } | { ok: false; reason: 'bad-position' };
+
+/**
+ * The Deliveries list for the API: the same filters and order as the console's pages, paged by keyset. `after` is the
+ * `next` of the previous slice (values only; the caller encodes them); one from another filter's order is refused.
+ */
+export async function deliveriesAfter(deps: Deps, filter: DeliveryFilter, after: unknown[] | undefined, limit: number): Promise<DeliveriesSlice> {
+  const position = after === undefined ? undefined : positionOf(after, filter);
+  if (after !== undefined && position === undefined) return { ok: false, reason: 'bad-position' };
+  const found = await listDeliveriesAfter(deps.db, filter, position, limit + 1);
+  const page = found.slice(0, limit);
+  const last = page.at(-1);
+  return { ok: true, rows: page.map(deliveryRow), next: found.length > limit && last ? positionValues(last, filter) : null };
+}
+
+/** One delivery as a row of the list with every attempt, or undefined. */
+export async function deliveryById(deps: Deps, id: string): Promise<(DeliveryRow & { attemptList: AttemptView[] }) | undefined> {
+  const row = await findDeliveryRow(deps.db, id);
+  if (!row) return undefined;
+  const attempts = await attemptsOf(deps.db, [row.id]);
+  return { ...deliveryRow(row), attemptList: (attempts.get(row.id) ?? []).map(attemptView) };
 }
 
 /** What "re-send all dead letters" of a channel would do: the channel (null once deleted) and how many it would re-queue. */

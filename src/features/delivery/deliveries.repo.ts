@@ -54,22 +54,37 @@ export interface DeliveryFilter {
   channelId?: string;
 }
 
+/** The order a filter's list is kept in; each one an existing index keeps (see deliveriesQuery). */
+export type DeliveryOrder = 'changed' | 'due' | 'message';
+
+/** Dead-lettered and cancelled: most recently changed first; pending: next attempt first; all and delivered: newest messages first. */
+export function deliveryOrder(filter: DeliveryFilter): DeliveryOrder {
+  return filter.state === 'dead' || filter.state === 'cancelled' ? 'changed' : filter.state === 'pending' ? 'due' : 'message';
+}
+
+/** Where a keyset page starts: the sort values of the last row of the previous page, in the filter's order. */
+export type DeliveryPosition =
+  | { order: 'changed'; updatedAt: number; id: string }
+  | { order: 'due'; nextAttemptAt: number; id: string }
+  | { order: 'message'; messageCreatedAt: number; messageId: string; id: string };
+
 /**
- * A page of deliveries with their message headline, channel URL and whether a re-send replaced them, each view in the
- * order an existing index keeps, so a page reads about its own rows however large the table (no index on deliveries
- * is added for this list: each one would cost the worker on every update): dead-lettered and cancelled, most recently
- * changed first (the partial index deliveries_undelivered on updated_at); pending, next attempt first (deliveries_due);
- * all and delivered, the newest messages' first (messages_created, then each message's deliveries by deliveries_message).
+ * Deliveries with their message (headline, class, time), channel URL and whether a re-send replaced them, filtered
+ * and sorted, each view in the order an existing index keeps, so a page reads about its own rows however large the
+ * table (no index on deliveries is added for this list: each one would cost the worker on every update): dead-lettered
+ * and cancelled, most recently changed first (the partial index deliveries_undelivered on updated_at); pending, next
+ * attempt first (deliveries_due); all and delivered, the newest messages' first (messages_created, then each message's
+ * deliveries by deliveries_message). Ties by delivery id.
  */
-export function listDeliveries(db: Q, filter: DeliveryFilter, p: { offset: number; limit: number }) {
+function deliveriesQuery(db: Q, filter: DeliveryFilter) {
   const state = filter.state;
-  const order = state === 'dead' || state === 'cancelled' ? 'changed' : state === 'pending' ? 'due' : 'message';
+  const order = deliveryOrder(filter);
   return db
     .selectFrom('deliveries as d')
     .innerJoin('messages as m', 'm.id', 'd.message_id')
     .leftJoin('channels as c', 'c.id', 'd.channel_id')
-    .select(['d.id', 'd.message_id', 'd.channel_id', 'd.state', 'd.attempts', 'd.last_error', 'd.updated_at', 'd.next_attempt_at', 'd.delivered_at'])
-    .select(['m.headline', 'c.url as channel_url', 'c.enabled as channel_enabled'])
+    .select(['d.id', 'd.message_id', 'd.channel_id', 'd.state', 'd.attempts', 'd.last_error', 'd.created_at', 'd.updated_at', 'd.next_attempt_at', 'd.delivered_at'])
+    .select(['m.headline', 'm.class as message_class', 'm.created_at as message_created_at', 'c.url as channel_url', 'c.enabled as channel_enabled'])
     .select((eb) => eb.case().when(laterSeries(eb)).then(1).else(0).end().as('superseded'))
     .$if(state !== undefined, (q) => q.where('d.state', '=', state!))
     // Literal states beside the filter, so the planner (SQLite's too) can use the partial index deliveries_undelivered.
@@ -78,10 +93,39 @@ export function listDeliveries(db: Q, filter: DeliveryFilter, p: { offset: numbe
     .$if(order === 'changed', (q) => q.orderBy('d.updated_at', 'desc'))
     .$if(order === 'due', (q) => q.orderBy('d.next_attempt_at'))
     .$if(order === 'message', (q) => q.orderBy('m.created_at', 'desc').orderBy('m.id', 'desc'))
-    .orderBy('d.id')
-    .offset(p.offset)
-    .limit(p.limit)
+    .orderBy('d.id');
+}
+
+/** One row of the deliveries list. */
+export type DeliveryListRow = Awaited<ReturnType<ReturnType<typeof deliveriesQuery>['execute']>>[number];
+
+/** A page of the filtered deliveries by offset (the console's numbered pages). */
+export function listDeliveries(db: Q, filter: DeliveryFilter, p: { offset: number; limit: number }): Promise<DeliveryListRow[]> {
+  return deliveriesQuery(db, filter).offset(p.offset).limit(p.limit).execute();
+}
+
+/** Up to `limit` of the filtered deliveries after `after` (keyset paging: stable while rows are added). */
+export function listDeliveriesAfter(db: Q, filter: DeliveryFilter, after: DeliveryPosition | undefined, limit: number): Promise<DeliveryListRow[]> {
+  return deliveriesQuery(db, filter)
+    .$if(after !== undefined, (q) =>
+      q.where((eb) => {
+        const a = after!;
+        if (a.order === 'changed') return eb.or([eb('d.updated_at', '<', a.updatedAt), eb.and([eb('d.updated_at', '=', a.updatedAt), eb('d.id', '>', a.id)])]);
+        if (a.order === 'due') return eb.or([eb('d.next_attempt_at', '>', a.nextAttemptAt), eb.and([eb('d.next_attempt_at', '=', a.nextAttemptAt), eb('d.id', '>', a.id)])]);
+        return eb.or([
+          eb('m.created_at', '<', a.messageCreatedAt),
+          eb.and([eb('m.created_at', '=', a.messageCreatedAt), eb('m.id', '<', a.messageId)]),
+          eb.and([eb('m.created_at', '=', a.messageCreatedAt), eb('m.id', '=', a.messageId), eb('d.id', '>', a.id)]),
+        ]);
+      }),
+    )
+    .limit(limit)
     .execute();
+}
+
+/** One delivery as the list shows it, or undefined. */
+export function findDeliveryRow(db: Q, id: string): Promise<DeliveryListRow | undefined> {
+  return deliveriesQuery(db, {}).where('d.id', '=', id).executeTakeFirst();
 }
 
 /** A delivery's channel: its id and URL (both null once deleted); undefined when the delivery does not exist. */

@@ -1,12 +1,15 @@
 // emit(): the one way a message enters the store. Validates a fully computed message, maps its cause to a
 // class, builds its link, serializes the channel body once, and stores it with its pending deliveries in one
-// transaction (the transactional outbox of DESIGN.md).
+// transaction (the transactional outbox of DESIGN.md). Its stages (prepareEmit, storeMessage, runEmitTransaction)
+// let a caller write more in that same transaction, as POST /api/messages does with its Idempotency-Key.
+import type { Transaction } from 'kysely';
 import { isForeignKeyViolation } from '../../db/errors.ts';
+import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
 import { notifyDeliveriesDue } from '../delivery/wakeup.ts';
 import { CAUSES, CLASS_OF_CAUSE, isCause, type Cause, type MessageClass } from './classes.ts';
-import { insertDeliveriesForClass, insertMessage } from './messages.repo.ts';
+import { insertDeliveriesForClass, insertMessage, type MessageRow } from './messages.repo.ts';
 
 /** A fully computed message, as the code that noticed the cause hands it over. */
 export interface EmitInput {
@@ -29,7 +32,7 @@ export interface EmitInput {
 export type EmitField = 'cause' | 'subjectKind' | 'subjectKey' | 'instant' | 'headline' | 'census' | 'sourceId' | 'seedId';
 
 export type EmitResult =
-  | { ok: true; id: string; class: MessageClass; deliveries: number }
+  | { ok: true; id: string; class: MessageClass; deliveries: number; message: MessageRow }
   | { ok: false; reason: 'invalid'; errors: Partial<Record<EmitField, string>> };
 
 /** Longest accepted values: generous for real content, small enough to keep the store and bodies bounded. */
@@ -134,12 +137,11 @@ function linkTarget(cause: Cause, input: EmitInput): LinkTarget {
   return { cause, subject: input.subject };
 }
 
-/**
- * Stores one message and one pending delivery per enabled channel subscribed to its class, in one
- * transaction, then wakes the workers (this process's at once, every process's through NOTIFY on PostgreSQL).
- * Invalid input is refused with every problem named, and stores nothing.
- */
-export async function emit(deps: Deps, input: EmitInput): Promise<EmitResult> {
+/** A message ready to store: validated, classed, linked and its channel body serialized, before any transaction. */
+export type PreparedEmit = { ok: true; message: MessageRow } | { ok: false; reason: 'invalid'; errors: Partial<Record<EmitField, string>> };
+
+/** Everything emit() computes before touching the database; invalid input is refused with every problem named. */
+export function prepareEmit(deps: Deps, input: EmitInput): PreparedEmit {
   const errors = validateEmitInput(input);
   if (Object.keys(errors).length > 0) return { ok: false, reason: 'invalid', errors };
   const cause = input.cause as Cause;
@@ -149,36 +151,65 @@ export async function emit(deps: Deps, input: EmitInput): Promise<EmitResult> {
   const link = messageLink(deps.config.publicUrl, linkTarget(cause, input));
   const subject = { kind: input.subject.kind, key: input.subject.key };
   const body = serializeBody({ id, class: cls, cause, subject, instant: input.instant, headline: input.headline, census, link });
-  const now = deps.clock.now();
-  const store = () => deps.db.transaction().execute(async (trx) => {
-    await insertMessage(trx, {
-      id,
-      class: cls,
-      cause,
-      subject_kind: subject.kind,
-      subject_key: subject.key,
-      instant: input.instant,
-      headline: input.headline,
-      census,
-      link: link ?? null,
-      body,
-      created_at: now,
-    });
-    const deliveries = await insertDeliveriesForClass(trx, { messageId: id, class: cls, now });
-    // Committed with the rows (or rolled back with them): wakes the workers of every other process.
-    if (deliveries > 0) await notifyDeliveriesDue(trx, deps.dialect);
-    return deliveries;
-  });
-  // On PostgreSQL a channel deleted while the transaction runs fails the deliveries' foreign key; the whole
-  // transaction rolled back, so storing again (the channel now gone) is safe.
+  const message: MessageRow = {
+    id,
+    class: cls,
+    cause,
+    subject_kind: subject.kind,
+    subject_key: subject.key,
+    instant: input.instant,
+    headline: input.headline,
+    census,
+    link: link ?? null,
+    body,
+    created_at: deps.clock.now(),
+  };
+  return { ok: true, message };
+}
+
+/**
+ * Stores a prepared message and one pending delivery per enabled channel subscribed to its class inside `trx`, with
+ * the NOTIFY that commits with them (waking every other process's workers). Returns how many deliveries were queued;
+ * the caller wakes this process's workers after the commit (runEmitTransaction does).
+ */
+export async function storeMessage(trx: Transaction<DB>, deps: Deps, message: MessageRow): Promise<number> {
+  await insertMessage(trx, message);
+  const deliveries = await insertDeliveriesForClass(trx, { messageId: message.id, class: message.class, now: message.created_at });
+  if (deliveries > 0) await notifyDeliveriesDue(trx, deps.dialect);
+  return deliveries;
+}
+
+/**
+ * Runs `work` (which stores messages with storeMessage, and may write more in the same transaction) in one transaction
+ * and, after the commit, wakes this process's workers when it queued deliveries. On PostgreSQL a channel deleted while
+ * the transaction runs fails the deliveries' foreign key; the whole transaction rolled back, so running it again (the
+ * channel now gone) is safe.
+ */
+export async function runEmitTransaction<T>(deps: Deps, work: (trx: Transaction<DB>) => Promise<{ value: T; deliveries: number }>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const deliveries = await store();
+      const { value, deliveries } = await deps.db.transaction().execute(work);
       // After the commit, so a woken worker finds the rows.
       if (deliveries > 0) deps.wakeup.wake();
-      return { ok: true, id, class: cls, deliveries };
+      return value;
     } catch (err) {
       if (!isForeignKeyViolation(err) || attempt >= 3) throw err;
     }
   }
+}
+
+/**
+ * Stores one message and one pending delivery per enabled channel subscribed to its class, in one
+ * transaction, then wakes the workers (this process's at once, every process's through NOTIFY on PostgreSQL).
+ * Invalid input is refused with every problem named, and stores nothing.
+ */
+export async function emit(deps: Deps, input: EmitInput): Promise<EmitResult> {
+  const prepared = prepareEmit(deps, input);
+  if (!prepared.ok) return prepared;
+  const { message } = prepared;
+  const deliveries = await runEmitTransaction(deps, async (trx) => {
+    const queued = await storeMessage(trx, deps, message);
+    return { value: queued, deliveries: queued };
+  });
+  return { ok: true, id: message.id, class: message.class, deliveries, message };
 }

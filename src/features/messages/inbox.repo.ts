@@ -8,11 +8,20 @@ import { unreadBy } from './read-state.repo.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
-/** What the inbox is narrowed to; every part optional. */
+/** What the inbox is narrowed to; every part optional. The console uses the first three; the API all of them. */
 export interface InboxFilter {
   unreadOnly?: boolean;
   class?: MessageClass;
   cause?: Cause;
+  /** Only messages the account has read (the opposite of unreadOnly). */
+  readOnly?: boolean;
+  /** The subject's bare kind and key, matched exactly. */
+  subjectKind?: string;
+  subjectKey?: string;
+  /** Stored at or after this time (epoch ms). */
+  since?: number;
+  /** Stored before this time (epoch ms). */
+  until?: number;
 }
 
 /**
@@ -28,6 +37,14 @@ export function listInboxMessages(db: Q, p: { accountId: string; filter: InboxFi
   if (p.filter.class) q = q.where('m.class', '=', p.filter.class);
   if (p.filter.cause) q = q.where('m.cause', '=', p.filter.cause);
   if (p.filter.unreadOnly) q = q.where(unreadBy(db, p.accountId));
+  if (p.filter.readOnly) {
+    const unread = unreadBy(db, p.accountId);
+    q = q.where((eb) => eb.not(unread(eb)));
+  }
+  if (p.filter.subjectKind !== undefined) q = q.where('m.subject_kind', '=', p.filter.subjectKind);
+  if (p.filter.subjectKey !== undefined) q = q.where('m.subject_key', '=', p.filter.subjectKey);
+  if (p.filter.since !== undefined) q = q.where('m.created_at', '>=', p.filter.since);
+  if (p.filter.until !== undefined) q = q.where('m.created_at', '<', p.filter.until);
   return q.orderBy('m.created_at', 'desc').orderBy('m.id', 'desc').limit(p.limit).execute();
 }
 

@@ -47,6 +47,7 @@ export function parseFilter(q: { show?: string; class?: string; cause?: string }
 /**
  * A page of messages, newest first, strictly older than `before`, narrowed by `filter`. With `withTrouble` (admins)
  * each row carries how many of its deliveries are dead-lettered or still failing, read for the whole page at once.
+ * `limit` is the page size (the console's INBOX_PAGE_SIZE unless the API's client asks for another).
  */
 export async function inboxPage(
   deps: Deps,
@@ -54,9 +55,10 @@ export async function inboxPage(
   before: MessageCursor | undefined,
   filter: InboxFilter = {},
   withTrouble = false,
+  limit = INBOX_PAGE_SIZE,
 ): Promise<InboxPage> {
-  const rows = await listInboxMessages(deps.db, { accountId, filter, before, limit: INBOX_PAGE_SIZE + 1 });
-  const page = rows.slice(0, INBOX_PAGE_SIZE);
+  const rows = await listInboxMessages(deps.db, { accountId, filter, before, limit: limit + 1 });
+  const page = rows.slice(0, limit);
   const [read, trouble] = await Promise.all([
     readMessageIds(deps, accountId, page),
     withTrouble ? deliveryTrouble(deps.db, page.map((m) => m.id)) : Promise.resolve(undefined),
@@ -64,7 +66,7 @@ export async function inboxPage(
   const last = page[page.length - 1];
   return {
     items: page.map((m) => ({ ...m, read: read.has(m.id), trouble: trouble?.get(m.id) })),
-    next: rows.length > INBOX_PAGE_SIZE && last ? { createdAt: last.created_at, id: last.id } : undefined,
+    next: rows.length > limit && last ? { createdAt: last.created_at, id: last.id } : undefined,
   };
 }
 
@@ -75,13 +77,23 @@ export interface MessageDetail {
 }
 
 /**
+ * A message's detail with the account's read mark, or undefined when it does not exist (or was pruned). Reading it
+ * changes nothing: the API reads this way, since a program fetching a message is not a person reading it.
+ */
+export async function messageDetail(deps: Deps, accountId: string, id: string): Promise<MessageDetail | undefined> {
+  const message = await findMessage(deps.db, id);
+  if (!message) return undefined;
+  const [read, deliveries] = await Promise.all([readMessageIds(deps, accountId, [message]), messageDeliveries(deps, id)]);
+  return { message: { ...message, read: read.has(id) }, deliveries };
+}
+
+/**
  * A message's detail as its page shows it, or undefined when it does not exist (or was pruned). Opening the page
  * marks the message read for the account (`read` then says whether it already was).
  */
 export async function openMessage(deps: Deps, accountId: string, id: string): Promise<MessageDetail | undefined> {
-  const message = await findMessage(deps.db, id);
-  if (!message) return undefined;
-  const read = (await readMessageIds(deps, accountId, [message])).has(id);
-  await markOpened(deps, accountId, message, read);
-  return { message: { ...message, read }, deliveries: await messageDeliveries(deps, id) };
+  const detail = await messageDetail(deps, accountId, id);
+  if (!detail) return undefined;
+  await markOpened(deps, accountId, detail.message, detail.message.read);
+  return detail;
 }

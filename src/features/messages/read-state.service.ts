@@ -106,3 +106,8 @@ export async function markUnread(deps: Deps, accountId: string, id: string): Pro
     await deleteRead(trx, accountId, id);
   });
 }
+
+/** Marks each of the given messages unread for this account only (at most MARK_READ_MAX); unknown ids are ignored. */
+export async function markManyUnread(deps: Deps, accountId: string, ids: string[]): Promise<void> {
+  for (const id of [...new Set(ids)].slice(0, MARK_READ_MAX)) await markUnread(deps, accountId, id);
+}

@@ -8,6 +8,8 @@ export const DEFAULT_RETENTION_DAYS = 90;
 /** The dial's range: at least a day, at most ten years. */
 export const RETENTION_MIN_DAYS = 1;
 export const RETENTION_MAX_DAYS = 3650;
+/** The dial's refusal, as Settings shows it beside the field and the API names it in `errors`. */
+export const RETENTION_RANGE_MESSAGE = `Enter a whole number of days from ${RETENTION_MIN_DAYS} to ${RETENTION_MAX_DAYS}.`;
 /** Messages removed per delete statement, so a large prune never holds the write lock for long. */
 const PRUNE_BATCH = 500;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -19,7 +21,7 @@ export async function retentionDays(deps: Deps): Promise<number> {
 
 export type SetRetentionResult = { ok: true } | { ok: false; reason: 'out-of-range' };
 
-/** Turns the dial (admin act; the route enforces the role). */
+/** Turns the dial (admin act; the route enforces the role); anything but a whole number in range is refused. */
 export async function setRetentionDays(deps: Deps, days: number): Promise<SetRetentionResult> {
   if (!Number.isInteger(days) || days < RETENTION_MIN_DAYS || days > RETENTION_MAX_DAYS) return { ok: false, reason: 'out-of-range' };
   await saveRetentionDays(deps.db, days);

@@ -1,8 +1,8 @@
-// Profile section: personal API tokens. Mint (name, lifetime) after "Confirm it's you", the new token shown once on
-// the page after the mint's redirect, the list (created, expires, last used), revoke.
+// Profile section: personal API tokens. Mint (name, lifetime, read-only or not) after "Confirm it's you", the new
+// token shown once on the page after the mint's redirect, the list (created, expires, last used, read-only), revoke.
 import type { Ctx } from '../../http/env.ts';
 import { OnceField, revealNow } from '../../http/reveal.tsx';
-import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
+import { Checkbox, Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
 import { recentlyConfirmed } from '../auth/reauth.service.ts';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, listTokens } from '../tokens/tokens.service.ts';
 import { ConfirmFirstHint } from './confirm.section.tsx';
@@ -13,15 +13,22 @@ import type { ProfileSection } from './sections.ts';
 export const TOKEN_REVEAL = 'api-token';
 export const TOKEN_REVEAL_PATH = '/profile?reveal=token#profile-tokens';
 
+/** A token as held for its one showing. */
+interface HeldToken {
+  name: string;
+  token: string;
+  readOnly?: boolean;
+}
+
 /** The token just minted (its one showing) when this is the page after the mint's redirect; `gone` on a reload. */
-async function heldToken(c: Ctx): Promise<{ name: string; token: string } | 'gone' | undefined> {
+async function heldToken(c: Ctx): Promise<HeldToken | 'gone' | undefined> {
   if (c.req.query('reveal') !== 'token') return undefined;
   const held = await revealNow(c, TOKEN_REVEAL);
-  return held === undefined ? 'gone' : (JSON.parse(held) as { name: string; token: string });
+  return held === undefined ? 'gone' : (JSON.parse(held) as HeldToken);
 }
 
 /** The one showing of a new token, or word that it was shown already. */
-function NewToken(props: { held: { name: string; token: string } | 'gone' }) {
+function NewToken(props: { held: HeldToken | 'gone' }) {
   const { held } = props;
   if (held === 'gone') {
     return (
@@ -32,7 +39,10 @@ function NewToken(props: { held: { name: string; token: string } | 'gone' }) {
   }
   return (
     <Notice kind="success">
-      <p>Token “{held.name}” created. Copy it now: it is shown only this once.</p>
+      <p>
+        {held.readOnly ? <>Read-only token “{held.name}” created: it can read through the API but never change anything.</> : <>Token “{held.name}” created.</>}{' '}
+        Copy it now: it is shown only this once.
+      </p>
       <p>
         <code class="secret" id="new-token">
           {held.token}
@@ -56,6 +66,12 @@ function MintForm(props: { feedback?: ProfileFeedback }) {
         options={Object.entries(EXPIRY_CHOICES).map(([value, choice]) => [value, choice.label])}
         hint="A token past its expiry stops working, as if revoked."
       />
+      <Checkbox
+        label="Read-only (can only read, never change anything)"
+        name="read_only"
+        checked={form?.values?.read_only !== undefined}
+        hint="For dashboards and scripts that only look: every write through it is refused."
+      />
       <button type="submit">Create token</button>
     </Form>
   );
@@ -78,47 +94,47 @@ export const tokensSection: ProfileSection = {
         {tokens.length === 0 ? (
           <p class="empty">You have no API tokens.</p>
         ) : (
-          <table>
-            <thead>
+          <StackedTable class="tokens" columns={['Name', 'Created', 'Expires', 'Last used', 'Action']}>
+            {tokens.map((t) => (
               <tr>
-                <th>Name</th>
-                <th>Created</th>
-                <th>Expires</th>
-                <th>Last used</th>
-                <th>
-                  <span class="visually-hidden">Action</span>
-                </th>
+                <td>
+                  {t.name}
+                  {t.readOnly ? (
+                    <>
+                      {' '}
+                      <span class="badge">read-only</span>
+                    </>
+                  ) : null}
+                </td>
+                <td>
+                  <span class="cell-label">Created: </span>
+                  <Time at={t.createdAt} />
+                </td>
+                <td>
+                  <span class="cell-label">Expires: </span>
+                  {t.expiresAt === null ? 'never' : <Time at={t.expiresAt} />}
+                  {t.expired ? (
+                    <>
+                      {' '}
+                      <span class="badge">expired</span>
+                    </>
+                  ) : null}
+                </td>
+                <td>
+                  <span class="cell-label">Last used: </span>
+                  {t.lastUsedAt === null ? 'never' : <Time at={t.lastUsedAt} />}
+                </td>
+                <td>
+                  <Form action="/profile/tokens/revoke" class="inline">
+                    <input type="hidden" name="token" value={t.id} />
+                    <button type="submit" class="secondary" aria-label={`Revoke ${t.name}`}>
+                      Revoke
+                    </button>
+                  </Form>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {tokens.map((t) => (
-                <tr>
-                  <td>{t.name}</td>
-                  <td>
-                    <Time at={t.createdAt} />
-                  </td>
-                  <td>
-                    {t.expiresAt === null ? 'never' : <Time at={t.expiresAt} />}
-                    {t.expired ? (
-                      <>
-                        {' '}
-                        <span class="badge">expired</span>
-                      </>
-                    ) : null}
-                  </td>
-                  <td>{t.lastUsedAt === null ? 'never' : <Time at={t.lastUsedAt} />}</td>
-                  <td>
-                    <Form action="/profile/tokens/revoke" class="inline">
-                      <input type="hidden" name="token" value={t.id} />
-                      <button type="submit" class="secondary" aria-label={`Revoke ${t.name}`}>
-                        Revoke
-                      </button>
-                    </Form>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </StackedTable>
         )}
       </section>
     );

@@ -5,7 +5,7 @@ import { randomToken, sha256 } from '../../deps.ts';
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import { findAccountById, replacePasswordHash } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { actorRecentlyConfirmed } from '../auth/reauth-window.ts';
+import { actorRecentlyConfirmed, type Actor } from '../auth/reauth-window.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
 import { findResetByTokenHash, spendReset, upsertReset } from './reset.repo.ts';
 
@@ -29,12 +29,13 @@ export type MintResetResult = ({ ok: true } & MintedResetLink) | { ok: false; re
 /**
  * Mints a reset link for another account on `base` (the external origin), voiding the account's previous link.
  * `actorId` null is the host CLI; a signed-in actor mints only from its session `sessionIdHash` confirmed within the
- * last 10 minutes ("Confirm it's you"; a link takes the account over), else 'reauth-required' and nothing changes.
+ * last 10 minutes ("Confirm it's you"; a link takes the account over) or through its own writing API token (see
+ * actorRecentlyConfirmed), else 'reauth-required' and nothing changes.
  * The event is logged without the link.
  */
 export async function mintResetLink(
   deps: Deps,
-  input: { actorId: string | null; sessionIdHash?: string; accountId: string; base: string },
+  input: Actor & { accountId: string; base: string },
 ): Promise<MintResetResult> {
   if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
   if (!(await actorRecentlyConfirmed(deps, input))) return { ok: false, reason: 'reauth-required' };

@@ -6,7 +6,7 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { SettingsFrame } from '../settings/settings.views.tsx';
-import { changeProvider, changeProviderSecret, checkDiscovery, createProvider, removeIdentity, removeProvider } from './sso.providers.service.ts';
+import { changeProvider, changeProviderSecret, createProvider, removeIdentity, removeProvider, type DiscoveryProblem } from './sso.providers.service.ts';
 import { createProviderSchema, idSchema, providerSecretSchema, updateProviderSchema } from './sso.schema.ts';
 import { ssoTabBody } from './sso.tab.tsx';
 import { discoveryMessage, type TabFormState } from './sso.views.tsx';
@@ -31,40 +31,33 @@ export function ssoAdminRoutes(deps: Deps) {
   const invalid = (c: Ctx, form: TabFormState['form'], result: { errors: Record<string, string>; values: Record<string, string> }) =>
     again(c, { form, id: result.values.id, errors: result.errors, values: result.values });
 
-  /** Discovery for settings about to be saved; a failure re-shows the form with the reason and the "Save anyway" box. */
-  const undiscoverable = async (c: Ctx, form: 'create' | 'update', input: { id?: string; issuer: string; client_id: string }) => {
-    const problem = await checkDiscovery(deps, input);
-    if (!problem) return undefined;
-    return again(c, { form, id: input.id, errors: { issuer: discoveryMessage(problem, input.issuer) }, values: values(c), offerSaveAnyway: true }, undefined, 422);
-  };
+  /** A failed discovery re-shows the form with the reason beside the issuer and the "Save anyway" box. */
+  const undiscoverable = (c: Ctx, form: 'create' | 'update', input: { id?: string; issuer: string }, problem: DiscoveryProblem) =>
+    again(c, { form, id: input.id, errors: { issuer: discoveryMessage(problem, input.issuer) }, values: values(c), offerSaveAnyway: true }, undefined, 422);
 
   const values = (c: Ctx) => Object.fromEntries([...(c.get('form') ?? new URLSearchParams())].filter(([k]) => k !== '_csrf' && k !== 'client_secret'));
 
   app.post('/settings/sso', async (c) => {
     const form = parseForm(c, createSchema);
     if (!form.ok) return invalid(c, 'create', form);
-    if (!form.data.save_anyway) {
-      const refused = await undiscoverable(c, 'create', form.data);
-      if (refused) return refused;
-    }
-    const result = await createProvider(deps, c.get('session')!.account.id, form.data);
+    const { save_anyway, ...input } = form.data;
+    const result = await createProvider(deps, c.get('session')!.account.id, input, { checkDiscovery: !save_anyway });
+    if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'create', input, result.problem);
     if (!result.ok) return again(c, { form: 'create', errors: { slug: DUPLICATE_SLUG }, values: values(c) }, undefined, 409);
-    return done(c, form.data.save_anyway ? 'created-unchecked' : 'created');
+    return done(c, save_anyway ? 'created-unchecked' : 'created');
   });
 
-  // A disabled provider is saved without discovery: nobody signs in with it.
+  // A disabled provider is saved without discovery (the domain's rule): nobody signs in with it.
   app.post('/settings/sso/update', async (c) => {
     const form = parseForm(c, updateSchema);
     if (!form.ok) return invalid(c, 'update', form);
-    if (form.data.enabled && !form.data.save_anyway) {
-      const refused = await undiscoverable(c, 'update', form.data);
-      if (refused) return refused;
-    }
-    const result = await changeProvider(deps, form.data);
+    const { save_anyway, ...change } = form.data;
+    const result = await changeProvider(deps, change, { checkDiscovery: !save_anyway });
     if (!result.ok && result.reason === 'not-found') return again(c, { form: 'update', errors: {}, values: {} }, GONE, 404);
-    if (!result.ok) return again(c, { form: 'update', id: form.data.id, errors: { slug: DUPLICATE_SLUG }, values: values(c) }, undefined, 409);
+    if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'update', change, result.problem);
+    if (!result.ok) return again(c, { form: 'update', id: change.id, errors: { slug: DUPLICATE_SLUG }, values: values(c) }, undefined, 409);
     if (result.issuerChanged) return done(c, `issuer-changed&removed=${result.removedIdentities}`);
-    return done(c, form.data.save_anyway ? 'updated-unchecked' : 'updated');
+    return done(c, save_anyway ? 'updated-unchecked' : 'updated');
   });
 
   app.post('/settings/sso/secret', async (c) => {

@@ -1,8 +1,196 @@
-// The JSON API for single sign-on (issue 19). Being built.
+// The JSON API for single sign-on (issue 19): providers (list, one, declare, change with the secret's
+// replace/clear/keep, delete) and linked identities (list, remove), over the Settings tab's own service calls, so the
+// field rules, the discovery check and the duplicate-slug refusal are the console's. Admin only, reads included.
+import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiApp } from '../../http/api.ts';
+import { apiAccount, apiApp, apiRoute, badCursor, decodeCursor, encodeCursor, jsonAnswer, jsonBody, PageQuery, pageOf, problem } from '../../http/api.ts';
+import type { Ctx } from '../../http/env.ts';
+import { externalOrigin } from '../../http/request.ts';
+import { ID_PATTERN, isId } from '../../http/text.ts';
+import { NewSsoProvider, presentIdentity, presentProvider, SsoIdentity, SsoProvider, SsoProviderPatch } from './sso.api.schema.ts';
+import { changeProvider, createProvider, identitiesPage, providerDetails, removeIdentity, removeProvider, type DiscoveryProblem } from './sso.providers.service.ts';
+import { discoveryMessage } from './sso.views.tsx';
 
-export function ssoApiRoutes(_deps: Deps) {
+/** The domain's refusals as problems, one table for this file (field rules go out as 422 `invalid` from the schemas). */
+const REFUSALS = {
+  'not-found': { status: 404, detail: 'There is no provider with this id.' },
+  'duplicate-slug': { status: 409, detail: 'Another provider already uses this slug. Choose a different one.' },
+  'discovery-failed': { status: 422, detail: 'svc could not use the provider\'s discovery document (see errors); nothing was saved. Fix the issuer, or send skip_discovery: true to save anyway.' },
+} as const;
+
+type Refusal = { reason: 'not-found' | 'duplicate-slug' } | { reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string };
+
+/** The problem for a refused save; a failed discovery names the issuer field with the console's words. */
+function refuse(c: Ctx, refusal: Refusal) {
+  if (refusal.reason === 'undiscoverable') {
+    const errors = [{ in: 'body' as const, field: 'issuer', detail: discoveryMessage(refusal.problem, refusal.issuer) }];
+    return problem(c, 422, 'discovery-failed', REFUSALS['discovery-failed'].detail, { errors });
+  }
+  const { reason } = refusal;
+  const { status, detail } = REFUSALS[reason];
+  return problem(c, status, reason, detail, reason === 'duplicate-slug' ? { errors: [{ in: 'body', field: 'slug', detail }] } : {});
+}
+
+/** Admin-only reads: the gate refuses viewers' writes, this refuses their reads. */
+function adminOnly(c: Ctx) {
+  return apiAccount(c).role === 'admin' ? undefined : problem(c, 403, 'admin-only', 'This is for administrators.');
+}
+
+const ProviderId = z.object({ id: z.string().regex(ID_PATTERN).openapi({ param: { name: 'id', in: 'path' } }) });
+// Deletes are idempotent: an id that cannot exist is as gone as one deleted before (never looked up).
+const AnyId = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) });
+const idFilter = (what: string) => z.string().regex(ID_PATTERN, `Not an id of ${what}.`).optional().openapi({ description: `Only identities of this ${what}.` });
+const IdentityQuery = PageQuery.extend({ provider_id: idFilter('provider'), account_id: idFilter('account') });
+
+const tags = ['Single sign-on'];
+const CREATE_422 = 'A field is not valid (`invalid`, one entry per field), or discovery failed (`discovery-failed`, on `issuer`).';
+
+const listProviders = apiRoute({
+  method: 'get',
+  path: '/api/sso/providers',
+  tags,
+  admin: true,
+  summary: 'List providers',
+  description: 'Every declared OpenID Connect provider, by display name. Client secrets are never returned: `has_secret` says whether one is set.',
+  responses: { 200: jsonAnswer(z.strictObject({ items: z.array(SsoProvider) }), 'The providers.') },
+});
+
+const oneProvider = apiRoute({
+  method: 'get',
+  path: '/api/sso/providers/{id}',
+  tags,
+  admin: true,
+  summary: 'One provider',
+  description: 'A provider with its callback URLs and how many identities are linked through it.',
+  request: { params: ProviderId },
+  refusals: { 404: REFUSALS['not-found'].detail },
+  responses: { 200: jsonAnswer(SsoProvider, 'The provider.') },
+});
+
+const createProviderRoute = apiRoute({
+  method: 'post',
+  path: '/api/sso/providers',
+  tags,
+  summary: 'Declare a provider',
+  description:
+    'Declares a provider, enabled unless `enabled` is false, authored by the token\'s account. svc first fetches <issuer>/.well-known/openid-configuration as a sign-in would; when that fails nothing is saved (422 `discovery-failed`) unless `skip_discovery` is true. A disabled provider is saved without the check.',
+  request: { body: jsonBody(NewSsoProvider) },
+  refusals: { 409: REFUSALS['duplicate-slug'].detail, 422: CREATE_422 },
+  responses: {
+    201: { ...jsonAnswer(SsoProvider, 'Declared.'), headers: z.object({ Location: z.string().openapi({ description: 'The new provider\'s address.' }) }) },
+  },
+});
+
+const updateProvider = apiRoute({
+  method: 'patch',
+  path: '/api/sso/providers/{id}',
+  tags,
+  summary: 'Change a provider',
+  description:
+    'Changes the fields sent; the others keep their values. `client_secret`: a string replaces, null removes, absent keeps. A change naming `issuer`, `client_id` or `enabled` of a provider that stays enabled runs the discovery check first (skip it with `skip_discovery`). A new issuer removes every identity linked through the provider.',
+  request: { params: ProviderId, body: jsonBody(SsoProviderPatch) },
+  refusals: { 404: REFUSALS['not-found'].detail, 409: REFUSALS['duplicate-slug'].detail, 422: CREATE_422 },
+  responses: { 200: jsonAnswer(SsoProvider, 'The provider as changed.') },
+});
+
+const deleteProvider = apiRoute({
+  method: 'delete',
+  path: '/api/sso/providers/{id}',
+  tags,
+  summary: 'Delete a provider',
+  description: 'Deletes the provider and every identity linked through it; the accounts stay, and sign in with their passwords. Idempotent: 204 whether or not it existed.',
+  request: { params: AnyId },
+  responses: { 204: { description: 'Deleted, or already gone.' } },
+});
+
+const listIdentities = apiRoute({
+  method: 'get',
+  path: '/api/sso/identities',
+  tags,
+  admin: true,
+  summary: 'List linked identities',
+  description: 'Identities people linked from their Profile, newest first, cursor-paged; optionally of one provider or one account.',
+  request: { query: IdentityQuery },
+  responses: { 200: jsonAnswer(pageOf(SsoIdentity), 'A page of linked identities.') },
+});
+
+const deleteIdentity = apiRoute({
+  method: 'delete',
+  path: '/api/sso/identities/{id}',
+  tags,
+  summary: 'Remove a linked identity',
+  description: 'Unlinks the identity; the account stays and can link again from its Profile. Idempotent: 204 whether or not it existed.',
+  request: { params: AnyId },
+  responses: { 204: { description: 'Removed, or already gone.' } },
+});
+
+/** The position a cursor of the identity list names, or null when this list did not hand it out. */
+function positionOf(cursor: string): { linkedAt: number; id: string } | null {
+  const v = decodeCursor(cursor);
+  return v?.length === 2 && Number.isSafeInteger(v[0]) && isId(v[1] as string) ? { linkedAt: v[0] as number, id: v[1] as string } : null;
+}
+
+/** The single sign-on routes under /api/sso (admin only). */
+export function ssoApiRoutes(deps: Deps) {
   const app = apiApp();
+  const origin = (c: Ctx) => externalOrigin(c, deps.config);
+
+  app.openapi(listProviders, async (c) => {
+    const denied = adminOnly(c);
+    if (denied) return denied;
+    return c.json({ items: (await providerDetails(deps)).map((p) => presentProvider(p, origin(c))) }, 200);
+  });
+
+  app.openapi(oneProvider, async (c) => {
+    const denied = adminOnly(c);
+    if (denied) return denied;
+    const [found] = await providerDetails(deps, c.req.valid('param').id);
+    if (!found) return refuse(c, { reason: 'not-found' });
+    return c.json(presentProvider(found, origin(c)), 200);
+  });
+
+  app.openapi(createProviderRoute, async (c) => {
+    const { skip_discovery, ...input } = c.req.valid('json');
+    const result = await createProvider(deps, apiAccount(c).id, input, { checkDiscovery: !skip_discovery });
+    if (!result.ok) return refuse(c, result);
+    const [created] = await providerDetails(deps, result.id);
+    // Deleted between the insert and this read: it is gone all the same.
+    if (!created) return refuse(c, { reason: 'not-found' });
+    return c.json(presentProvider(created, origin(c)), 201, { Location: `/api/sso/providers/${result.id}` });
+  });
+
+  app.openapi(updateProvider, async (c) => {
+    const { id } = c.req.valid('param');
+    const { skip_discovery, ...change } = c.req.valid('json');
+    const result = await changeProvider(deps, { id, ...change }, { checkDiscovery: !skip_discovery });
+    if (!result.ok) return refuse(c, result);
+    const [changed] = await providerDetails(deps, id);
+    if (!changed) return refuse(c, { reason: 'not-found' });
+    return c.json(presentProvider(changed, origin(c)), 200);
+  });
+
+  app.openapi(deleteProvider, async (c) => {
+    const { id } = c.req.valid('param');
+    if (isId(id)) await removeProvider(deps, id);
+    return c.body(null, 204);
+  });
+
+  app.openapi(listIdentities, async (c) => {
+    const denied = adminOnly(c);
+    if (denied) return denied;
+    const { cursor, limit, provider_id, account_id } = c.req.valid('query');
+    const after = cursor === undefined ? undefined : positionOf(cursor);
+    if (after === null) return badCursor(c);
+    const page = await identitiesPage(deps, { providerId: provider_id, accountId: account_id, after, limit });
+    const next = page.next ? encodeCursor([page.next.linkedAt, page.next.id]) : null;
+    return c.json({ items: page.items.map(presentIdentity), next_cursor: next }, 200);
+  });
+
+  app.openapi(deleteIdentity, async (c) => {
+    const { id } = c.req.valid('param');
+    if (isId(id)) await removeIdentity(deps, id);
+    return c.body(null, 204);
+  });
+
   return app;
 }

@@ -3,8 +3,9 @@ import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { configurationFor } from './sso.discovery.ts';
-import type { CreateProviderInput, ProviderSecretInput, UpdateProviderInput } from './sso.schema.ts';
+import type { CreateProviderInput, ProviderChange, ProviderSecretInput } from './sso.schema.ts';
 import {
+  countIdentitiesByProvider,
   deleteIdentity,
   deleteProvider,
   deleteProviderIdentities,
@@ -12,9 +13,12 @@ import {
   insertProvider,
   listEnabledProviders,
   listIdentities,
+  listIdentitiesPage,
   listProviders,
+  listProvidersWithAuthors,
   lockProvider,
   updateProvider,
+  type IdentityKey,
   type IdentityListing,
   type ProviderRow,
 } from './sso.repo.ts';
@@ -28,6 +32,10 @@ export interface ProviderView {
   client_id: string;
   enabled: boolean;
   secretSet: boolean;
+  createdAt: number;
+  updatedAt: number;
+  /** The account that declared it. */
+  createdBy: string;
 }
 
 /** Drops the secret; the only shape in which providers leave the domain for a page. */
@@ -40,6 +48,9 @@ export function toProviderView(p: ProviderRow): ProviderView {
     client_id: p.client_id,
     enabled: p.enabled === 1,
     secretSet: p.client_secret !== null,
+    createdAt: p.created_at,
+    updatedAt: p.updated_at,
+    createdBy: p.created_by,
   };
 }
 
@@ -54,15 +65,55 @@ export async function ssoOverview(deps: Deps): Promise<{ providers: ProviderView
   return { providers: providers.map(toProviderView), identities };
 }
 
+/** A provider as an admin reads it over the API: its view, its author's username, and how many identities it links. */
+export interface ProviderDetail {
+  provider: ProviderView;
+  author: string | null;
+  linked: number;
+}
+
+/** Every provider in display order, or only the one with `id` (none when there is no such provider). */
+export async function providerDetails(deps: Deps, id?: string): Promise<ProviderDetail[]> {
+  const [rows, counts] = await Promise.all([listProvidersWithAuthors(deps.db, id), countIdentitiesByProvider(deps.db)]);
+  return rows.map(({ author, ...row }) => ({ provider: toProviderView(row), author, linked: counts.get(row.id) ?? 0 }));
+}
+
+/** A page of bindings, newest first, and where the next page starts (undefined on the last page). */
+export async function identitiesPage(
+  deps: Deps,
+  query: { providerId?: string; accountId?: string; after?: IdentityKey; limit: number },
+): Promise<{ items: IdentityListing[]; next?: IdentityKey }> {
+  const rows = await listIdentitiesPage(deps.db, { ...query, limit: query.limit + 1 });
+  const items = rows.slice(0, query.limit);
+  const last = items.at(-1);
+  return { items, next: rows.length > query.limit && last ? { linkedAt: last.linked_at, id: last.id } : undefined };
+}
+
 /** One account's bindings (its Profile section). */
 export function identitiesOf(deps: Deps, accountId: string): Promise<IdentityListing[]> {
   return listIdentities(deps.db, accountId);
 }
 
-export type ProviderWriteResult = { ok: true; id: string } | { ok: false; reason: 'duplicate-slug' | 'not-found' };
+export type ProviderWriteResult =
+  | { ok: true; id: string }
+  | { ok: false; reason: 'duplicate-slug' }
+  | { ok: false; reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string };
 
-/** Declares a provider, enabled, authored by `actorId`. */
-export async function createProvider(deps: Deps, actorId: string, input: CreateProviderInput): Promise<ProviderWriteResult> {
+/** How a save treats discovery: `checkDiscovery` saves an enabled provider only once its discovery succeeds. */
+export interface SaveOptions {
+  checkDiscovery?: boolean;
+}
+
+/**
+ * Declares a provider authored by `actorId`, enabled unless `input.enabled` is false. With `checkDiscovery`, an enabled
+ * one is saved only when its discovery succeeds; a disabled one is saved without (nobody signs in with it).
+ */
+export async function createProvider(deps: Deps, actorId: string, input: CreateProviderInput, options: SaveOptions = {}): Promise<ProviderWriteResult> {
+  const enabled = input.enabled ?? true;
+  if (options.checkDiscovery && enabled) {
+    const problem = await checkDiscovery(deps, input);
+    if (problem) return { ok: false, reason: 'undiscoverable', problem, issuer: input.issuer };
+  }
   const now = deps.clock.now();
   const id = newId(deps.random);
   try {
@@ -73,7 +124,7 @@ export async function createProvider(deps: Deps, actorId: string, input: CreateP
       issuer: input.issuer,
       client_id: input.client_id,
       client_secret: input.client_secret ?? null,
-      enabled: 1,
+      enabled: enabled ? 1 : 0,
       created_at: now,
       updated_at: now,
       created_by: actorId,
@@ -87,27 +138,45 @@ export async function createProvider(deps: Deps, actorId: string, input: CreateP
 
 export type ChangeProviderResult =
   | { ok: true; issuerChanged: boolean; removedIdentities: number }
-  | { ok: false; reason: 'duplicate-slug' | 'not-found' };
+  | { ok: false; reason: 'duplicate-slug' | 'not-found' }
+  | { ok: false; reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string };
+
+/** The settings discovery depends on: a change naming one of them is checked (with `checkDiscovery`). */
+const DISCOVERY_FIELDS = ['issuer', 'client_id', 'enabled'] as const;
 
 /**
- * Changes a provider's name, slug, issuer, client id and enabled flag (the secret has its own form). A `sub` is only
- * unique at its issuer, so a new issuer drops every binding made through the provider in the same transaction:
- * otherwise the same `sub` at the new issuer would sign into the account that linked it at the old one.
+ * Changes the fields `change` names and keeps the others; `client_secret` replaces (string), clears (null) or is kept
+ * (absent). With `checkDiscovery`, a change naming the issuer, client id or enabled flag of a provider that stays
+ * enabled is saved only when discovery succeeds. A `sub` is only unique at its issuer, so a new issuer drops every
+ * binding made through the provider in the same transaction: otherwise the same `sub` at the new issuer would sign
+ * into the account that linked it at the old one.
  */
-export async function changeProvider(deps: Deps, input: UpdateProviderInput): Promise<ChangeProviderResult> {
+export async function changeProvider(deps: Deps, change: ProviderChange, options: SaveOptions = {}): Promise<ChangeProviderResult> {
+  if (options.checkDiscovery && DISCOVERY_FIELDS.some((f) => change[f] !== undefined)) {
+    const current = await findProviderById(deps.db, change.id);
+    if (!current) return { ok: false, reason: 'not-found' };
+    if (change.enabled ?? current.enabled === 1) {
+      const issuer = change.issuer ?? current.issuer;
+      const problem = await checkDiscovery(deps, { issuer, client_id: change.client_id ?? current.client_id });
+      if (problem) return { ok: false, reason: 'undiscoverable', problem, issuer };
+    }
+  }
   let result: ChangeProviderResult;
+  let slug = change.slug;
   try {
     result = await deps.db.transaction().execute(async (trx): Promise<ChangeProviderResult> => {
-      const current = await lockProvider(trx, deps.dialect, input.id);
+      const current = await lockProvider(trx, deps.dialect, change.id);
       if (!current) return { ok: false, reason: 'not-found' };
-      const issuerChanged = current.issuer !== input.issuer;
-      const removedIdentities = issuerChanged ? await deleteProviderIdentities(trx, input.id) : 0;
-      await updateProvider(trx, input.id, {
-        display_name: input.display_name,
-        slug: input.slug,
-        issuer: input.issuer,
-        client_id: input.client_id,
-        enabled: input.enabled ? 1 : 0,
+      slug ??= current.slug;
+      const issuerChanged = change.issuer !== undefined && current.issuer !== change.issuer;
+      const removedIdentities = issuerChanged ? await deleteProviderIdentities(trx, change.id) : 0;
+      await updateProvider(trx, change.id, {
+        ...(change.display_name !== undefined ? { display_name: change.display_name } : {}),
+        ...(change.slug !== undefined ? { slug: change.slug } : {}),
+        ...(change.issuer !== undefined ? { issuer: change.issuer } : {}),
+        ...(change.client_id !== undefined ? { client_id: change.client_id } : {}),
+        ...(change.enabled !== undefined ? { enabled: change.enabled ? 1 : 0 } : {}),
+        ...(change.client_secret !== undefined ? { client_secret: change.client_secret } : {}),
         updated_at: deps.clock.now(),
       });
       return { ok: true, issuerChanged, removedIdentities };
@@ -118,7 +187,7 @@ export async function changeProvider(deps: Deps, input: UpdateProviderInput): Pr
   }
   if (result.ok && result.issuerChanged) {
     deps.log.info(
-      { event: 'sso-issuer-changed', provider: input.id, slug: input.slug, removedIdentities: result.removedIdentities },
+      { event: 'sso-issuer-changed', provider: change.id, slug, removedIdentities: result.removedIdentities },
       'sso: provider issuer changed, its linked identities removed',
     );
   }

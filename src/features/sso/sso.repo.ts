@@ -20,6 +20,19 @@ export function listProviders(db: Q): Promise<ProviderRow[]> {
   return db.selectFrom('sso_providers').selectAll().orderBy('display_name').orderBy('slug').execute();
 }
 
+/** Providers in display order (one when `id` is given), each with its author's username. */
+export function listProvidersWithAuthors(db: Q, id?: string): Promise<(ProviderRow & { author: string | null })[]> {
+  let q = db
+    .selectFrom('sso_providers')
+    .leftJoin('accounts', 'accounts.id', 'sso_providers.created_by')
+    .selectAll('sso_providers')
+    .select('accounts.username as author')
+    .orderBy('sso_providers.display_name')
+    .orderBy('sso_providers.slug');
+  if (id !== undefined) q = q.where('sso_providers.id', '=', id);
+  return q.execute();
+}
+
 /** The enabled providers, in display order (the sign-in buttons). */
 export function listEnabledProviders(db: Q): Promise<ProviderRow[]> {
   return db.selectFrom('sso_providers').selectAll().where('enabled', '=', 1).orderBy('display_name').orderBy('slug').execute();
@@ -118,6 +131,50 @@ export function listIdentities(db: Q, accountId?: string): Promise<IdentityListi
     .orderBy('accounts.username_lower');
   if (accountId !== undefined) q = q.where('sso_identities.account_id', '=', accountId);
   return q.execute();
+}
+
+/** Where a page of bindings starts: after the binding with this linked-at time and id (newest first). */
+export interface IdentityKey {
+  linkedAt: number;
+  id: string;
+}
+
+/** Up to `limit` bindings newest first (linked-at, then id), after `after`, optionally of one provider or account. */
+export function listIdentitiesPage(
+  db: Q,
+  filter: { providerId?: string; accountId?: string; after?: IdentityKey; limit: number },
+): Promise<IdentityListing[]> {
+  let q = db
+    .selectFrom('sso_identities')
+    .innerJoin('sso_providers', 'sso_providers.id', 'sso_identities.provider_id')
+    .innerJoin('accounts', 'accounts.id', 'sso_identities.account_id')
+    .selectAll('sso_identities')
+    .select(['sso_providers.display_name as provider_name', 'sso_providers.slug as provider_slug', 'accounts.username'])
+    .orderBy('sso_identities.linked_at', 'desc')
+    .orderBy('sso_identities.id', 'desc')
+    .limit(filter.limit);
+  if (filter.providerId !== undefined) q = q.where('sso_identities.provider_id', '=', filter.providerId);
+  if (filter.accountId !== undefined) q = q.where('sso_identities.account_id', '=', filter.accountId);
+  const after = filter.after;
+  if (after !== undefined) {
+    q = q.where((eb) =>
+      eb.or([
+        eb('sso_identities.linked_at', '<', after.linkedAt),
+        eb.and([eb('sso_identities.linked_at', '=', after.linkedAt), eb('sso_identities.id', '<', after.id)]),
+      ]),
+    );
+  }
+  return q.execute();
+}
+
+/** How many bindings each provider has (providers without any are absent). */
+export async function countIdentitiesByProvider(db: Q): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('sso_identities')
+    .select((eb) => ['provider_id', eb.fn.countAll<number | string>().as('n')])
+    .groupBy('provider_id')
+    .execute();
+  return new Map(rows.map((r) => [r.provider_id, Number(r.n)]));
 }
 
 /** Stores a meta value unless one is already there, then returns the stored one (first writer wins). */

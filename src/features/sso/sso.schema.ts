@@ -1,8 +1,8 @@
-// The admin forms for providers and bindings, one zod schema each; messages are what the page shows.
+// The rules for a provider's fields (one rule each, shared by the Settings forms and the JSON API), and the admin
+// forms built from them; messages are what the page shows beside a field and what the API puts in `errors`.
 import { z } from 'zod';
 import { idField } from '../../http/forms.ts';
 import { hasInvisibleCharacters } from '../text-rules.ts';
-
 
 const text = (what: string, max: number) =>
   z
@@ -44,37 +44,38 @@ const issuer = text('issuer URL', 2048)
     'Enter the issuer itself, not its discovery document: leave out "/.well-known/…" (svc adds /.well-known/openid-configuration).',
   );
 
+/** A provider's settings, one rule per field: both doors (forms and API) validate with these. */
+export const providerFields = {
+  display_name: text('display name', 100),
+  slug,
+  issuer,
+  client_id: text('client ID', 255),
+};
+
+/** A client secret that is given (blank handling is each door's own: the form keeps, the API refuses). */
+export const clientSecretValue = z
+  .string({ error: 'Enter the client secret as text.' })
+  .refine((v) => v.length <= 1024, 'The client secret is at most 1024 characters.')
+  .refine((v) => !hasInvisibleCharacters(v), 'The client secret cannot contain control characters.');
+
 const id = idField('That item no longer exists.');
 /** An unticked checkbox is absent from the form. */
 const checkbox = z
   .string()
   .optional()
   .transform((v) => v !== undefined);
+/** A blank secret field means "none" (create) or "keep" (secret form). */
 const optionalSecret = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v === '' ? undefined : v))
-  .refine((v) => v === undefined || v.length <= 1024, 'The client secret is at most 1024 characters.')
-  .refine((v) => v === undefined || !hasInvisibleCharacters(v), 'The client secret cannot contain control characters.');
+  .pipe(clientSecretValue.optional());
 
 /** POST /settings/sso: a new (enabled) provider. */
-export const createProviderSchema = z.object({
-  display_name: text('display name', 100),
-  slug,
-  issuer,
-  client_id: text('client ID', 255),
-  client_secret: optionalSecret,
-});
+export const createProviderSchema = z.object({ ...providerFields, client_secret: optionalSecret });
 
 /** POST /settings/sso/update. */
-export const updateProviderSchema = z.object({
-  id,
-  display_name: text('display name', 100),
-  slug,
-  issuer,
-  client_id: text('client ID', 255),
-  enabled: checkbox,
-});
+export const updateProviderSchema = z.object({ id, ...providerFields, enabled: checkbox });
 
 /** POST /settings/sso/secret: blank keeps the secret; the clear checkbox removes it and wins. */
 export const providerSecretSchema = z.object({ id, client_secret: optionalSecret, clear_secret: checkbox });
@@ -82,6 +83,13 @@ export const providerSecretSchema = z.object({ id, client_secret: optionalSecret
 /** Forms that only name one row (provider delete, binding removal, unlink). */
 export const idSchema = z.object({ id });
 
-export type CreateProviderInput = z.output<typeof createProviderSchema>;
-export type UpdateProviderInput = z.output<typeof updateProviderSchema>;
+/** A provider's validated settings. */
+export type ProviderSettings = z.output<z.ZodObject<typeof providerFields>>;
+/** A new provider: its settings, a secret or none, and enabled unless said otherwise. */
+export type CreateProviderInput = ProviderSettings & { client_secret?: string; enabled?: boolean };
+/**
+ * A change to a provider: the fields named change, the rest stay. `client_secret`: a string replaces, null clears,
+ * absent keeps.
+ */
+export type ProviderChange = { id: string } & Partial<ProviderSettings> & { enabled?: boolean; client_secret?: string | null };
 export type ProviderSecretInput = z.output<typeof providerSecretSchema>;

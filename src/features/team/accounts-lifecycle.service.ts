@@ -1,9 +1,9 @@
 // An account's page and the acts that need no last-admin guard: sign out everywhere, and moving authored records.
 import type { Deps } from '../../deps.ts';
 import { findAccountById } from '../auth/accounts.repo.ts';
-import { endAccountSessions } from '../auth/sessions.service.ts';
+import { endAccountSessions, listOwnSessions } from '../auth/sessions.service.ts';
 import { findLiveResetExpiry } from '../reset/reset.repo.ts';
-import { countAuthored, countLiveInvitationsBy, findTeamAccount, listAccounts, lockAccount, moveAuthored, type TeamAccountRow } from './team.repo.ts';
+import { countAuthored, countCredentials, countLiveInvitationsBy, findTeamAccount, listAccounts, lockAccount, moveAuthored, type TeamAccountRow } from './team.repo.ts';
 
 /** What the account page shows about one account. */
 export interface AccountDetail {
@@ -16,20 +16,27 @@ export interface AccountDetail {
   resetLinkExpiresAt: number | undefined;
   /** Invitations it minted that can still be accepted: suspending it does not void them. */
   liveInvitations: number;
+  /** Its live sessions (pending sign-ins included), unexpired API tokens and linked SSO identities. */
+  sessions: number;
+  tokens: number;
+  identities: number;
 }
 
 /** The account page's data, or undefined when the account does not exist. */
 export async function loadAccount(deps: Deps, accountId: string): Promise<AccountDetail | undefined> {
   const account = await findTeamAccount(deps.db, accountId);
   if (!account) return undefined;
-  const [authored, all, resetLinkExpiresAt, liveInvitations] = await Promise.all([
+  const now = deps.clock.now();
+  const [authored, all, resetLinkExpiresAt, liveInvitations, sessions, credentials] = await Promise.all([
     countAuthored(deps.db, accountId),
     listAccounts(deps.db),
-    findLiveResetExpiry(deps.db, accountId, deps.clock.now()),
-    countLiveInvitationsBy(deps.db, accountId, deps.clock.now()),
+    findLiveResetExpiry(deps.db, accountId, now),
+    countLiveInvitationsBy(deps.db, accountId, now),
+    listOwnSessions(deps, accountId, ''), // no session of the reader is among them: none is "current"
+    countCredentials(deps.db, accountId, now),
   ]);
   const heirs = all.filter((a) => a.id !== accountId && a.suspended_at === null).map((a) => ({ id: a.id, username: a.username }));
-  return { account, authored, heirs, resetLinkExpiresAt, liveInvitations };
+  return { account, authored, heirs, resetLinkExpiresAt, liveInvitations, sessions: sessions.length, ...credentials };
 }
 
 export type SignOutResult = { ok: true; username: string; ended: number } | { ok: false; reason: 'not-found' | 'self' };

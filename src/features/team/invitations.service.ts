@@ -4,8 +4,8 @@ import { newId, randomToken, sha256 } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { findAccountByUsername, insertAccount } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { actorRecentlyConfirmed } from '../auth/reauth-window.ts';
-import { findInvitationByTokenHash, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
+import { actorRecentlyConfirmed, type Actor } from '../auth/reauth-window.ts';
+import { findInvitationByTokenHash, findInvitationState, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
 import { hasInvisibleCharacters } from '../text-rules.ts';
 
 /** An invitation is valid this long after minting (SPEC 2.2, 8). */
@@ -21,7 +21,10 @@ export const INVITATION_NOTE_MAX = 200;
 export interface MintedInvitation {
   id: string;
   role: Role;
+  /** As stored: trimmed, null when none was given. */
+  note: string | null;
   joinLink: string;
+  createdAt: number;
   expiresAt: number;
 }
 
@@ -42,13 +45,13 @@ export type MintInvitationResult = ({ ok: true } & MintedInvitation) | { ok: fal
  * Mints an invitation for `role`, authored by `actorId` (null: from the host command line), with an optional note
  * that only labels it in the admin's list; logs the join link built on `base` (the external origin). An admin
  * invitation hands out full control, so a signed-in actor mints one only from its session `sessionIdHash` confirmed
- * within the last 10 minutes ("Confirm it's you"); else 'reauth-required' and nothing is minted. A viewer invitation
- * (reading only) and the command line need no confirmation. A note that checkInvitationNote() refuses is a caller's
- * error (thrown).
+ * within the last 10 minutes ("Confirm it's you") or through its own writing API token (see actorRecentlyConfirmed);
+ * else 'reauth-required' and nothing is minted. A viewer invitation (reading only) and the command line need none.
+ * A note that checkInvitationNote() refuses is a caller's error (thrown).
  */
 export async function mintInvitation(
   deps: Deps,
-  input: { actorId: string | null; sessionIdHash?: string; role: Role; note?: string; base: string },
+  input: Actor & { role: Role; note?: string; base: string },
 ): Promise<MintInvitationResult> {
   const checked = checkInvitationNote(input.note);
   if (!checked.ok) throw new RangeError(checked.message);
@@ -69,7 +72,7 @@ export async function mintInvitation(
   const joinLink = `${input.base}/invite?token=${token}`;
   // SPEC 4.2: the join link is also written to the web service's log, for operators without the page at hand.
   deps.log.info({ event: 'invitation-created', invitation: id, role: input.role, expiresAt, joinLink }, `invitation created: ${joinLink}`);
-  return { ok: true, id, role: input.role, joinLink, expiresAt };
+  return { ok: true, id, role: input.role, note: checked.note, joinLink, createdAt: now, expiresAt };
 }
 
 export type OpenResult = { ok: true; role: Role; expiresAt: number } | { ok: false; reason: 'invalid' };
@@ -119,7 +122,16 @@ export async function acceptInvitation(
   }
 }
 
-/** Revokes a pending invitation; a spent, revoked or unknown one is left as it is. */
-export async function revokeInvitation(deps: Deps, id: string): Promise<{ ok: true } | { ok: false; reason: 'not-pending' }> {
-  return (await revokeRow(deps.db, id, deps.clock.now())) ? { ok: true } : { ok: false, reason: 'not-pending' };
+/** Revoked, or why not: the team tab says "already used or revoked"; the API tells an accepted one apart. */
+export type RevokeInvitationResult = { ok: true } | { ok: false; reason: 'not-pending'; was: 'spent' | 'revoked' | 'unknown' };
+
+/**
+ * Revokes an open invitation (pending or expired); a spent, revoked or unknown one is left as it is, and `was` says
+ * which (a spent one cannot be un-spent: its account exists).
+ */
+export async function revokeInvitation(deps: Deps, id: string): Promise<RevokeInvitationResult> {
+  if (await revokeRow(deps.db, id, deps.clock.now())) return { ok: true };
+  const row = await findInvitationState(deps.db, id);
+  const was = !row ? 'unknown' : row.spent_at !== null ? 'spent' : 'revoked';
+  return { ok: false, reason: 'not-pending', was };
 }

@@ -25,6 +25,7 @@ export interface OpenInvitationRow {
   created_at: number;
   expires_at: number;
   /** NULL when minted from the host command line (invitations.created_by is NULL only then). */
+  created_by: string | null;
   created_by_username: string | null;
   note: string | null;
 }
@@ -45,9 +46,31 @@ export function listAccounts(db: Q): Promise<TeamAccountRow[]> {
     .execute();
 }
 
-/** Invitations neither spent nor revoked (pending or expired), newest first. */
-export function listOpenInvitations(db: Q, limit: number): Promise<OpenInvitationRow[]> {
-  return db
+/**
+ * Accounts in the order they were created (ties by id), from just after the keyset `after` when given; only those of
+ * `role` and in `state` when given.
+ */
+export function listAccountsPage(
+  db: Q,
+  page: { after?: { createdAt: number; id: string }; limit: number; role?: Role; state?: 'active' | 'suspended' },
+): Promise<TeamAccountRow[]> {
+  let q = db.selectFrom('accounts').select(TEAM_ACCOUNT_COLUMNS);
+  if (page.role) q = q.where('role', '=', page.role);
+  if (page.state) q = q.where('suspended_at', page.state === 'active' ? 'is' : 'is not', null);
+  const after = page.after;
+  if (after) q = q.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]));
+  return q.orderBy('created_at').orderBy('id').limit(page.limit).execute();
+}
+
+/**
+ * Invitations neither spent nor revoked, newest first (ties by id, descending), from just after the keyset `after` when
+ * given; with `expired`, only those whose time ran out by `now` (true) or those still pending (false).
+ */
+export function listOpenInvitations(
+  db: Q,
+  page: { after?: { createdAt: number; id: string }; limit: number; expired?: { is: boolean; now: number } },
+): Promise<OpenInvitationRow[]> {
+  let q = db
     .selectFrom('invitations')
     .leftJoin('accounts', 'accounts.id', 'invitations.created_by')
     .select([
@@ -55,15 +78,43 @@ export function listOpenInvitations(db: Q, limit: number): Promise<OpenInvitatio
       'invitations.role',
       'invitations.created_at',
       'invitations.expires_at',
+      'invitations.created_by',
       'accounts.username as created_by_username',
       'invitations.note',
     ])
     .where('invitations.spent_at', 'is', null)
-    .where('invitations.revoked_at', 'is', null)
-    .orderBy('invitations.created_at', 'desc')
-    .orderBy('invitations.id')
-    .limit(limit)
-    .execute();
+    .where('invitations.revoked_at', 'is', null);
+  if (page.expired) q = q.where('invitations.expires_at', page.expired.is ? '<=' : '>', page.expired.now);
+  const after = page.after;
+  if (after) {
+    q = q.where((eb) =>
+      eb.or([eb('invitations.created_at', '<', after.createdAt), eb.and([eb('invitations.created_at', '=', after.createdAt), eb('invitations.id', '<', after.id)])]),
+    );
+  }
+  return q.orderBy('invitations.created_at', 'desc').orderBy('invitations.id', 'desc').limit(page.limit).execute();
+}
+
+/** Whether an invitation was accepted or revoked, or undefined when no invitation has this id. */
+export function findInvitationState(db: Q, id: string) {
+  return db.selectFrom('invitations').select(['spent_at', 'revoked_at']).where('id', '=', id).executeTakeFirst();
+}
+
+/** How many API tokens (unexpired, counting those of a suspended account) and linked SSO identities the account holds. */
+export async function countCredentials(db: Q, accountId: string, now: number): Promise<{ tokens: number; identities: number }> {
+  const [tokens, identities] = await Promise.all([
+    db
+      .selectFrom('api_tokens')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('account_id', '=', accountId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('sso_identities')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { tokens: Number(tokens.n), identities: Number(identities.n) };
 }
 
 /** How many invitations minted by `accountId` can still be accepted (neither spent, revoked nor expired). */

@@ -10,7 +10,9 @@ import {
   clearSecondFactor,
   deleteAccount,
   deleteRecoveryCodes,
+  findTeamAccount,
   listAccounts,
+  listAccountsPage,
   listOpenInvitations,
   lockAdminIds,
   setRole,
@@ -34,12 +36,35 @@ export interface Team {
 
 /** Every account and every open invitation, with each invitation's state at the current time. */
 export async function loadTeam(deps: Deps): Promise<Team> {
+  const [accounts, invitations] = await Promise.all([listAccounts(deps.db), listInvitations(deps, { limit: INVITATIONS_SHOWN })]);
+  return { accounts, invitations };
+}
+
+/** Where a page of a list starts: just after this (time, id) of the previous page's last row. */
+export interface Keyset {
+  createdAt: number;
+  id: string;
+}
+
+/** One page of accounts, oldest first, for a list that pages by keyset (the API); only of `role` and `state` when given. */
+export function listAccountsAfter(deps: Deps, page: { after?: Keyset; limit: number; role?: Role; state?: 'active' | 'suspended' }): Promise<TeamAccountRow[]> {
+  return listAccountsPage(deps.db, page);
+}
+
+/** One account as the team list shows it, or undefined when it does not exist. */
+export function findAccount(deps: Deps, accountId: string): Promise<TeamAccountRow | undefined> {
+  return findTeamAccount(deps.db, accountId);
+}
+
+/**
+ * One page of open invitations (neither spent nor revoked), newest first, each with its state at the current time;
+ * only those in `state` when given.
+ */
+export async function listInvitations(deps: Deps, page: { after?: Keyset; limit: number; state?: 'pending' | 'expired' }): Promise<Team['invitations']> {
   const now = deps.clock.now();
-  const [accounts, invitations] = await Promise.all([listAccounts(deps.db), listOpenInvitations(deps.db, INVITATIONS_SHOWN)]);
-  return {
-    accounts,
-    invitations: invitations.map((i) => ({ ...i, state: now < i.expires_at ? 'pending' : 'expired' })),
-  };
+  const expired = page.state === undefined ? undefined : { is: page.state === 'expired', now };
+  const rows = await listOpenInvitations(deps.db, { after: page.after, limit: page.limit, expired });
+  return rows.map((i) => ({ ...i, state: now < i.expires_at ? 'pending' : 'expired' }));
 }
 
 /** Refusals shared by every team act. */

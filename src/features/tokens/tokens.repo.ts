@@ -45,3 +45,14 @@ export async function touchToken(db: Q, id: string, now: number, everyMs: number
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - everyMs)]))
     .execute();
 }
+
+/** One token of the account by id (never its hash), with whether the account is suspended; undefined when not its own. */
+export function findTokenOf(db: Q, accountId: string, id: string) {
+  return db
+    .selectFrom('api_tokens')
+    .innerJoin('accounts', 'accounts.id', 'api_tokens.account_id')
+    .select(['api_tokens.expires_at', 'api_tokens.read_only', 'accounts.suspended_at'])
+    .where('api_tokens.id', '=', id)
+    .where('api_tokens.account_id', '=', accountId)
+    .executeTakeFirst();
+}

@@ -22,6 +22,11 @@ const mintSchema = z.object({
     .string()
     .default(DEFAULT_EXPIRY)
     .refine((v) => Object.hasOwn(EXPIRY_CHOICES, v), 'Choose one of the offered lifetimes.'),
+  /** An unticked checkbox is absent from the form. */
+  read_only: z
+    .string()
+    .optional()
+    .transform((v) => v !== undefined),
 });
 const revokeSchema = z.object({ token: idField('Choose a token to revoke.') });
 
@@ -38,9 +43,10 @@ export function tokensRoutes(deps: Deps) {
       return renderProfile(deps, c, { section: 'tokens', kind: 'error', message: '', form: refused }, 400);
     }
     if (!(await spendOnce(c))) return c.redirect(TOKEN_REVEAL_PATH, 303);
-    const minted = await mintToken(deps, { accountId: session.account.id, sessionIdHash: session.idHash, ...form.data });
+    const { name, expiry, read_only: readOnly } = form.data;
+    const minted = await mintToken(deps, { accountId: session.account.id, sessionIdHash: session.idHash, name, expiry, readOnly });
     if (!minted.ok) return c.redirect('/profile?notice=confirm-first-tokens#profile-tokens', 303);
-    await revealLater(c, TOKEN_REVEAL, JSON.stringify({ name: form.data.name, token: minted.token }));
+    await revealLater(c, TOKEN_REVEAL, JSON.stringify({ name, token: minted.token, readOnly }));
     return c.redirect(TOKEN_REVEAL_PATH, 303);
   });
 

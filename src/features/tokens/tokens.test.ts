@@ -47,7 +47,7 @@ forEachDialect((getDb) => {
     assert.ok(!page.text.includes(rows[0]!.token_hash));
     assert.match(page.text, /ci &lt;deploy&gt;/);
     assert.match(page.text, /2026-04-15 12:00 UTC/, 'expiry shown');
-    assert.match(page.text, /<td>never<\/td>/, 'not used yet');
+    assert.match(page.text, /<td><span class="cell-label">Last used: <\/span>never<\/td>/, 'not used yet');
   });
 
   test('GET /api/me answers with the username and the role read on each request', async () => {
@@ -93,6 +93,45 @@ forEachDialect((getDb) => {
     const viaApi = await anonymous.post('/api/tokens', { name: 'sneaky' }, { authorization: `Bearer ${token}` });
     assert.equal(viaApi.status, 415, 'a form is no API request; the API lists and revokes tokens, never mints');
     assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').execute()).length, before.length);
+  });
+
+  test('a token minted read-only says so once and in the list, reads through the API, and every write through it is 403', async () => {
+    const { account, client } = await signedInAs(t, 'admin');
+    await confirmItsMe(client, TEST_PASSWORD);
+    const form = await client.get('/profile');
+    assert.match(form.text, /<input id="token-mint-read_only" type="checkbox" name="read_only" value="on"/);
+    assert.match(form.text, /<label for="token-mint-read_only">Read-only \(can only read, never change anything\)<\/label>/);
+    const { post, page } = await submitMinting(client, '/profile', '/profile/tokens', { name: 'dashboard', read_only: 'on' });
+    assert.equal(post.location, REVEAL_PATH);
+    assert.match(page!.text, /Read-only token “dashboard” created: it can read through the API but never change anything\./);
+    const token = NEW_TOKEN.exec(page!.text)![1]!;
+    const row = await t.deps.db.selectFrom('api_tokens').select(['id', 'read_only']).where('account_id', '=', account.id).executeTakeFirstOrThrow();
+    assert.equal(row.read_only, 1);
+    assert.match((await client.get('/profile')).text, /<td>dashboard <span class="badge">read-only<\/span><\/td>/);
+
+    const res = await me(token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(JSON.parse(res.text).token, { id: row.id, read_only: true });
+    const write = await t.client().request(`/api/tokens/${row.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(write.status, 403);
+    assert.equal(JSON.parse(write.text).type, 'urn:svc:problem:read-only-token');
+    assert.equal((await me(token)).status, 200, 'not revoked: the write was refused');
+
+    // Unticked, a token may write (an admin's token here revokes itself).
+    const writer = await mint(client, 'deploy');
+    const writerRow = await t.deps.db.selectFrom('api_tokens').select(['id', 'read_only']).where('name', '=', 'deploy').executeTakeFirstOrThrow();
+    assert.equal(writerRow.read_only, 0);
+    assert.doesNotMatch((await client.get('/profile')).text, /<td>deploy <span class="badge">read-only/);
+    const revoked = await t.client().request(`/api/tokens/${writerRow.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } });
+    assert.equal(revoked.status, 204);
+  });
+
+  test('a refused mint keeps the read-only box as it was ticked', async () => {
+    const { client } = await signedInAs(t, 'viewer');
+    await confirmItsMe(client, TEST_PASSWORD);
+    const { post } = await submitMinting(client, '/profile', '/profile/tokens', { name: '  ', read_only: 'on' });
+    assert.equal(post.status, 400);
+    assert.match(post.text, /<input id="token-mint-read_only" type="checkbox" name="read_only" value="on" checked=""/);
   });
 
   test('expiry: the chosen lifetime, the 90-day default, and no expiry', async () => {

@@ -1,0 +1,130 @@
+// The shapes the team's JSON API answers with (accounts, invitations), how rows become them, and the keyset cursor
+// both lists page by. Never a token, a hash, a link already shown, or a second-factor secret.
+import { z } from '@hono/zod-openapi';
+import { decodeCursor, encodeCursor, iso, Timestamp } from '../../http/api.ts';
+import { ID_PATTERN } from '../../http/text.ts';
+import type { AccountDetail } from './accounts-lifecycle.service.ts';
+import type { OpenInvitationRow, TeamAccountRow } from './team.repo.ts';
+import type { Keyset } from './team.service.ts';
+
+const Role = z.enum(['admin', 'viewer']);
+
+/** The fields of an account in both of its shapes (spread, not extended: an extended strict object is no longer strict). */
+const accountFields = {
+  id: z.string(),
+  username: z.string(),
+  role: Role,
+  state: z.enum(['active', 'suspended']).openapi({ description: 'A suspended account cannot sign in and its API tokens answer 401.' }),
+  suspended_at: Timestamp.nullable(),
+  second_factor_enabled: z.boolean(),
+  created_at: Timestamp,
+  last_sign_in_at: Timestamp.nullable(),
+};
+
+/** An account as the team list shows it. */
+export const AccountSchema = z.strictObject(accountFields).openapi('Account');
+
+/** One account with the facts of its console page. */
+export const AccountDetailSchema = z.strictObject({
+  ...accountFields,
+  authored_records: z.number().int().openapi({ description: 'Rows it authored (invitations, channels, SSO providers); while any remain it cannot be removed.' }),
+  live_invitations: z.number().int().openapi({ description: 'Invitations it created that can still be accepted (suspending it does not void them).' }),
+  sessions: z.number().int().openapi({ description: 'Live sessions, pending sign-ins included.' }),
+  api_tokens: z.number().int().openapi({ description: 'Unexpired personal API tokens.' }),
+  linked_identities: z.number().int().openapi({ description: 'Single sign-on identities linked to it.' }),
+  reset_link_expires_at: Timestamp.nullable().openapi({ description: 'When its unused password reset link stops working; null when it has none.' }),
+}).openapi('AccountDetail');
+
+/** The answer of an act that may find the account already in the state asked for. */
+export const AccountChangeSchema = z
+  .strictObject({
+    changed: z.boolean().openapi({ description: 'False when the account was already in that state (nothing was done).' }),
+    account: AccountSchema,
+  })
+  .openapi('AccountChange');
+
+/** An open invitation as the list shows it: never its token, hash or join link. */
+export const InvitationSchema = z
+  .strictObject({
+    id: z.string(),
+    role: Role,
+    note: z.string().nullable(),
+    state: z.enum(['pending', 'expired']),
+    created_at: Timestamp,
+    expires_at: Timestamp,
+    created_by: z
+      .strictObject({ id: z.string(), username: z.string() })
+      .nullable()
+      .openapi({ description: 'The account that created it; null when it was created from the host command line.' }),
+  })
+  .openapi('Invitation');
+
+/** An account id in the path; an id of another shape names no account (404). */
+export const AccountIdParam = z.object({ id: z.string().regex(ID_PATTERN).openapi({ param: { name: 'id', in: 'path' } }) });
+
+/** An id in the path of an idempotent delete: any value, since a delete of what is not there succeeds. */
+export const DeleteIdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) });
+
+/** An account row in the API's words. */
+export function toAccount(a: TeamAccountRow): z.infer<typeof AccountSchema> {
+  return {
+    id: a.id,
+    username: a.username,
+    role: a.role,
+    state: a.suspended_at === null ? 'active' : 'suspended',
+    suspended_at: iso(a.suspended_at),
+    second_factor_enabled: a.totp_enabled === 1,
+    created_at: iso(a.created_at),
+    last_sign_in_at: iso(a.last_sign_in_at),
+  };
+}
+
+/** The account page's facts in the API's words. */
+export function toAccountDetail(d: AccountDetail): z.infer<typeof AccountDetailSchema> {
+  return {
+    ...toAccount(d.account),
+    authored_records: d.authored,
+    live_invitations: d.liveInvitations,
+    sessions: d.sessions,
+    api_tokens: d.tokens,
+    linked_identities: d.identities,
+    reset_link_expires_at: iso(d.resetLinkExpiresAt ?? null),
+  };
+}
+
+/** An open invitation in the API's words. */
+export function toInvitation(i: OpenInvitationRow & { state: 'pending' | 'expired' }): z.infer<typeof InvitationSchema> {
+  return {
+    id: i.id,
+    role: i.role,
+    note: i.note,
+    state: i.state,
+    created_at: iso(i.created_at),
+    expires_at: iso(i.expires_at),
+    created_by: i.created_by === null ? null : { id: i.created_by, username: i.created_by_username ?? '' },
+  };
+}
+
+/**
+ * The keyset a cursor of these lists carries: `{ after }` (undefined for the first page), or `false` when the cursor was
+ * not handed out by them (answer badCursor).
+ */
+export function keysetOf(cursor: string | undefined): { after: Keyset | undefined } | false {
+  if (cursor === undefined) return { after: undefined };
+  const values = decodeCursor(cursor);
+  if (!values || values.length !== 2) return false;
+  const [createdAt, id] = values;
+  if (typeof createdAt !== 'number' || !Number.isSafeInteger(createdAt) || typeof id !== 'string' || !ID_PATTERN.test(id)) return false;
+  return { after: { createdAt, id } };
+}
+
+/**
+ * A page from rows fetched with one row more than `limit`: the first `limit` of them, and the cursor after the last
+ * one shown when the extra row says there is more.
+ */
+export function pageFrom<R extends { created_at: number; id: string }>(rows: R[], limit: number): { rows: R[]; next_cursor: string | null } {
+  if (rows.length <= limit) return { rows, next_cursor: null };
+  const shown = rows.slice(0, limit);
+  const last = shown[shown.length - 1]!;
+  return { rows: shown, next_cursor: encodeCursor([last.created_at, last.id]) };
+}
