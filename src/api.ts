@@ -2,6 +2,7 @@
 // once on first request from the same zod schemas that validate the requests. app.ts loads this module on the first
 // /api/ request and hands each request over after its own middleware (request log, security headers, body limit, the
 // bearer token and the gate) has run; the token's account arrives in the bindings.
+import { HTTPException } from 'hono/http-exception';
 import type { Deps } from './deps.ts';
 import { apiApp, apiInput } from './http/api.ts';
 import { routeTemplate } from './http/middleware.ts';
@@ -51,6 +52,12 @@ export function createApi(deps: Deps) {
   });
   api.notFound((c) => apiNotFound(c, api.routes));
   api.onError((err, c) => {
+    // The validators' own refusals (an empty or broken JSON body, another media type) are the client's, not ours.
+    if (err instanceof HTTPException && err.status < 500) {
+      return err.status === 415
+        ? problem(c, 415, 'unsupported-media-type', 'Send the body as application/json.')
+        : problem(c, 400, 'malformed-json', 'The body is not valid JSON.');
+    }
     deps.log.error({ err, path: c.req.path, method: c.req.method }, 'request failed');
     return problem(c, 500, 'internal', 'The service could not complete this request. It has been logged.');
   });

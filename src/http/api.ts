@@ -6,7 +6,6 @@ import type { MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
 import type { ApiAccount } from '../features/tokens/tokens.service.ts';
 import type { AppEnv, Ctx } from './env.ts';
-import { CONTROL_CHARACTERS_MESSAGE } from './forms.ts';
 import { invalid, PROBLEM_MEDIA_TYPE, problem, type FieldError, type ProblemResponse } from './problem.ts';
 
 export { apiNotFound, invalid, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_PREFIX, problem, type FieldError, type ProblemResponse } from './problem.ts';
@@ -142,48 +141,67 @@ export const Timestamp = z.string().datetime({ offset: true }).openapi({ example
 
 /**
  * The API's input rules before any route's validator: a write's body must say `Content-Type: application/json` (else
- * 415) and hold valid JSON (else 400); and no query value and no string in a body (keys included) may hold a NUL —
- * 422 naming the field. PostgreSQL cannot store a NUL at all, so this keeps every such value away from the database
- * whatever a route does with it. Other control characters are each field's own rule, refused by the domain in its
- * own words (as the console shows them).
+ * 415) and hold valid JSON (else 400), nested at most MAX_DEPTH deep (else 422); no query value and no string in a
+ * body (keys included) may hold a NUL or a lone UTF-16 surrogate (422 naming the field). PostgreSQL cannot store a
+ * NUL at all, and a lone surrogate would be stored as U+FFFD (a secret then not the one sent), so no such value ever
+ * reaches a route. Other control characters are each field's own rule, refused by the domain in its own words.
  */
 export function apiInput(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const query = [...new URL(c.req.url).searchParams].flatMap(([name, value]) => (hasNul(name) || hasNul(value) ? [name] : []));
-    if (query.length > 0) return nulRefusal(c, 'query', query);
+    const query = [...new URL(c.req.url).searchParams].flatMap(([name, value]) => (unstorable(name) || unstorable(value) ? [name] : []));
+    if (query.length > 0) return unstorableRefusal(c, 'query', query);
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return next();
     const text = await c.req.text();
-    if (text.length === 0) return next();
-    const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const declared = c.req.header('content-type');
+    if (text.length === 0 && declared === undefined) return next();
+    const type = (declared ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json') return problem(c, 415, 'unsupported-media-type', 'Send the body as application/json.');
+    if (text.length === 0) return next();
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
       return problem(c, 400, 'malformed-json', 'The body is not valid JSON.');
     }
-    const fields = nulFields(body, '');
-    if (fields.length > 0) return nulRefusal(c, 'body', fields);
+    const found = unstorableFields(body);
+    if (found === 'too-deep') return invalid(c, { '(body)': `The body is nested more than ${MAX_DEPTH} levels deep.` });
+    if (found.length > 0) return unstorableRefusal(c, 'body', found);
     return next();
   };
 }
 
-const hasNul = (text: string) => text.includes('\u0000');
+/** No request body of this API nests deeper than a few levels; far deeper ones are refused before they are walked. */
+const MAX_DEPTH = 32;
 
-/** Dotted paths of the strings (or keys) in a JSON value that hold a NUL. */
-function nulFields(value: unknown, at: string): string[] {
-  if (typeof value === 'string') return hasNul(value) ? [at || '(body)'] : [];
-  if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, inner]) => {
-    const path = at ? `${at}.${key}` : key;
-    return hasNul(key) ? [path] : nulFields(inner, path);
-  });
+/** A NUL (PostgreSQL cannot store it) or a lone surrogate (not Unicode text). */
+const unstorable = (text: string) => /[\u0000\p{Cs}]/u.test(text);
+
+/** Dotted paths of the strings (or keys) in a JSON value that unstorable() refuses, walked without recursion. */
+function unstorableFields(body: unknown): string[] | 'too-deep' {
+  const found: string[] = [];
+  const pending: { value: unknown; at: string; depth: number }[] = [{ value: body, at: '', depth: 0 }];
+  for (let item = pending.pop(); item; item = pending.pop()) {
+    const { value, at, depth } = item;
+    if (typeof value === 'string') {
+      if (unstorable(value)) found.push(at || '(body)');
+    } else if (value !== null && typeof value === 'object') {
+      if (depth >= MAX_DEPTH) return 'too-deep';
+      for (const [key, inner] of Object.entries(value)) {
+        const path = at ? `${at}.${key}` : key;
+        if (unstorable(key)) found.push(path);
+        else pending.push({ value: inner, at: path, depth: depth + 1 });
+      }
+    }
+  }
+  return found.sort();
 }
 
-function nulRefusal(c: Ctx, where: FieldError['in'], fields: string[]): ProblemResponse {
-  // The name is echoed with control characters replaced, never as sent.
-  const errors = fields.map((field) => ({ in: where, field: field.replace(/[\u0000-\u001F\u007F]/g, '?'), detail: CONTROL_CHARACTERS_MESSAGE }));
+function unstorableRefusal(c: Ctx, where: FieldError['in'], fields: string[]): ProblemResponse {
+  // The name is echoed with control characters and lone surrogates replaced, never as sent.
+  const errors = fields.map((field) => ({ in: where, field: field.replace(/[\u0000-\u001F\u007F\p{Cs}]/gu, '?'), detail: UNSTORABLE_MESSAGE }));
   return problem(c, 422, 'invalid', 'Some fields are not valid: see errors.', { errors });
 }
+
+const UNSTORABLE_MESSAGE = 'This value cannot contain control characters or unpaired surrogates.';
 

@@ -56,6 +56,19 @@ forEachDialect((getDb) => {
     assert.equal(accessFor('DELETE', '/profilex'), 'admin');
     assert.equal(accessFor('post', '/messages/read-all/x'), 'admin');
     assert.equal(accessFor('POST', '/api/anything-new'), 'api-admin');
+    // The JSON API: the document is public to read only; the Settings resources are admin-only, reads included; read
+    // marks and one's own tokens are self-service.
+    assert.equal(accessFor('GET', '/api/openapi.json'), 'public');
+    assert.equal(accessFor('HEAD', '/api/openapi.json'), 'public');
+    assert.equal(accessFor('POST', '/api/openapi.json'), 'api-admin');
+    for (const path of ['/api/channels', '/api/deliveries/x', '/api/accounts/x', '/api/invitations', '/api/sso/providers', '/api/settings/retention']) {
+      assert.equal(accessFor('GET', path), 'api-admin', path);
+    }
+    assert.equal(accessFor('GET', '/api/channelsx'), 'api');
+    assert.equal(accessFor('GET', '/api/messages'), 'api');
+    assert.equal(accessFor('POST', '/api/messages'), 'api-admin');
+    assert.equal(accessFor('POST', '/api/messages/read'), 'api');
+    assert.equal(accessFor('DELETE', '/api/tokens/x'), 'api');
     // SPEC 4.2 names these admin acts outside /settings (not built in this service).
     for (const path of ['/probers', '/scans/trigger']) assert.equal(accessFor('POST', path), 'admin', path);
   });

@@ -2,8 +2,10 @@
 // A new route is signed-in-only unless listed public here; a new state-changing route is admin-only unless listed as
 // self-service here (SPEC 4.2: admin acts exist outside /settings, such as POST /probers and POST /scans/trigger).
 
-/** Paths that need no session (/metrics checks its own bearer token; the API's OpenAPI document describes, never acts). */
-const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/reset', '/healthz', '/readyz', '/metrics', '/api/openapi.json']);
+/** Paths that need no session (/metrics checks its own bearer token). */
+const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/reset', '/healthz', '/readyz', '/metrics']);
+/** API paths anyone may read (GET and HEAD only): the OpenAPI document describes, never acts. */
+const PUBLIC_API_READS = new Set(['/api/openapi.json']);
 /** Path prefixes that need no session (SSO sign-in flow, static assets). */
 const PUBLIC_PREFIXES = ['/static/', '/login/sso/'];
 /** Paths a half-signed-in session (owing a second factor or offered enrolment) may reach; sign-out is among them. */
@@ -18,6 +20,8 @@ const SELF_SERVICE_PREFIXES = ['/profile'];
 const SELF_SERVICE_EXACT = new Set(['/messages/read', '/messages/read-all', '/messages/unread', '/api/messages/read', '/api/messages/read-all', '/api/messages/unread']);
 /** The API's self-service writes: read marks (above) and revoking one's own tokens. */
 const API_SELF_SERVICE_PREFIXES = ['/api/tokens'];
+/** API resources that are the console's Settings: admin-only, reads included (each handler checks again). */
+const API_ADMIN_PREFIXES = ['/api/channels', '/api/deliveries', '/api/accounts', '/api/invitations', '/api/sso', '/api/settings'];
 /** Methods that only read; every other method changes state and is admin-only outside the self-service list. */
 const READ_METHODS = new Set(['GET', 'HEAD']);
 /** The JSON API: bearer tokens only, never cookies. */
@@ -39,7 +43,11 @@ export function isApiPath(path: string): boolean {
 export function accessFor(method: string, path: string): Access {
   const adminByDefault = !READ_METHODS.has(method.toUpperCase()) && !SELF_SERVICE_EXACT.has(path) && !SELF_SERVICE_PREFIXES.some((p) => under(path, p));
   if (PUBLIC_EXACT.has(path) || PUBLIC_PREFIXES.some((p) => path.startsWith(p))) return 'public';
-  if (isApiPath(path)) return adminByDefault && !API_SELF_SERVICE_PREFIXES.some((p) => under(path, p)) ? 'api-admin' : 'api';
+  if (isApiPath(path)) {
+    if (PUBLIC_API_READS.has(path) && READ_METHODS.has(method.toUpperCase())) return 'public';
+    if (API_ADMIN_PREFIXES.some((p) => under(path, p))) return 'api-admin';
+    return adminByDefault && !API_SELF_SERVICE_PREFIXES.some((p) => under(path, p)) ? 'api-admin' : 'api';
+  }
   if (PENDING_EXACT.has(path)) return 'pending';
   if (adminByDefault || ADMIN_PREFIXES.some((p) => under(path, p))) return 'admin';
   return 'user';

@@ -166,14 +166,6 @@ function consecutiveLocks(policy: ThrottlePolicy, row: { locks: number; locked_u
   return now - row.locked_until >= policy.escalate.forgetAfterMs ? 0 : row.locks;
 }
 
-/** How long `key` stays locked (ms), or undefined when it is not locked now: a read, for a check before any secret is looked at. */
-export async function lockedFor(deps: Deps, key: ThrottleKey): Promise<number | undefined> {
-  const now = deps.clock.now();
-  const row = await deps.db.selectFrom('auth_throttle').select(['locked_until', 'window_started_at', 'failures']).where('key', '=', key.key).executeTakeFirst();
-  const refusal = row && refusalOf(row, key.key, key.policy, now);
-  return refusal ? refusal.retryAfterMs : undefined;
-}
-
 /** Deletes counters that can no longer change any decision: window over, unlocked, escalation forgotten (housekeeping). */
 export async function pruneThrottles(deps: Deps): Promise<void> {
   await deps.db.deleteFrom('auth_throttle').where('keep_until', '<=', deps.clock.now()).execute();

@@ -174,7 +174,8 @@ function adminOnly(c: Ctx) {
 /** The position a cursor of this list names, or null when this list did not hand it out. */
 function positionOf(cursor: string): { createdAt: number; id: string } | null {
   const v = decodeCursor(cursor);
-  return v?.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'string' ? { createdAt: v[0], id: v[1] } : null;
+  // Only values this list could have handed out reach the database (PostgreSQL refuses fractions in bigint and NULs).
+  return v?.length === 2 && Number.isSafeInteger(v[0]) && isId(v[1] as string) ? { createdAt: v[0] as number, id: v[1] as string } : null;
 }
 
 /** The channel routes under /api/channels (admin only). */

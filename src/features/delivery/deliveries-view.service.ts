@@ -172,11 +172,17 @@ function positionOf(values: unknown[], filter: DeliveryFilter): DeliveryPosition
   const [order, ...rest] = values;
   if (order !== deliveryOrder(filter)) return undefined;
   const [a, b, c] = rest;
-  if (order === 'changed' && rest.length === 2 && typeof a === 'number' && typeof b === 'string') return { order, updatedAt: a, id: b };
-  if (order === 'due' && rest.length === 2 && typeof a === 'number' && typeof b === 'string') return { order, nextAttemptAt: a, id: b };
-  if (order === 'message' && rest.length === 3 && typeof a === 'number' && typeof b === 'string' && typeof c === 'string') return { order, messageCreatedAt: a, messageId: b, id: c };
+  // Only values this list could have handed out reach the database (PostgreSQL refuses fractions in bigint and NULs).
+  const time = (v: unknown): v is number => Number.isSafeInteger(v);
+  const key = (v: unknown): v is string => typeof v === 'string' && CURSOR_KEY.test(v);
+  if (order === 'changed' && rest.length === 2 && time(a) && key(b)) return { order, updatedAt: a, id: b };
+  if (order === 'due' && rest.length === 2 && time(a) && key(b)) return { order, nextAttemptAt: a, id: b };
+  if (order === 'message' && rest.length === 3 && time(a) && key(b) && key(c)) return { order, messageCreatedAt: a, messageId: b, id: c };
   return undefined;
 }
+
+/** Message and delivery ids as this list hands them out (a delivery id is `<message id>.<channel id>`). */
+const CURSOR_KEY = /^[A-Za-z0-9_.-]{1,200}$/;
 
 /** A keyset page of the Deliveries list, or why not. */
 export type DeliveriesSlice = { ok: true; rows: DeliveryRow[]; next: unknown[] | null } | { ok: false; reason: 'bad-position' };

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
-import { ADDRESS_POLICY, lockedFor, reserveAttempt, settleAttempt, type ThrottleKey } from '../auth/throttle.service.ts';
+import { ADDRESS_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from '../auth/throttle.service.ts';
 import { deleteTokenOf, findTokenWithAccount, insertToken, listTokensOf, touchToken } from './tokens.repo.ts';
 
 /** Recognisable prefix, so secret scanners can spot a leaked token. */
@@ -119,15 +119,14 @@ function bearerKey(address: string): ThrottleKey {
 }
 
 /**
- * authenticateToken for a request from `address`, throttled per address: a locked address is refused before its token
- * is looked up (a read, no write), and each token that fails is counted. A good token costs nothing extra.
+ * authenticateToken for a request from `address`, throttled per address: a token that fails is counted, and an address
+ * over its limit is answered 429 for its bad tokens. A good token is looked up first and always works, so others
+ * behind the same NAT (or IPv6 /64) cannot lock it out; a locked address's bad tokens cost one read each, no write.
  */
 export async function authenticateBearer(deps: Deps, presented: string, address: string): Promise<BearerResult> {
-  const key = bearerKey(address);
-  const lockedMs = await lockedFor(deps, key);
-  if (lockedMs !== undefined) return { ok: false, reason: 'throttled', retryAfterMs: lockedMs };
   const account = await authenticateToken(deps, presented);
   if (account) return { ok: true, account };
+  const key = bearerKey(address);
   const reservation = await reserveAttempt(deps, [key]);
   if (!reservation.ok) return { ok: false, reason: 'throttled', retryAfterMs: reservation.retryAfterMs };
   await settleAttempt(deps, reservation, false);
