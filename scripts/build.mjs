@@ -10,8 +10,9 @@ const outfile = path.join(root, 'dist', 'svc.js');
 
 /**
  * Bundles the sources into dist/svc.js (dependencies stay imports of node_modules); returns the file's path. Code
- * loaded by a dynamic import() (the JSON API, src/api.ts) goes into its own chunk beside it, loaded when first needed;
- * chunks are named by their content, so a build never overwrites a chunk that a running process may still load.
+ * loaded by a dynamic import() (each command of src/cli/main.ts, the JSON API in src/api.ts) goes into chunks beside
+ * it, loaded when first needed; chunks are named by their content, so a build never overwrites a chunk that a running
+ * process may still load.
  */
 export async function build() {
   const result = await esbuild.build({
@@ -19,7 +20,8 @@ export async function build() {
     entryPoints: { svc: 'src/cli/main.ts' },
     outdir: path.dirname(outfile),
     entryNames: '[name]',
-    chunkNames: 'chunks/[name]-[hash]',
+    // Chunks sit beside svc.js, so `import.meta.url` means the same directory in every one (app.ts finds ../static).
+    chunkNames: '[name]-[hash]',
     splitting: true,
     bundle: true,
     // Dependencies load from node_modules as they are; only our own sources are compiled.
@@ -42,12 +44,12 @@ export async function build() {
     fs.writeFileSync(tmp, file.contents);
     fs.renameSync(tmp, file.path);
   }
-  // Chunks of earlier builds go once no process started in the last day can still want them.
-  const chunks = path.join(path.dirname(outfile), 'chunks');
+  // Chunks of earlier builds (dist/ holds nothing else) go once no process started in the last day can still want them.
+  const dist = path.dirname(outfile);
   const current = new Set(result.outputFiles.map((f) => f.path));
-  for (const name of fs.readdirSync(chunks)) {
-    const file = path.join(chunks, name);
-    if (current.has(file)) continue;
+  for (const name of fs.readdirSync(dist)) {
+    const file = path.join(dist, name);
+    if (current.has(file) || file.startsWith(outfile)) continue;
     try {
       if (Date.now() - fs.statSync(file).mtimeMs > 24 * 60 * 60 * 1000) fs.rmSync(file);
     } catch {

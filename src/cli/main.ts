@@ -1,14 +1,9 @@
 // The svc command line: one table of commands, each with its own --help. Exit codes: 0 done, 1 failed or refused,
 // 2 usage error (including an act this setup cannot do).
+// Each command's module is imported when that command runs, so `svc emit` or `svc accounts` never loads the web
+// application or the delivery worker (half of a short command's start-up time and memory).
 import { parseArgs } from 'node:util';
-import { runAccounts } from './accounts.ts';
-import { runBackup } from './backup.ts';
-import { runConfigCheck } from './config-check.ts';
-import { runEmit } from './emit.ts';
-import { runInvite } from './invite.ts';
 import { startRuntime } from './runtime.ts';
-import { runServe } from './serve.ts';
-import { runWorker } from './worker.ts';
 
 /** One command: its line in `svc --help`, its own help, and what it runs (returning the exit code). */
 interface Command {
@@ -30,6 +25,7 @@ const COMMANDS: Record<string, Command> = {
     help: SERVE_HELP,
     async run(args) {
       const { values } = parseArgs({ args, options: { 'no-worker': { type: 'boolean', default: false } }, strict: true });
+      const { runServe } = await import('./serve.ts');
       await runServe(await startRuntime(), { worker: !values['no-worker'] });
       return 0;
     },
@@ -39,6 +35,7 @@ const COMMANDS: Record<string, Command> = {
     help: 'Usage: svc worker\n\nRuns the delivery worker alone; any number of them may share one database. On SIGTERM or SIGINT it stops\nclaiming, lets deliveries in flight finish (up to their time budget), gives back the rest and exits 0.\n',
     async run(args) {
       parseArgs({ args, options: {}, strict: true });
+      const { runWorker } = await import('./worker.ts');
       await runWorker(await startRuntime());
       return 0;
     },
@@ -54,11 +51,23 @@ const COMMANDS: Record<string, Command> = {
       return 0;
     },
   },
-  emit: { summary: 'emit --cause ...             store one message; prints the message id', run: runEmit },
-  invite: { summary: 'invite --role admin|viewer   mint an invitation; prints its join link (works with no admin signed in)', run: runInvite },
-  accounts: { summary: 'accounts <subcommand>        list accounts; reset a password or second factor, set a role, suspend, reactivate', run: runAccounts },
-  backup: { summary: 'backup <file> [--force]      copy the SQLite database safely while svc runs, then check the copy', run: runBackup },
-  config: { summary: 'config check                 validate the environment; print the settings without secrets', run: (args) => runConfigCheck(args) },
+  emit: { summary: 'emit --cause ...             store one message; prints the message id', run: async (args) => (await import('./emit.ts')).runEmit(args) },
+  invite: {
+    summary: 'invite --role admin|viewer   mint an invitation; prints its join link (works with no admin signed in)',
+    run: async (args) => (await import('./invite.ts')).runInvite(args),
+  },
+  accounts: {
+    summary: 'accounts <subcommand>        list accounts; reset a password or second factor, set a role, suspend, reactivate',
+    run: async (args) => (await import('./accounts.ts')).runAccounts(args),
+  },
+  backup: {
+    summary: 'backup <file> [--force]      copy the SQLite database safely while svc runs, then check the copy',
+    run: async (args) => (await import('./backup.ts')).runBackup(args),
+  },
+  config: {
+    summary: 'config check                 validate the environment; print the settings without secrets',
+    run: async (args) => (await import('./config-check.ts')).runConfigCheck(args),
+  },
 };
 
 const HELP = `Usage: svc <command> [options]
