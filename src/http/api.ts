@@ -6,6 +6,8 @@ import type { MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
 import type { ApiAccount } from '../features/tokens/tokens.service.ts';
 import type { AppEnv, Ctx } from './env.ts';
+import { accessFor } from './gate.ts';
+import { ID_PATTERN, isId } from './text.ts';
 import { invalid, PROBLEM_MEDIA_TYPE, problem, type FieldError, type ProblemResponse } from './problem.ts';
 
 export { apiNotFound, invalid, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_PREFIX, problem, type FieldError, type ProblemResponse } from './problem.ts';
@@ -58,13 +60,15 @@ export function apiAccount(c: Ctx): ApiAccount {
 const problemContent = (description: string) => ({ description, content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemSchema } } });
 
 /** The refusals every operation of its kind can answer, so the document lists them without each route repeating them. */
-function standardRefusals(config: { method: string; admin: boolean; hasParams: boolean }) {
+function standardRefusals(config: { method: string; path: string; hasParams: boolean }) {
   const write = config.method !== 'get';
+  // Whom the gate refuses is the gate's to say (gate.ts): an admin-only read documents its 403 too.
+  const admin = accessFor(config.method.toUpperCase(), config.path) === 'api-admin';
   return {
     // apiApp's hook answers a path parameter that cannot name anything with 404.
     ...(config.hasParams ? { 404: problemContent('Nothing has this id.') } : {}),
     401: problemContent('No token, or a token that is unknown, expired, revoked, or whose account is suspended.'),
-    ...(config.admin || write ? { 403: problemContent('The account is not an admin, or the token is read-only.') } : {}),
+    ...(admin || write ? { 403: problemContent('The account is not an admin, or the token is read-only.') } : {}),
     ...(write ? { 400: problemContent('The body is not valid JSON.'), 413: problemContent('The body is over 64 KiB.'), 415: problemContent('The body is not application/json.') } : {}),
     // Any operation: a query parameter holding a NUL is refused before routing (apiInput).
     422: problemContent('A field is missing or not valid; `errors` has one entry per field.'),
@@ -74,17 +78,17 @@ function standardRefusals(config: { method: string; admin: boolean; hasParams: b
 
 /**
  * createRoute() with the API's conventions: bearer authentication, the standard refusals added to `responses`, and
- * `refusals` (status → description) for the operation's own problems. `admin` marks an admin-only read.
+ * `refusals` (status → description) for the operation's own problems.
  */
 export function apiRoute<R extends Omit<RouteConfig, 'responses'> & { responses: RouteConfig['responses'] }>(
-  config: R & { admin?: boolean; refusals?: Partial<Record<400 | 403 | 404 | 409 | 413 | 422 | 502, string>> },
+  config: R & { refusals?: Partial<Record<400 | 403 | 404 | 409 | 413 | 422 | 502, string>> },
 ) {
-  const { admin = false, refusals = {}, ...route } = config;
+  const { refusals = {}, ...route } = config;
   const own = Object.fromEntries(Object.entries(refusals).map(([status, description]) => [status, problemContent(description!)]));
   return createRoute({
     ...route,
     security: [{ token: [] }],
-    responses: { ...standardRefusals({ method: route.method, admin, hasParams: route.request?.params !== undefined }), ...own, ...route.responses },
+    responses: { ...standardRefusals({ method: route.method, path: route.path, hasParams: route.request?.params !== undefined }), ...own, ...route.responses },
   } as unknown as R);
 }
 
@@ -97,6 +101,15 @@ export function jsonBody<S extends z.ZodType>(schema: S, description?: string) {
 export function jsonAnswer<S extends z.ZodType>(schema: S, description: string) {
   return { description, content: { 'application/json': { schema } } };
 }
+
+/** A row id in the path; one that cannot be a row id answers 404 (apiApp's hook) without a lookup. */
+export const IdParam = z.object({ id: z.string().regex(ID_PATTERN).openapi({ param: { name: 'id', in: 'path' } }) });
+
+/**
+ * The id of an idempotent delete: any id is accepted, since one that cannot exist is as gone as one deleted before
+ * (the handler looks up only an isId() one).
+ */
+export const AnyIdParam = z.object({ id: z.string().max(256).openapi({ param: { name: 'id', in: 'path' } }) });
 
 /** Query parameters of every cursor-paged list. */
 export const PageQuery = z.object({
@@ -122,6 +135,39 @@ export function decodeCursor(raw: string): unknown[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A position in a list ordered by a time (ms) and an id, as its cursors carry it. */
+export interface TimeIdPosition {
+  at: number;
+  id: string;
+}
+
+/**
+ * The position a cursor of a (time, id)-ordered list names, or null when no such list handed it out (answer
+ * badCursor). Only values such a list could have written pass, so nothing odd reaches the database.
+ */
+export function timeIdCursor(raw: string): TimeIdPosition | null {
+  const values = decodeCursor(raw);
+  if (values?.length !== 2) return null;
+  const [at, id] = values;
+  return Number.isSafeInteger(at) && isId(id as string) ? { at: at as number, id: id as string } : null;
+}
+
+/** The cursor after a row of a (time, id)-ordered list. */
+export function timeIdCursorOf(at: number, id: string): string {
+  return encodeCursor([at, id]);
+}
+
+/**
+ * A page of a (time, id)-ordered list fetched with one row more than `limit`: the first `limit` rows, and the cursor
+ * after the last one shown when the extra row says there is more.
+ */
+export function pageFrom<R>(rows: R[], limit: number, positionOf: (row: R) => TimeIdPosition): { rows: R[]; next_cursor: string | null } {
+  if (rows.length <= limit) return { rows, next_cursor: null };
+  const shown = rows.slice(0, limit);
+  const last = positionOf(shown[shown.length - 1]!);
+  return { rows: shown, next_cursor: timeIdCursorOf(last.at, last.id) };
 }
 
 /** 422 for a cursor this API did not hand out. */

@@ -3,9 +3,9 @@
 // replace/clear/keep rule are the same ones. The secret is write-only: answers carry `has_secret`, never the value.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, apiRoute, badCursor, decodeCursor, encodeCursor, invalid, iso, jsonAnswer, jsonBody, PageQuery, pageOf, problem, Timestamp } from '../../http/api.ts';
+import { AnyIdParam, apiAccount, apiApp, apiRoute, badCursor, IdParam, invalid, iso, jsonAnswer, jsonBody, pageFrom, pageOf, PageQuery, problem, timeIdCursor, Timestamp } from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
-import { ID_PATTERN, isId } from '../../http/text.ts';
+import { isId } from '../../http/text.ts';
 import { CLASSES, type MessageClass } from '../messages/classes.ts';
 import type { ChannelSummary } from './channels.repo.ts';
 import { channelHealth, channelsAfter, checkChannelConnection, createChannel, deleteChannel, findChannelById, patchChannel } from './channels.service.ts';
@@ -62,10 +62,6 @@ const ChannelPatchBody = z
   })
   .openapi('ChannelPatch');
 
-const ChannelId = z.object({ id: z.string().regex(ID_PATTERN).openapi({ param: { name: 'id', in: 'path' } }) });
-/** Delete takes any id: one that cannot exist is as gone as one deleted before (idempotent, never a 404). */
-const AnyChannelId = z.object({ id: z.string().max(256).openapi({ param: { name: 'id', in: 'path' } }) });
-
 /** The domain's refusals as problems, one table for this file (field errors go out through invalid()). */
 const REFUSALS = {
   'not-found': { status: 404, detail: 'There is no channel with this id.' },
@@ -79,7 +75,6 @@ const list = apiRoute({
   method: 'get',
   path: '/api/channels',
   tags,
-  admin: true,
   summary: 'List channels',
   description: 'Every notification channel, oldest first, cursor-paged.',
   request: { query: PageQuery },
@@ -90,10 +85,9 @@ const one = apiRoute({
   method: 'get',
   path: '/api/channels/{id}',
   tags,
-  admin: true,
   summary: 'One channel',
   description: 'A channel with its health: state, consecutive failures, and the last error.',
-  request: { params: ChannelId },
+  request: { params: IdParam },
   refusals: { 404: REFUSALS['not-found'].detail },
   responses: { 200: jsonAnswer(ChannelSchema, 'The channel.') },
 });
@@ -116,7 +110,7 @@ const update = apiRoute({
   tags,
   summary: 'Update a channel',
   description: 'Changes the fields sent; absent fields keep their values. `secret`: a string replaces, null clears, absent keeps.',
-  request: { params: ChannelId, body: jsonBody(ChannelPatchBody) },
+  request: { params: IdParam, body: jsonBody(ChannelPatchBody) },
   refusals: { 404: REFUSALS['not-found'].detail },
   responses: { 200: jsonAnswer(ChannelSchema, 'The channel as updated.') },
 });
@@ -127,7 +121,7 @@ const remove = apiRoute({
   tags,
   summary: 'Delete a channel',
   description: 'Idempotent: 204 whether or not it existed. Its pending deliveries are cancelled; finished ones stay on their messages.',
-  request: { params: AnyChannelId },
+  request: { params: AnyIdParam },
   responses: { 204: { description: 'Deleted, or already gone.' } },
 });
 
@@ -137,7 +131,7 @@ const check = apiRoute({
   tags,
   summary: 'Check the connection',
   description: 'Resolves the host, applies the address policy, opens TCP and (for https) TLS as a delivery would, and sends nothing. The result is neither stored nor logged.',
-  request: { params: ChannelId },
+  request: { params: IdParam },
   refusals: { 404: REFUSALS['not-found'].detail },
   responses: { 200: jsonAnswer(CheckSchema, 'Each step and its outcome.') },
 });
@@ -166,38 +160,20 @@ function present(ch: ChannelSummary): z.infer<typeof ChannelSchema> {
   };
 }
 
-/** Admin-only reads: the gate refuses viewers' writes, this refuses their reads. */
-function adminOnly(c: Ctx) {
-  return apiAccount(c).role === 'admin' ? undefined : problem(c, 403, 'admin-only', 'This is for administrators.');
-}
-
-/** The position a cursor of this list names, or null when this list did not hand it out. */
-function positionOf(cursor: string): { createdAt: number; id: string } | null {
-  const v = decodeCursor(cursor);
-  // Only values this list could have handed out reach the database (PostgreSQL refuses fractions in bigint and NULs).
-  return v?.length === 2 && Number.isSafeInteger(v[0]) && isId(v[1] as string) ? { createdAt: v[0] as number, id: v[1] as string } : null;
-}
-
 /** The channel routes under /api/channels (admin only). */
 export function channelsApiRoutes(deps: Deps) {
   const app = apiApp();
 
   app.openapi(list, async (c) => {
-    const denied = adminOnly(c);
-    if (denied) return denied;
     const { cursor, limit } = c.req.valid('query');
-    const after = cursor === undefined ? undefined : positionOf(cursor);
+    const after = cursor === undefined ? undefined : timeIdCursor(cursor);
     if (after === null) return badCursor(c);
-    const rows = await channelsAfter(deps, after, limit + 1);
-    const items = rows.slice(0, limit);
-    const last = items.at(-1);
-    const next = rows.length > limit && last ? encodeCursor([last.created_at, last.id]) : null;
-    return c.json({ items: items.map(present), next_cursor: next }, 200);
+    const rows = await channelsAfter(deps, after && { createdAt: after.at, id: after.id }, limit + 1);
+    const page = pageFrom(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
+    return c.json({ items: page.rows.map(present), next_cursor: page.next_cursor }, 200);
   });
 
   app.openapi(one, async (c) => {
-    const denied = adminOnly(c);
-    if (denied) return denied;
     const ch = await findChannelById(deps, c.req.valid('param').id);
     if (!ch) return refuse(c, 'not-found');
     return c.json(present(ch), 200);

@@ -3,7 +3,7 @@
 // the same resend.service.ts rule.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, apiRoute, badCursor, decodeCursor, encodeCursor, iso, jsonAnswer, PageQuery, pageOf, problem, Timestamp } from '../../http/api.ts';
+import { apiApp, apiRoute, badCursor, decodeCursor, encodeCursor, IdParam, iso, jsonAnswer, pageOf, PageQuery, problem, Timestamp } from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { ID_PATTERN } from '../../http/text.ts';
 import { CLASSES } from '../messages/classes.ts';
@@ -52,7 +52,6 @@ const ListQuery = PageQuery.extend({
 });
 
 const DeliveryId = z.object({ id: z.string().regex(DELIVERY_ID).openapi({ param: { name: 'id', in: 'path' } }) });
-const ChannelId = z.object({ id: z.string().regex(ID_PATTERN).openapi({ param: { name: 'id', in: 'path' } }) });
 
 /** The domain's refusals as problems, one table for this file; the details are the console's words. */
 const REFUSALS = {
@@ -72,7 +71,6 @@ const list = apiRoute({
   method: 'get',
   path: '/api/deliveries',
   tags,
-  admin: true,
   summary: 'List deliveries',
   description:
     'The Deliveries tab as data, cursor-paged. Order: with `state=dead` or `cancelled`, most recently changed first; with `state=pending`, next attempt first; otherwise newest message first.',
@@ -84,7 +82,6 @@ const one = apiRoute({
   method: 'get',
   path: '/api/deliveries/{id}',
   tags,
-  admin: true,
   summary: 'One delivery',
   description: 'A delivery with every attempt: verdict, status code, error and the start of the receiver\'s answer.',
   request: { params: DeliveryId },
@@ -111,7 +108,7 @@ const resendDead = apiRoute({
   tags,
   summary: 'Re-send every dead letter of a channel',
   description: 'Re-queues every dead-lettered delivery of the channel that no re-send replaced yet, in one go (after its receiver was fixed). Cancelled ones are left alone.',
-  request: { params: ChannelId },
+  request: { params: IdParam },
   refusals: { 404: REFUSALS['channel-not-found'].detail, 409: 'The channel is disabled (`channel-disabled`): enable it first.' },
   responses: { 200: jsonAnswer(z.strictObject({ count: z.number().int().openapi({ description: 'How many were re-queued; 0 when none was waiting.' }) }).openapi('ResendCount'), 'Re-queued.') },
 });
@@ -151,18 +148,11 @@ async function detail(deps: Deps, id: string): Promise<z.infer<typeof DeliveryDe
   return { ...present(d), attempt_log };
 }
 
-/** Admin-only reads: the gate refuses viewers' writes, this refuses their reads. */
-function adminOnly(c: Ctx) {
-  return apiAccount(c).role === 'admin' ? undefined : problem(c, 403, 'admin-only', 'This is for administrators.');
-}
-
 /** The delivery routes under /api/deliveries, and a channel's re-send of its dead letters (admin only). */
 export function deliveriesApiRoutes(deps: Deps) {
   const app = apiApp();
 
   app.openapi(list, async (c) => {
-    const denied = adminOnly(c);
-    if (denied) return denied;
     const { cursor, limit, state, channel } = c.req.valid('query');
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     if (cursor !== undefined && after === undefined) return badCursor(c);
@@ -172,8 +162,6 @@ export function deliveriesApiRoutes(deps: Deps) {
   });
 
   app.openapi(one, async (c) => {
-    const denied = adminOnly(c);
-    if (denied) return denied;
     const d = await detail(deps, c.req.valid('param').id);
     return d ? c.json(d, 200) : refuse(c, 'not-found');
   });

@@ -2,11 +2,10 @@
 // (admins), which honours an Idempotency-Key so the rest of the service can post messages over HTTP and retry safely.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, apiRoute, badCursor, decodeCursor, encodeCursor, invalid, jsonAnswer, jsonBody, pageOf, problem } from '../../http/api.ts';
+import { apiAccount, apiApp, apiRoute, badCursor, invalid, jsonAnswer, jsonBody, pageOf, problem, timeIdCursor, timeIdCursorOf } from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { emitOnce } from './idempotency.service.ts';
 import { inboxPage, messageDetail } from './inbox.service.ts';
-import type { MessageCursor } from './messages.repo.ts';
 import {
   EMIT_FIELD,
   EmitBody,
@@ -34,14 +33,6 @@ const REFUSALS = {
 function refuse(c: Ctx, type: keyof typeof REFUSALS) {
   const [status, detail] = REFUSALS[type];
   return problem(c, status, type, detail);
-}
-
-/** A list cursor is [created_at, id] of the last message handed out. */
-function cursorOf(raw: string): MessageCursor | undefined {
-  const values = decodeCursor(raw);
-  if (!values || values.length !== 2) return undefined;
-  const [createdAt, id] = values;
-  return Number.isSafeInteger(createdAt) && typeof id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id) ? { createdAt: createdAt as number, id } : undefined;
 }
 
 const list = apiRoute({
@@ -122,8 +113,9 @@ export function messagesApiRoutes(deps: Deps) {
 
   app.openapi(list, async (c) => {
     const q = c.req.valid('query');
-    const before = q.cursor === undefined ? undefined : cursorOf(q.cursor);
-    if (q.cursor !== undefined && !before) return badCursor(c);
+    const position = q.cursor === undefined ? undefined : timeIdCursor(q.cursor);
+    if (position === null) return badCursor(c);
+    const before = position && { createdAt: position.at, id: position.id };
     const account = apiAccount(c);
     const filter = {
       unreadOnly: q.unread === 'true' || undefined,
@@ -136,7 +128,7 @@ export function messagesApiRoutes(deps: Deps) {
       until: q.until === undefined ? undefined : Date.parse(q.until),
     };
     const page = await inboxPage(deps, account.id, before, filter, account.role === 'admin', q.limit);
-    const next = page.next ? encodeCursor([page.next.createdAt, page.next.id]) : null;
+    const next = page.next ? timeIdCursorOf(page.next.createdAt, page.next.id) : null;
     return c.json({ items: page.items.map(presentMessage), next_cursor: next }, 200);
   });
 

@@ -2,8 +2,7 @@
 // the same service calls as the Settings dial, so the range and its refusal are the console's. Admin only.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, apiRoute, invalid, jsonAnswer, jsonBody, problem } from '../../http/api.ts';
-import type { Ctx } from '../../http/env.ts';
+import { apiApp, apiRoute, invalid, jsonAnswer, jsonBody } from '../../http/api.ts';
 import { RETENTION_MAX_DAYS, RETENTION_MIN_DAYS, RETENTION_RANGE_MESSAGE, retentionDays, setRetentionDays } from './retention.service.ts';
 
 const Retention = z
@@ -29,7 +28,6 @@ const read = apiRoute({
   method: 'get',
   path: '/api/settings/retention',
   tags,
-  admin: true,
   summary: 'Read the retention',
   description: 'How many days messages and their delivery records are kept, and the range an administrator may set.',
   responses: { 200: jsonAnswer(Retention, 'The retention in force.') },
@@ -45,11 +43,6 @@ const set = apiRoute({
   responses: { 200: jsonAnswer(Retention, 'The retention as set.') },
 });
 
-/** Admin-only reads: the gate refuses viewers' writes, this refuses their reads. */
-function adminOnly(c: Ctx) {
-  return apiAccount(c).role === 'admin' ? undefined : problem(c, 403, 'admin-only', 'This is for administrators.');
-}
-
 const answer = (days: number) => ({ days, min: RETENTION_MIN_DAYS, max: RETENTION_MAX_DAYS });
 
 /** GET and PUT /api/settings/retention. */
@@ -57,8 +50,6 @@ export function retentionApiRoutes(deps: Deps) {
   const app = apiApp();
 
   app.openapi(read, async (c) => {
-    const denied = adminOnly(c);
-    if (denied) return denied;
     return c.json(answer(await retentionDays(deps)), 200);
   });
 

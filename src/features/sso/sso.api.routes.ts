@@ -3,7 +3,7 @@
 // field rules, the discovery check and the duplicate-slug refusal are the console's. Admin only, reads included.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, apiRoute, badCursor, decodeCursor, encodeCursor, jsonAnswer, jsonBody, PageQuery, pageOf, problem } from '../../http/api.ts';
+import { AnyIdParam, apiAccount, apiApp, apiRoute, badCursor, IdParam, jsonAnswer, jsonBody, pageOf, PageQuery, problem, timeIdCursor, timeIdCursorOf } from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { externalOrigin } from '../../http/request.ts';
 import { ID_PATTERN, isId } from '../../http/text.ts';
@@ -31,14 +31,6 @@ function refuse(c: Ctx, refusal: Refusal) {
   return problem(c, status, reason, detail, reason === 'duplicate-slug' ? { errors: [{ in: 'body', field: 'slug', detail }] } : {});
 }
 
-/** Admin-only reads: the gate refuses viewers' writes, this refuses their reads. */
-function adminOnly(c: Ctx) {
-  return apiAccount(c).role === 'admin' ? undefined : problem(c, 403, 'admin-only', 'This is for administrators.');
-}
-
-const ProviderId = z.object({ id: z.string().regex(ID_PATTERN).openapi({ param: { name: 'id', in: 'path' } }) });
-// Deletes are idempotent: an id that cannot exist is as gone as one deleted before (never looked up).
-const AnyId = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) });
 const idFilter = (what: string) => z.string().regex(ID_PATTERN, `Not an id of ${what}.`).optional().openapi({ description: `Only identities of this ${what}.` });
 const IdentityQuery = PageQuery.extend({ provider_id: idFilter('provider'), account_id: idFilter('account') });
 
@@ -49,7 +41,6 @@ const listProviders = apiRoute({
   method: 'get',
   path: '/api/sso/providers',
   tags,
-  admin: true,
   summary: 'List providers',
   description: 'Every declared OpenID Connect provider, by display name. Client secrets are never returned: `has_secret` says whether one is set.',
   responses: { 200: jsonAnswer(z.strictObject({ items: z.array(SsoProvider) }), 'The providers.') },
@@ -59,10 +50,9 @@ const oneProvider = apiRoute({
   method: 'get',
   path: '/api/sso/providers/{id}',
   tags,
-  admin: true,
   summary: 'One provider',
   description: 'A provider with its callback URLs and how many identities are linked through it.',
-  request: { params: ProviderId },
+  request: { params: IdParam },
   refusals: { 404: REFUSALS['not-found'].detail },
   responses: { 200: jsonAnswer(SsoProvider, 'The provider.') },
 });
@@ -88,7 +78,7 @@ const updateProvider = apiRoute({
   summary: 'Change a provider',
   description:
     'Changes the fields sent; the others keep their values. `client_secret`: a string replaces, null removes, absent keeps. A change naming `issuer`, `client_id` or `enabled` of a provider that stays enabled runs the discovery check first (skip it with `skip_discovery`). A new issuer removes every identity linked through the provider.',
-  request: { params: ProviderId, body: jsonBody(SsoProviderPatch) },
+  request: { params: IdParam, body: jsonBody(SsoProviderPatch) },
   refusals: { 404: REFUSALS['not-found'].detail, 409: REFUSALS['duplicate-slug'].detail, 422: CREATE_422 },
   responses: { 200: jsonAnswer(SsoProvider, 'The provider as changed.') },
 });
@@ -99,7 +89,7 @@ const deleteProvider = apiRoute({
   tags,
   summary: 'Delete a provider',
   description: 'Deletes the provider and every identity linked through it; the accounts stay, and sign in with their passwords. Idempotent: 204 whether or not it existed.',
-  request: { params: AnyId },
+  request: { params: AnyIdParam },
   responses: { 204: { description: 'Deleted, or already gone.' } },
 });
 
@@ -107,7 +97,6 @@ const listIdentities = apiRoute({
   method: 'get',
   path: '/api/sso/identities',
   tags,
-  admin: true,
   summary: 'List linked identities',
   description: 'Identities people linked from their Profile, newest first, cursor-paged; optionally of one provider or one account.',
   request: { query: IdentityQuery },
@@ -120,15 +109,9 @@ const deleteIdentity = apiRoute({
   tags,
   summary: 'Remove a linked identity',
   description: 'Unlinks the identity; the account stays and can link again from its Profile. Idempotent: 204 whether or not it existed.',
-  request: { params: AnyId },
+  request: { params: AnyIdParam },
   responses: { 204: { description: 'Removed, or already gone.' } },
 });
-
-/** The position a cursor of the identity list names, or null when this list did not hand it out. */
-function positionOf(cursor: string): { linkedAt: number; id: string } | null {
-  const v = decodeCursor(cursor);
-  return v?.length === 2 && Number.isSafeInteger(v[0]) && isId(v[1] as string) ? { linkedAt: v[0] as number, id: v[1] as string } : null;
-}
 
 /** The single sign-on routes under /api/sso (admin only). */
 export function ssoApiRoutes(deps: Deps) {
@@ -136,14 +119,10 @@ export function ssoApiRoutes(deps: Deps) {
   const origin = (c: Ctx) => externalOrigin(c, deps.config);
 
   app.openapi(listProviders, async (c) => {
-    const denied = adminOnly(c);
-    if (denied) return denied;
     return c.json({ items: (await providerDetails(deps)).map((p) => presentProvider(p, origin(c))) }, 200);
   });
 
   app.openapi(oneProvider, async (c) => {
-    const denied = adminOnly(c);
-    if (denied) return denied;
     const [found] = await providerDetails(deps, c.req.valid('param').id);
     if (!found) return refuse(c, { reason: 'not-found' });
     return c.json(presentProvider(found, origin(c)), 200);
@@ -176,13 +155,11 @@ export function ssoApiRoutes(deps: Deps) {
   });
 
   app.openapi(listIdentities, async (c) => {
-    const denied = adminOnly(c);
-    if (denied) return denied;
     const { cursor, limit, provider_id, account_id } = c.req.valid('query');
-    const after = cursor === undefined ? undefined : positionOf(cursor);
+    const after = cursor === undefined ? undefined : timeIdCursor(cursor);
     if (after === null) return badCursor(c);
-    const page = await identitiesPage(deps, { providerId: provider_id, accountId: account_id, after, limit });
-    const next = page.next ? encodeCursor([page.next.linkedAt, page.next.id]) : null;
+    const page = await identitiesPage(deps, { providerId: provider_id, accountId: account_id, after: after && { linkedAt: after.at, id: after.id }, limit });
+    const next = page.next ? timeIdCursorOf(page.next.linkedAt, page.next.id) : null;
     return c.json({ items: page.items.map(presentIdentity), next_cursor: next }, 200);
   });
 

@@ -119,14 +119,19 @@ export async function deleteIdentity(db: Q, id: string, accountId?: string): Pro
   return Number(result.numDeletedRows) > 0;
 }
 
-/** Bindings with provider and account names, optionally for one account. */
-export function listIdentities(db: Q, accountId?: string): Promise<IdentityListing[]> {
-  let q = db
+/** Bindings joined with their provider's and account's names (an IdentityListing each). */
+function identityListings(db: Q) {
+  return db
     .selectFrom('sso_identities')
     .innerJoin('sso_providers', 'sso_providers.id', 'sso_identities.provider_id')
     .innerJoin('accounts', 'accounts.id', 'sso_identities.account_id')
     .selectAll('sso_identities')
-    .select(['sso_providers.display_name as provider_name', 'sso_providers.slug as provider_slug', 'accounts.username'])
+    .select(['sso_providers.display_name as provider_name', 'sso_providers.slug as provider_slug', 'accounts.username']);
+}
+
+/** Bindings with provider and account names, optionally for one account. */
+export function listIdentities(db: Q, accountId?: string): Promise<IdentityListing[]> {
+  let q = identityListings(db)
     .orderBy('sso_providers.display_name')
     .orderBy('accounts.username_lower');
   if (accountId !== undefined) q = q.where('sso_identities.account_id', '=', accountId);
@@ -144,12 +149,7 @@ export function listIdentitiesPage(
   db: Q,
   filter: { providerId?: string; accountId?: string; after?: IdentityKey; limit: number },
 ): Promise<IdentityListing[]> {
-  let q = db
-    .selectFrom('sso_identities')
-    .innerJoin('sso_providers', 'sso_providers.id', 'sso_identities.provider_id')
-    .innerJoin('accounts', 'accounts.id', 'sso_identities.account_id')
-    .selectAll('sso_identities')
-    .select(['sso_providers.display_name as provider_name', 'sso_providers.slug as provider_slug', 'accounts.username'])
+  let q = identityListings(db)
     .orderBy('sso_identities.linked_at', 'desc')
     .orderBy('sso_identities.id', 'desc')
     .limit(filter.limit);

@@ -1,9 +1,9 @@
 // The accounts API's contract: each operation's request and answer schemas, as apiRoute() definitions the routes file
 // registers its handlers on (so the OpenAPI document and the validation come from the same schemas).
 import { z } from '@hono/zod-openapi';
-import { apiRoute, jsonAnswer, jsonBody, PageQuery, pageOf, Timestamp } from '../../http/api.ts';
+import { AnyIdParam, apiRoute, IdParam, jsonAnswer, jsonBody, pageOf, PageQuery, Timestamp } from '../../http/api.ts';
 import { ID_PATTERN } from '../../http/text.ts';
-import { AccountChangeSchema, AccountDetailSchema, AccountIdParam, AccountSchema, DeleteIdParam } from './team.api.schema.ts';
+import { AccountChangeSchema, AccountDetailSchema, AccountSchema } from './team.api.schema.ts';
 
 /** Said of an id in the path, or of `to`, that names no account. */
 export const NO_ACCOUNT = 'No account has this id.';
@@ -26,7 +26,6 @@ const list = apiRoute({
   method: 'get',
   path: '/api/accounts',
   tags,
-  admin: true,
   summary: 'List accounts',
   description: 'Every account, oldest first, cursor-paged; filter by `role` and `state`.',
   request: { query: ListQuery },
@@ -37,10 +36,9 @@ const one = apiRoute({
   method: 'get',
   path: '/api/accounts/{id}',
   tags,
-  admin: true,
   summary: 'One account',
   description: 'The facts of the account’s console page.',
-  request: { params: AccountIdParam },
+  request: { params: IdParam },
   refusals: { 404: NO_ACCOUNT },
   responses: { 200: jsonAnswer(AccountDetailSchema, 'The account.') },
 });
@@ -51,7 +49,7 @@ const setRole = apiRoute({
   tags,
   summary: 'Change an account’s role',
   description: 'Applies from that account’s next request. Never your own role, and never leaving no active administrator.',
-  request: { params: AccountIdParam, body: jsonBody(RoleBody) },
+  request: { params: IdParam, body: jsonBody(RoleBody) },
   refusals: { 404: NO_ACCOUNT, 409: '`own-role`: your own role; `last-admin`: it would leave no active administrator.' },
   responses: { 200: jsonAnswer(AccountChangeSchema, 'The account; `changed` is false when it already had the role.') },
 });
@@ -64,7 +62,7 @@ function act<S extends z.ZodType>(path: string, doc: { summary: string; descript
     tags,
     summary: doc.summary,
     description: doc.description,
-    request: { params: AccountIdParam },
+    request: { params: IdParam },
     refusals: { 404: NO_ACCOUNT, ...(doc.conflict ? { 409: doc.conflict } : {}) },
     responses: { 200: jsonAnswer(doc.answer, doc.answered) },
   });
@@ -109,7 +107,7 @@ const resetLink = apiRoute({
   description:
     'A single-use link, valid 24 hours, in this answer only (never stored, logged or shown again); any earlier link of the account stops working. ' +
     'Whoever opens it sets a new password and every session of the account ends.',
-  request: { params: AccountIdParam },
+  request: { params: IdParam },
   refusals: { 404: NO_ACCOUNT, 409: '`own-account`: change your own password on your Profile.' },
   responses: { 201: jsonAnswer(ResetLinkSchema, 'The link, this once.') },
 });
@@ -120,7 +118,7 @@ const reassign = apiRoute({
   tags,
   summary: 'Move an account’s authored records',
   description: 'Every row it authored (invitations, channels, SSO providers) passes to `to`, an active account; afterwards it can be removed.',
-  request: { params: AccountIdParam, body: jsonBody(ReassignBody) },
+  request: { params: IdParam, body: jsonBody(ReassignBody) },
   refusals: { 404: NO_ACCOUNT, 409: '`heir-suspended`: the receiving account is suspended.' },
   responses: { 200: jsonAnswer(ReassignedSchema, 'How many rows moved, and to whom.') },
 });
@@ -131,7 +129,7 @@ const remove = apiRoute({
   tags,
   summary: 'Remove an account',
   description: 'Needs `confirm` equal to its exact username. Its sessions and API tokens go with it. Idempotent: an account that is not there answers 204.',
-  request: { params: DeleteIdParam, query: RemoveQuery },
+  request: { params: AnyIdParam, query: RemoveQuery },
   refusals: { 409: '`own-account`, `last-admin`, or `has-authored-records`: reassign its records first, or demote it to viewer to retire it.' },
   responses: { 204: { description: 'Removed, or there was no such account.' } },
 });

@@ -2,12 +2,12 @@
 // only, and in the log line SPEC 4.2 asks for), and revoking one. The same domain functions as the team tab.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, apiRoute, badCursor, invalid, iso, jsonAnswer, jsonBody, PageQuery, pageOf, problem, Timestamp } from '../../http/api.ts';
+import { AnyIdParam, apiAccount, apiApp, apiRoute, badCursor, invalid, iso, jsonAnswer, jsonBody, pageFrom, pageOf, PageQuery, problem, timeIdCursor, Timestamp } from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { externalOrigin } from '../../http/request.ts';
 import { isId } from '../../http/text.ts';
 import { checkInvitationNote, mintInvitation, revokeInvitation } from './invitations.service.ts';
-import { DeleteIdParam, InvitationSchema, keysetOf, pageFrom, toInvitation } from './team.api.schema.ts';
+import { InvitationSchema, toInvitation } from './team.api.schema.ts';
 import { listInvitations } from './team.service.ts';
 
 /** Every refusal of the invitation acts, by the domain's reason. */
@@ -41,7 +41,6 @@ const list = apiRoute({
   method: 'get',
   path: '/api/invitations',
   tags,
-  admin: true,
   summary: 'List open invitations',
   description: 'Invitations neither accepted nor revoked, newest first, cursor-paged; filter by `state`. Never a token or join link.',
   request: { query: PageQuery.extend({ state: z.enum(['pending', 'expired']).optional() }) },
@@ -64,7 +63,7 @@ const revoke = apiRoute({
   tags,
   summary: 'Revoke an invitation',
   description: 'Its link stops working. Idempotent: one already revoked, or that is not there, answers 204. One already accepted answers 409.',
-  request: { params: DeleteIdParam },
+  request: { params: AnyIdParam },
   refusals: { 409: '`invitation-spent`: it was accepted; its account exists.' },
   responses: { 204: { description: 'Revoked, or there was nothing to revoke.' } },
 });
@@ -74,11 +73,11 @@ export function invitationsApiRoutes(deps: Deps) {
   const app = apiApp();
 
   app.openapi(list, async (c) => {
-    if (apiAccount(c).role !== 'admin') return problem(c, 403, 'admin-only', 'This is for administrators.');
     const { cursor, limit, state } = c.req.valid('query');
-    const keyset = keysetOf(cursor);
-    if (!keyset) return badCursor(c);
-    const page = pageFrom(await listInvitations(deps, { ...keyset, limit: limit + 1, state }), limit);
+    const after = cursor === undefined ? undefined : timeIdCursor(cursor);
+    if (after === null) return badCursor(c);
+    const rows = await listInvitations(deps, { after: after && { createdAt: after.at, id: after.id }, limit: limit + 1, state });
+    const page = pageFrom(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
     return c.json({ items: page.rows.map(toInvitation), next_cursor: page.next_cursor }, 200);
   });
 

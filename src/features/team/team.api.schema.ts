@@ -1,11 +1,9 @@
 // The shapes the team's JSON API answers with (accounts, invitations), how rows become them, and the keyset cursor
 // both lists page by. Never a token, a hash, a link already shown, or a second-factor secret.
 import { z } from '@hono/zod-openapi';
-import { decodeCursor, encodeCursor, iso, Timestamp } from '../../http/api.ts';
-import { ID_PATTERN } from '../../http/text.ts';
+import { iso, Timestamp } from '../../http/api.ts';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import type { OpenInvitationRow, TeamAccountRow } from './team.repo.ts';
-import type { Keyset } from './team.service.ts';
 
 const Role = z.enum(['admin', 'viewer']);
 
@@ -59,12 +57,6 @@ export const InvitationSchema = z
   })
   .openapi('Invitation');
 
-/** An account id in the path; an id of another shape names no account (404). */
-export const AccountIdParam = z.object({ id: z.string().regex(ID_PATTERN).openapi({ param: { name: 'id', in: 'path' } }) });
-
-/** An id in the path of an idempotent delete: any value, since a delete of what is not there succeeds. */
-export const DeleteIdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) });
-
 /** An account row in the API's words. */
 export function toAccount(a: TeamAccountRow): z.infer<typeof AccountSchema> {
   return {
@@ -103,28 +95,4 @@ export function toInvitation(i: OpenInvitationRow & { state: 'pending' | 'expire
     expires_at: iso(i.expires_at),
     created_by: i.created_by === null ? null : { id: i.created_by, username: i.created_by_username ?? '' },
   };
-}
-
-/**
- * The keyset a cursor of these lists carries: `{ after }` (undefined for the first page), or `false` when the cursor was
- * not handed out by them (answer badCursor).
- */
-export function keysetOf(cursor: string | undefined): { after: Keyset | undefined } | false {
-  if (cursor === undefined) return { after: undefined };
-  const values = decodeCursor(cursor);
-  if (!values || values.length !== 2) return false;
-  const [createdAt, id] = values;
-  if (typeof createdAt !== 'number' || !Number.isSafeInteger(createdAt) || typeof id !== 'string' || !ID_PATTERN.test(id)) return false;
-  return { after: { createdAt, id } };
-}
-
-/**
- * A page from rows fetched with one row more than `limit`: the first `limit` of them, and the cursor after the last
- * one shown when the extra row says there is more.
- */
-export function pageFrom<R extends { created_at: number; id: string }>(rows: R[], limit: number): { rows: R[]; next_cursor: string | null } {
-  if (rows.length <= limit) return { rows, next_cursor: null };
-  const shown = rows.slice(0, limit);
-  const last = shown[shown.length - 1]!;
-  return { rows: shown, next_cursor: encodeCursor([last.created_at, last.id]) };
 }

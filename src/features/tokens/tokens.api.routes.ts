@@ -2,7 +2,7 @@
 // a token never mints another.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, apiRoute, iso, jsonAnswer, Timestamp } from '../../http/api.ts';
+import { AnyIdParam, apiAccount, apiApp, apiRoute, iso, jsonAnswer, Timestamp } from '../../http/api.ts';
 import { isId } from '../../http/text.ts';
 import { listTokens, revokeToken } from './tokens.service.ts';
 
@@ -27,7 +27,6 @@ const Token = z
   })
   .openapi('Token');
 
-const TokenId = z.object({ id: z.string().max(256).openapi({ param: { name: 'id', in: 'path' } }) });
 
 const me = apiRoute({
   method: 'get',
@@ -53,7 +52,7 @@ const revoke = apiRoute({
   tags: ['Tokens'],
   summary: 'Revoke one of your tokens',
   description: 'Idempotent: an id that is not one of your tokens (already revoked, or never yours) is a no-op. Revoking the token the request came with is allowed: it stops working at once.',
-  request: { params: TokenId },
+  request: { params: AnyIdParam },
   responses: { 204: { description: 'Revoked, or there was nothing to revoke.' } },
 });
 
