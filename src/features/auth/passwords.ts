@@ -1,6 +1,8 @@
-// Password rules and argon2id hashing (OWASP parameters), off the event loop.
+// Password rules and argon2id hashing (OWASP parameters), on low-priority threads of its own, off the event loop.
+import { createRequire } from 'node:module';
 import os from 'node:os';
-import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { Worker } from 'node:worker_threads';
+import { Algorithm } from '@node-rs/argon2';
 
 /** Password length bounds, counted in Unicode code points (SPEC 8). */
 export const PASSWORD_MIN = 8;
@@ -31,12 +33,74 @@ export function createLimiter(limit: number): <T>(task: () => Promise<T>) => Pro
   };
 }
 
+/**
+ * The code of a hashing thread: argon2 run synchronously on a thread of its own, one hash at a time. On Linux the thread
+ * first lowers its own scheduling priority (nice 19; Linux keeps a nice value per thread, and `os.setPriority()` with no
+ * pid names the calling thread), so a flood of sign-ins never takes a core from the event loop that serves everyone
+ * else's pages, nor from the database: hashing runs on what CPU they leave. Elsewhere the thread runs at normal priority.
+ */
+const HASHING_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+if (process.platform === 'linux') {
+  try { require('node:os').setPriority(19); } catch {}
+}
+const argon2 = require(workerData.argon2);
+parentPort.on('message', (job) => {
+  try {
+    const value = job.stored === undefined ? argon2.hashSync(job.password, workerData.options) : argon2.verifySync(job.stored, job.password);
+    parentPort.postMessage({ value });
+  } catch (err) {
+    parentPort.postMessage({ failed: String(err && err.message ? err.message : err) });
+  }
+});
+`;
+
+/** Resolved here so the thread loads the same argon2 as this module, wherever the process was started from. */
+const argon2Path = createRequire(import.meta.url).resolve('@node-rs/argon2');
+
+/** Threads not hashing now; a thread is created when none is idle (at most one per place in the limiter). */
+const idleThreads: Worker[] = [];
+
+function newThread(): Worker {
+  // No execArgv: the thread needs no loader (under the tests' tsx, it would otherwise load it too).
+  return new Worker(HASHING_THREAD, { eval: true, execArgv: [], workerData: { argon2: argon2Path, options } });
+}
+
+/** Runs one hash (no `stored`) or verification on an idle thread; a thread that fails or exits is dropped, not reused. */
+function onThread(job: { password: string; stored?: string }): Promise<string | boolean> {
+  const thread = idleThreads.pop() ?? newThread();
+  thread.ref(); // keeps a command such as `svc accounts create` alive until its hash is done
+  return new Promise((resolve, reject) => {
+    const settle = () => {
+      thread.off('message', done);
+      thread.off('error', fail);
+      thread.off('exit', fail);
+    };
+    const fail = (err: Error | number) => {
+      settle();
+      void thread.terminate();
+      reject(err instanceof Error ? err : new Error(`the hashing thread exited (${err})`));
+    };
+    const done = (answer: { value?: string | boolean; failed?: string }) => {
+      settle();
+      thread.unref(); // an idle thread never keeps the process alive
+      idleThreads.push(thread);
+      if (answer.failed !== undefined) reject(new Error(answer.failed));
+      else resolve(answer.value!);
+    };
+    thread.once('message', done);
+    thread.once('error', fail);
+    thread.once('exit', fail);
+    thread.postMessage(job);
+  });
+}
+
 /** All cores but one hash passwords at once (one on a two-core machine): the event loop keeps a core. */
 const hashing = createLimiter(Math.max(1, os.availableParallelism() - 1));
 
 /** Hashes a password with argon2id; the only form in which passwords are stored. */
 export function hashPassword(password: string): Promise<string> {
-  return hashing(() => hash(password, options));
+  return hashing(() => onThread({ password })) as Promise<string>;
 }
 
 let dummyHash: Promise<string> | undefined;
@@ -46,10 +110,10 @@ export async function verifyPassword(stored: string | undefined, password: strin
   if (stored === undefined) {
     dummyHash ??= hashPassword('not-a-real-password-for-timing');
     const dummy = await dummyHash;
-    await hashing(() => verify(dummy, password)).catch(() => false);
+    await hashing(() => onThread({ stored: dummy, password })).catch(() => false);
     return false;
   }
-  return hashing(() => verify(stored, password)).catch(() => false);
+  return hashing(() => onThread({ stored, password }) as Promise<boolean>).catch(() => false);
 }
 
 /** Length of a string in Unicode code points, as the password and username rules count. */
