@@ -55,15 +55,14 @@ parentPort.on('message', (job) => {
 });
 `;
 
-/** Resolved here so the thread loads the same argon2 as this module, wherever the process was started from. */
-const argon2Path = createRequire(import.meta.url).resolve('@node-rs/argon2');
-
 /** Threads not hashing now; a thread is created when none is idle (at most one per place in the limiter). */
 const idleThreads: Worker[] = [];
 
 function newThread(): Worker {
+  // Resolved from this module, so the thread loads the same argon2 wherever the process was started from.
+  const argon2 = createRequire(import.meta.url).resolve('@node-rs/argon2');
   // No execArgv: the thread needs no loader (under the tests' tsx, it would otherwise load it too).
-  return new Worker(HASHING_THREAD, { eval: true, execArgv: [], workerData: { argon2: argon2Path, options } });
+  return new Worker(HASHING_THREAD, { eval: true, execArgv: [], workerData: { argon2, options } });
 }
 
 /** Runs one hash (no `stored`) or verification on an idle thread; a thread that fails or exits is dropped, not reused. */
