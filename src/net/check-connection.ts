@@ -66,7 +66,7 @@ export async function checkConnection(url: string, options: OutboundOptions & { 
     return done(false);
   }
 
-  const budget = attemptBudget(undefined, stepMs, new PlainFailure(timedOut));
+  const budget = attemptBudget(undefined, stepMs, timedOut);
   let vetted: ResolvedAddress[];
   try {
     vetted = await resolveTarget(target, options.resolver ?? systemResolver, budget.signal);

@@ -59,6 +59,21 @@ forEachDialect((getDb) => {
     assert.ok(leased.every((d) => d.lease_owner === owners.get(d.id) && d.lease_until === now + 60_000));
   });
 
+  test('claims racing each other (PostgreSQL: on separate connections at once) lease every due row to exactly one owner', async () => {
+    const channels = [await buildChannel(t.deps.db, { url: url('/r1') }), await buildChannel(t.deps.db, { url: url('/r2') }), await buildChannel(t.deps.db, { url: url('/r3') })];
+    for (let i = 0; i < 10; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: channels.map((c) => c.id), now: t.clock.now() - i });
+    const owners = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'];
+    const rounds = await Promise.all(owners.map((owner) => claim(owner, 4, 2)));
+    const taken = rounds.flatMap((jobs, i) => jobs.map((j) => ({ id: j.id, owner: owners[i]! })));
+    assert.equal(new Set(taken.map((j) => j.id)).size, taken.length, 'no row leased twice');
+    assert.ok(rounds.every((jobs) => channels.every((c) => jobs.filter((j) => j.channel_id === c.id).length <= 2)), 'each claim within its cap');
+    const rows = await t.deps.db.selectFrom('deliveries').select(['id', 'lease_owner']).execute();
+    const ownerOf = new Map(taken.map((j) => [j.id, j.owner]));
+    assert.ok(rows.every((r) => r.lease_owner === (ownerOf.get(r.id) ?? null)), 'a row is leased to the claim that returned it, and only then');
+    const rest = await claim('w7', 30);
+    assert.equal(taken.length + rest.length, 30, 'what the racing claims left (or gave back over their caps) is still due');
+  });
+
   test('a claim returns the oldest due deliveries, oldest first (the order the worker starts them in)', async () => {
     const channels = [await buildChannel(t.deps.db, { url: url('/o1') }), await buildChannel(t.deps.db, { url: url('/o2') })];
     const due = new Map<string, number>();

@@ -3,7 +3,7 @@
 // delivery's state by the retry schedule, the attempt row, the channel's failure streak).
 import type { Deps } from '../../deps.ts';
 import type { PostOutcome } from '../../net/outbound.ts';
-import { dueCandidates, leaseDeliveries, type AttemptJob } from './claim.repo.ts';
+import { leaseDue, releaseLeases, type AttemptJob } from './claim.repo.ts';
 import { recordIn, recordInOneStatement, type AttemptRecord, type DeliveryAfterAttempt } from './record.repo.ts';
 import { afterFailure } from './retry-schedule.ts';
 
@@ -22,25 +22,23 @@ export interface ClaimLimits {
   leaseMs: number;
 }
 
-/** Candidates considered per free slot: room for rows skipped by the per-channel cap. */
-const WINDOW_PER_SLOT = 2;
-
 /**
- * Claims due deliveries for `owner` in one transaction: the oldest due ones of enabled channels, skipping channels
- * already at the cap in this worker, then the cap applied oldest first, at most `slots`, leased for `leaseMs`.
- * Returns what their attempts need, oldest first. Any candidate in the window has a channel with room, so an empty
- * result means nothing this worker may take is due.
+ * Claims due deliveries for `owner`: leases the oldest due ones of enabled channels, at most `slots`, skipping channels
+ * already at the cap in this worker, for `leaseMs`; then applies the cap oldest first and gives back at once what is
+ * over it. Returns what the kept attempts need, oldest first. Each leased channel had room for at least its oldest
+ * row, so an empty result means nothing this worker may take is due.
  */
 export async function claimDue(deps: Deps, owner: string, limits: ClaimLimits): Promise<AttemptJob[]> {
   if (limits.slots <= 0) return [];
   const now = deps.clock.now();
   const exclude = [...limits.busy].filter(([, n]) => n >= limits.perChannel).map(([channel]) => channel);
-  return deps.db.transaction().execute(async (trx) => {
-    const candidates = await dueCandidates(trx, deps.dialect, { now, exclude, limit: WINDOW_PER_SLOT * limits.slots });
-    const chosen = withinCaps(candidates, limits);
-    const leased = new Set(await leaseDeliveries(trx, chosen.map((j) => j.id), owner, now, now + limits.leaseMs));
-    return chosen.filter((j) => leased.has(j.id));
-  });
+  const leased = await leaseDue(deps.db, deps.dialect, { now, exclude, limit: limits.slots, owner, leaseUntil: now + limits.leaseMs });
+  const chosen = withinCaps(leased, limits);
+  if (chosen.length < leased.length) {
+    const kept = new Set(chosen);
+    await releaseLeases(deps.db, leased.filter((j) => !kept.has(j)).map((j) => j.id), owner);
+  }
+  return chosen;
 }
 
 /** The per-channel cap, oldest first: candidates whose channel still has room, at most `slots`. */
