@@ -76,6 +76,8 @@ export async function leaseDue(db: Kysely<DB>, dialect: Dialect, p: LeaseRequest
           .whereRef('deliveries.id', '=', 'picked.id')
           .returning(['deliveries.id', 'deliveries.channel_id', 'deliveries.message_id', 'deliveries.attempts', 'deliveries.created_at', 'deliveries.next_attempt_at']),
       )
+      // Same snapshot as `picked`, whose lock re-checked each row (a channel or message deleted since changes the
+      // delivery row too: SET NULL, CASCADE), so every leased row has its channel and message here.
       .selectFrom('leased as deliveries')
       .innerJoin('channels', 'channels.id', 'deliveries.channel_id')
       .innerJoin('messages', 'messages.id', 'deliveries.message_id')

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
+import { ColumnNode, UpdateQueryNode, ValueNode, type KyselyPlugin } from 'kysely';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { attemptsOf } from '../../../test/helpers/delivery.ts';
@@ -72,6 +73,29 @@ forEachDialect((getDb) => {
     assert.ok(rows.every((r) => r.lease_owner === (ownerOf.get(r.id) ?? null)), 'a row is leased to the claim that returned it, and only then');
     const rest = await claim('w7', 30);
     assert.equal(taken.length + rest.length, 30, 'what the racing claims left (or gave back over their caps) is still due');
+  });
+
+  test('a give-back that fails still returns what the claim kept; the rows over the cap wait for their lease to run out', async () => {
+    const ch = await buildChannel(t.deps.db, { url: url('/giveback') });
+    for (let i = 0; i < 3; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - i });
+    // The database refuses the give-back (an UPDATE setting lease_owner to null), as during an outage.
+    const refuseGiveBack: KyselyPlugin = {
+      transformQuery({ node }) {
+        if (UpdateQueryNode.is(node) && node.updates?.some((u) => ColumnNode.is(u.column) && u.column.column.name === 'lease_owner' && ValueNode.is(u.value) && u.value.value === null)) {
+          throw new Error('database unavailable');
+        }
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const kept = await claimDue({ ...t.deps, db: t.deps.db.withPlugin(refuseGiveBack) }, 'w1', { slots: 3, perChannel: 1, busy: new Map(), leaseMs: 60_000 });
+    assert.equal(kept.length, 1, 'the one within the cap is returned, to be attempted now');
+    assert.ok(t.logs.some((l) => l.includes('could not give back deliveries over the per-channel cap') && l.includes('database unavailable')));
+    const rows = await t.deps.db.selectFrom('deliveries').select(['id', 'lease_owner']).execute();
+    assert.ok(rows.every((r) => r.lease_owner === 'w1'), 'all three stay leased: the kept one and the two over the cap');
+    assert.deepEqual(await claim('w2', 3), [], 'nobody else takes them while the lease holds');
+    t.clock.advance(60_001);
+    assert.deepEqual((await claim('w2', 3)).map((j) => j.id).sort(), rows.map((r) => r.id).sort(), 'due again once it ran out');
   });
 
   test('a claim returns the oldest due deliveries, oldest first (the order the worker starts them in)', async () => {
