@@ -48,12 +48,11 @@ export async function claimDue(deps: Deps, owner: string, limits: ClaimLimits): 
   return chosen;
 }
 
-/** The per-channel cap, oldest first: candidates whose channel still has room, at most `slots`. */
-function withinCaps(candidates: AttemptJob[], limits: ClaimLimits): AttemptJob[] {
+/** The per-channel cap, oldest first: the leased deliveries (at most `slots` already) whose channel still has room. */
+function withinCaps(leased: AttemptJob[], limits: ClaimLimits): AttemptJob[] {
   const taken = new Map(limits.busy);
   const chosen: AttemptJob[] = [];
-  for (const c of candidates) {
-    if (chosen.length >= limits.slots) break;
+  for (const c of leased) {
     const n = taken.get(c.channel_id) ?? 0;
     if (n >= limits.perChannel) continue;
     taken.set(c.channel_id, n + 1);
