@@ -9,27 +9,24 @@ import { cancelUndeliverable, releaseLeases, type AttemptJob } from './claim.rep
 import { claimDue, recordVerdict } from './delivery.service.ts';
 import { deliveryHeaders } from './signature.ts';
 
-/** Tuning of one worker; the defaults suit one process. Tests inject the outbound resolver, policy, CA and timeout. */
+/** Tuning of one worker; the defaults (DEFAULTS) suit one process. Tests inject the outbound resolver, policy, CA and timeout. */
 export interface WorkerOptions {
   /** Written into lease_owner; random per worker by default. */
   id?: string;
-  /** Attempts in flight at once in this worker. */
+  /** Attempts in flight at once in this worker: 32 (receivers are waited on, not computed for: mostly idle sockets). */
   concurrency?: number;
-  /** Attempts in flight at once to one channel in this worker. */
+  /** Attempts in flight at once to one channel in this worker: 4 (a dead channel holds at most 4 slots). */
   perChannel?: number;
-  /** How often an idle worker looks for due deliveries (ms, default 1 s): the fallback for wake-ups, and what finds retries. */
+  /** How often an idle worker looks for due deliveries: each second (the fallback for wake-ups, and what finds retries). */
   pollMs?: number;
-  /** How long a claim holds a delivery (ms of the deps clock, default 60 s: well above one attempt's 10 s budget). */
+  /** How long a claim holds a delivery (ms of the deps clock): 60 s, well above one attempt's 10 s budget. */
   leaseMs?: number;
   /** Guarded-client options; production uses the defaults. */
   outbound?: OutboundOptions;
 }
 
-/**
- * Defaults: 32 attempts in flight (receivers are waited on, not computed for: mostly idle sockets), 4 per channel (a
- * dead channel holds at most 4 slots), an idle poll each second, leases of 60 s (well above one attempt's 10 s budget).
- */
 const DEFAULTS = { concurrency: 32, perChannel: 4, pollMs: 1_000, leaseMs: 60_000 };
+type Limits = typeof DEFAULTS;
 /** How often deliveries of disabled or deleted channels are swept to `cancelled` (ms of the deps clock). */
 const SWEEP_EVERY_MS = 5_000;
 /** How long the loop waits after a database failure before trying again (ms). */
@@ -42,11 +39,8 @@ export type DeliveryWorker = Pick<LoopWorker, 'id' | 'recorded' | 'start' | 'wak
 export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): DeliveryWorker {
   const id = options.id ?? `w-${newId(deps.random).slice(0, 12)}`;
   const { concurrency = DEFAULTS.concurrency, perChannel = DEFAULTS.perChannel, pollMs = DEFAULTS.pollMs, leaseMs = DEFAULTS.leaseMs } = options;
-  const limits: Limits = { concurrency, perChannel, pollMs, leaseMs };
-  return new LoopWorker(deps, id, limits, createOutboundClient(options.outbound));
+  return new LoopWorker(deps, id, { concurrency, perChannel, pollMs, leaseMs }, createOutboundClient(options.outbound));
 }
-
-type Limits = typeof DEFAULTS;
 
 class LoopWorker {
   private readonly abort = new AbortController();
