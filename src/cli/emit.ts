@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { emit, validateEmitInput, type EmitField, type EmitInput } from '../features/messages/emit.service.ts';
 import { CAUSES } from '../features/messages/classes.ts';
+import { INSTANT_SPELLING, parseInstant } from '../features/messages/instant.ts';
 import { startRuntime } from './runtime.ts';
 
 export const EMIT_HELP = `Usage: svc emit --cause <cause> --subject-kind <kind> --subject-key <key> --headline <text> [options]
@@ -28,21 +29,6 @@ const FLAG_OF: Record<EmitField, string> = {
   sourceId: '--source',
   seedId: '--seed',
 };
-
-const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:\d{2})$/;
-
-/** Parses an ISO-8601 time with an explicit zone into epoch ms; undefined for anything else (including 2026-02-30). */
-export function parseInstant(text: string): number | undefined {
-  const m = ISO.exec(text.trim());
-  if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
-  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || s > 59) return undefined;
-  const zone = m[8]!.toUpperCase();
-  if (zone !== 'Z' && (Number(zone.slice(1, 3)) > 23 || Number(zone.slice(4, 6)) > 59)) return undefined;
-  const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? '00'}.${(m[7] ?? '0').padEnd(3, '0').slice(0, 3)}${zone}`);
-  return Number.isNaN(ms) ? undefined : ms;
-}
 
 const STRING_FLAGS = new Set(['cause', 'subject-kind', 'subject-key', 'headline', 'instant', 'census', 'source', 'seed']);
 
@@ -79,7 +65,7 @@ export function parseEmitArgs(args: string[], now: number): ParsedEmitArgs {
   let instant = now;
   if (values.instant !== undefined) {
     const parsed = parseInstant(values.instant);
-    if (parsed === undefined) errors.push('--instant: not a valid ISO-8601 time with a zone, such as 2026-01-15T12:00:00Z.');
+    if (parsed === undefined) errors.push(`--instant: not a valid ${INSTANT_SPELLING}.`);
     else instant = parsed;
   }
   let census: number | undefined;

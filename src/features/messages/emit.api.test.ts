@@ -7,9 +7,11 @@ import { assertProblem, buildApiUser } from '../../../test/helpers/api.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { signedInAs } from '../../../test/helpers/factories.ts';
 import { buildChannel, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { parseEmitArgs } from '../../cli/emit.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
 import { validateEmitInput, type EmitInput } from './emit.service.ts';
 import { IDEMPOTENCY_TTL_MS } from './idempotency.service.ts';
+import { INSTANT_SPELLING } from './instant.ts';
 
 /** A valid emit body; tests override parts of it. */
 const BODY = { cause: 'drift', subject: { kind: 'service', key: 'payments-api' }, headline: 'The service moved.' };
@@ -90,7 +92,7 @@ forEachDialect((getDb) => {
       ['a seed on a drift message', { seed_id: 'seed-1' }, 'seed_id', serviceSays({ seedId: 'seed-1' }, 'seedId')],
       // Shapes are the schema's: a type, a required field, a time format, an unknown field.
       ['headline not a string', { headline: 7 }, 'headline', ''],
-      ['instant not RFC 3339', { instant: '2026-02-30T00:00:00Z' }, 'instant', ''],
+      ['instant that does not exist', { instant: '2026-02-30T00:00:00Z' }, 'instant', `Not a valid ${INSTANT_SPELLING}.`],
       ['unknown field', { secret: 'x' }, '(body)', ''],
     ];
     for (const [name, overrides, field, detail] of cases) {
@@ -107,6 +109,22 @@ forEachDialect((getDb) => {
     const retried = await api.post('/api/messages', BODY, { headers: { 'idempotency-key': 'k-unknown-cause' } });
     assert.equal(retried.status, 201);
     assert.equal(retried.headers.get('idempotent-replayed'), null);
+  });
+
+  test('the API takes exactly the instants `svc emit --instant` takes, and stores the same time', async () => {
+    const { api } = await buildApiUser(t, 'admin');
+    const spellings = [
+      '2026-01-15T12:00:00Z', '2026-01-15t12:00:00z', '2026-01-15T12:00Z', '2026-01-15T13:00:00.5+01:00', '2026-01-15T12:00:00.123456789Z',
+      '2026-01-15T12:00:00.1234567890Z', '2026-02-30T00:00:00Z', '2026-01-15T12:00:00', '2026-01-15T12:00:00+0100', ' 2026-01-15T12:00:00Z', '2026-01-15',
+    ];
+    const flags = ['--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'payments-api', '--headline', 'The service moved.'];
+    for (const spelling of spellings) {
+      const cli = parseEmitArgs([...flags, '--instant', spelling], 0);
+      const res = await api.post('/api/messages', { ...BODY, instant: spelling });
+      assert.equal(res.status, cli.ok ? 201 : 422, `${JSON.stringify(spelling)}: the CLI ${cli.ok ? 'takes' : 'refuses'} it`);
+      if (cli.ok) assert.equal(Date.parse(res.body.instant), cli.input.instant, spelling);
+      else assert.deepEqual(res.body.errors.map((e: any) => [e.field, e.detail]), [['instant', `Not a valid ${INSTANT_SPELLING}.`]], spelling);
+    }
   });
 
   test('viewers’ tokens and read-only tokens may not emit', async () => {

@@ -5,6 +5,7 @@ import { iso, PageQuery, Timestamp } from '../../http/api.ts';
 import type { MessageDeliveriesView } from '../delivery/deliveries-view.service.ts';
 import { CAUSES, CLASSES } from './classes.ts';
 import { EMIT_LIMITS, type EmitField } from './emit.service.ts';
+import { INSTANT_SPELLING, parseInstant } from './instant.ts';
 import type { EmitRequest } from './idempotency.service.ts';
 import type { InboxItem, MessageDetail as MessageDetailView } from './inbox.service.ts';
 import type { MessageRow } from './messages.repo.ts';
@@ -111,7 +112,11 @@ export const EmitBody = z
       kind: z.string().openapi({ description: `At most ${EMIT_LIMITS.kind} characters.`, example: 'service' }),
       key: z.string().openapi({ description: `The bare key, at most ${EMIT_LIMITS.key} characters.`, example: 'payments-api' }),
     }),
-    instant: Timestamp.optional().openapi({ description: 'When the cause happened (default: now).' }),
+    instant: z
+      .string()
+      .refine((text) => parseInstant(text) !== undefined, `Not a valid ${INSTANT_SPELLING}.`)
+      .optional()
+      .openapi({ format: 'date-time', example: '2026-01-15T12:00:00Z', description: 'When the cause happened (default: now), as `svc emit --instant` takes it.' }),
     headline: z.string().openapi({ description: `The sentence stored and sent byte for byte, at most ${EMIT_LIMITS.headline} characters.` }),
     census: z.number().nullable().optional().openapi({ description: 'A whole number of zero or more, where the firing has a count.' }),
     source_id: z.string().optional().openapi({ description: 'Required for declared-input (its link target); refused for other causes.' }),
@@ -147,7 +152,8 @@ export function emitRequestOf(body: z.infer<typeof EmitBody>): EmitRequest {
   return {
     cause: body.cause,
     subject: body.subject,
-    instant: body.instant === undefined ? undefined : Date.parse(body.instant),
+    // The schema took only spellings parseInstant reads; NaN would be refused by emit()'s own check, never taken as now.
+    instant: body.instant === undefined ? undefined : (parseInstant(body.instant) ?? Number.NaN),
     headline: body.headline,
     census: body.census,
     sourceId: body.source_id,
