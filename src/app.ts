@@ -6,7 +6,7 @@ import type { AppEnv } from './http/env.ts';
 import { enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, requestLog, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
 import { apiNotFound, problem } from './http/problem.ts';
-import { isApiPath } from './http/gate.ts';
+import { API_MOUNT, isApiPath } from './http/gate.ts';
 import type { Handler } from 'hono';
 import { loginRoutes } from './features/auth/login.routes.tsx';
 import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
@@ -71,7 +71,7 @@ export function createApp(deps: Deps) {
   app.route('/', secondFactorRoutes(deps));
   app.route('/', profileRoutes(deps));
   app.route('/', tokensRoutes(deps));
-  app.all('/api/*', lazyApi(deps));
+  app.all(API_MOUNT, lazyApi(deps));
   app.route('/', ssoRoutes(deps));
   app.route('/', ssoAdminRoutes(deps));
 

@@ -34,6 +34,9 @@ function under(path: string, prefix: string): boolean {
 /** What a request needs: no one, a pending or full session, a full admin session, a bearer token, an admin's token. */
 export type Access = 'public' | 'pending' | 'user' | 'admin' | 'api' | 'api-admin';
 
+/** Where app.ts mounts the lazily built JSON API, for every method: the route template of a request refused before it. */
+export const API_MOUNT = '/api/*';
+
 /** True for /api/ paths, which authenticate by bearer token only (the session cookie and form token never count). */
 export function isApiPath(path: string): boolean {
   return path === '/api' || path.startsWith(API_PREFIX);

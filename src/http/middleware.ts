@@ -12,7 +12,7 @@ import { authenticateBearer } from '../features/tokens/tokens.service.ts';
 import { problem } from './problem.ts';
 import { readSessionCookie } from './cookies.ts';
 import type { AppEnv, Ctx } from './env.ts';
-import { accessFor, isApiPath } from './gate.ts';
+import { accessFor, API_MOUNT, isApiPath } from './gate.ts';
 import { clientAddress, externalOrigin } from './request.ts';
 import { errorPage } from './render.tsx';
 
@@ -43,8 +43,9 @@ export function requestLog(deps: Deps): MiddlewareHandler<AppEnv> {
 export function routeTemplate(c: Ctx): string {
   const routes = matchedRoutes(c);
   const answered = routes[c.req.routeIndex];
-  // app.use() middleware is registered for every method ('ALL'); routes are registered for theirs.
-  const route = answered && answered.method !== 'ALL' ? answered : routes.find((r) => r.method !== 'ALL');
+  // app.use() middleware is registered for every method ('ALL'); routes are registered for theirs, except the lazily
+  // built JSON API, mounted for every method at API_MOUNT (a request the gate refused there is counted under it).
+  const route = answered && answered.method !== 'ALL' ? answered : (routes.find((r) => r.method !== 'ALL') ?? routes.find((r) => r.path === API_MOUNT));
   return route?.path ?? 'unmatched';
 }
 

@@ -108,13 +108,15 @@ forEachDialect((getDb) => {
     const t = buildTestApp(getDb(), { metricsToken: TOKEN });
     await t.client().get('/login/sso/some-provider-slug');
     await t.client().get('/no/such/page');
+    await t.client().get('/api/messages/some-message-id'); // refused by the gate before the API (loaded lazily) sees it
     const setup = await t.client().get('/setup?token=very-secret-setup-token');
     const text = await scrape(t);
     assert.equal(sample(text, 'svc_http_requests_total{method="GET",route="/login/sso/:slug",status="404"}'), 1);
     // Anonymous: the gate sends a request for a page that does not exist to sign-in, like any other.
     assert.equal(sample(text, 'svc_http_requests_total{method="GET",route="unmatched",status="303"}'), 1);
+    assert.equal(sample(text, 'svc_http_requests_total{method="GET",route="/api/*",status="401"}'), 1, 'an API request without a token');
     assert.equal(sample(text, 'svc_http_request_duration_seconds_count{method="GET",route="/login/sso/:slug",status="404"}'), 1);
-    assert.doesNotMatch(text, /some-provider-slug|no\/such/, 'never a raw URL in a label');
+    assert.doesNotMatch(text, /some-provider-slug|no\/such|some-message-id/, 'never a raw URL in a label');
 
     const lines = t.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
     const setupLine = lines.find((l) => l.route === '/setup');
