@@ -101,6 +101,14 @@ export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
 }
 
 /**
+ * The referrer policy of a page whose URL holds a token (setup, invitation, password reset): `strict-origin` sends only
+ * this service's origin in a Referer, never the path or query, so the token reaches no log (a reverse proxy's
+ * included) and no other site. Not `no-referrer`: a form posted from the page would then carry `Origin: null`, and a
+ * browser that sends no Fetch Metadata (Safari before 16.4) would be refused as cross-site by formAndCsrf.
+ */
+export const TOKEN_PAGE_REFERRER_POLICY = 'strict-origin';
+
+/**
  * Pages hold per-user content and form tokens: Cache-Control no-store unless the route sets its own. Set before the
  * route, so every response the context builds carries a Headers object that later additions stay in (under
  * @hono/node-server, headers added to a response built from plain values are lost when Hono answers HEAD from it or
@@ -216,8 +224,8 @@ export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
     if (c.req.method === 'GET' || c.req.method === 'HEAD' || isApiPath(c.req.path)) return next();
     const site = c.req.header('sec-fetch-site');
     const origin = c.req.header('origin');
-    // Fetch metadata decides when the browser sends it (pages with no-referrer make Origin "null");
-    // otherwise the Origin header must be ours. Clients sending neither still need the session's form token.
+    // Fetch metadata decides when the browser sends it; otherwise the Origin header must be ours (a page that sets
+    // no-referrer makes it "null": see TOKEN_PAGE_REFERRER_POLICY). Clients sending neither still need the session's form token.
     const crossSite = site !== undefined ? site !== 'same-origin' : origin !== undefined && origin !== externalOrigin(c, deps.config);
     if (crossSite) {
       return errorPage(c, 403, 'Request refused', 'This form was submitted from another site.');

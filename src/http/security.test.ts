@@ -154,7 +154,7 @@ for (const via of ['app.request', 'the Node server'] as const) {
     app.get('/immutable', () => Response.redirect('http://localhost/page', 302));
     app.get('/own-csp', () => new Response('x', { headers: { 'Content-Security-Policy': "default-src 'none'" } }));
     app.get('/token-page', (c) => {
-      c.header('Referrer-Policy', 'no-referrer');
+      c.header('Referrer-Policy', 'strict-origin');
       return c.html('<p>token</p>');
     });
     app.get('/asset', (c) => {
@@ -190,7 +190,7 @@ for (const via of ['app.request', 'the Node server'] as const) {
       assert.match(expected.get('strict-transport-security') ?? '', /max-age=/, 'HSTS when secure cookies are on');
       assert.equal(new Map(securityHeaderTable(false)).has('strict-transport-security'), false);
       assert.equal((await get('/raw')).headers.get('X-Frame-Options'), 'SAMEORIGIN', 'a hand-built response keeps what it set');
-      assert.equal((await get('/token-page')).headers.get('Referrer-Policy'), 'no-referrer');
+      assert.equal((await get('/token-page')).headers.get('Referrer-Policy'), 'strict-origin');
       assert.equal((await get('/own-csp')).headers.get('Content-Security-Policy'), "default-src 'none'");
       assert.equal((await get('/immutable')).headers.get('Location'), 'http://localhost/page');
       assert.equal((await get('/asset')).headers.get('Cache-Control'), 'public, max-age=3600');

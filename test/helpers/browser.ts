@@ -22,9 +22,24 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** Serves the test app over real HTTP on 127.0.0.1 with a free port. */
-export async function serveTestApp(t: TestApp): Promise<{ url: string; close(): Promise<void> }> {
-  const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+/**
+ * Serves the test app over real HTTP on 127.0.0.1 with a free port. With `fetchMetadata: false` the app never sees the
+ * browser's Sec-Fetch-* headers, as with a browser that sends none (Safari before 16.4); `seen` receives each request
+ * as the app got it.
+ */
+export async function serveTestApp(
+  t: TestApp,
+  options: { fetchMetadata?: boolean; seen?: (req: Request) => void } = {},
+): Promise<{ url: string; close(): Promise<void> }> {
+  const fetch: typeof t.app.fetch = (req, ...rest) => {
+    if (options.fetchMetadata === false) {
+      const headers = new Headers([...req.headers].filter(([name]) => !name.startsWith('sec-fetch-')));
+      req = new Request(req, { headers });
+    }
+    options.seen?.(req);
+    return t.app.fetch(req, ...rest);
+  };
+  const server = serve({ fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const { port } = server.address() as AddressInfo;
   return {

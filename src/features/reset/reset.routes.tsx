@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
+import { TOKEN_PAGE_REFERRER_POLICY } from '../../http/middleware.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { passwordField } from '../auth/credentials.schema.ts';
@@ -17,9 +18,9 @@ const TITLE = 'Choose a new password';
 export function resetRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
-  // The token sits in the URL: never send it onwards in a Referer header.
+  // The token sits in the URL: never send it onwards in a Referer header (only the origin goes).
   app.use('/reset', async (c, next) => {
-    c.header('Referrer-Policy', 'no-referrer');
+    c.header('Referrer-Policy', TOKEN_PAGE_REFERRER_POLICY);
     await next();
   });
 

@@ -83,14 +83,14 @@ forEachDialect((getDb) => {
     const holder = t.client();
     const form = await holder.get(pathOf(url));
     assert.equal(form.status, 200);
-    assert.equal(form.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(form.headers.get('referrer-policy'), 'strict-origin');
     assert.match(form.text, /Choose a new password for <strong>vera<\/strong>/);
     assert.match(form.text, /<label for="reset-password">New password<\/label>/);
 
     const short = await holder.post('/reset', { token, password: 'short' });
     assert.equal(short.status, 400);
     assert.match(short.text, /Passwords are at least 8 characters\./);
-    assert.equal(short.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(short.headers.get('referrer-policy'), 'strict-origin');
     assert.equal((await row(vera.id)).password_hash, before.password_hash, 'nothing changed');
 
     const done = await holder.post('/reset', { token, password: NEW_PASSWORD });

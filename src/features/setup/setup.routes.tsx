@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
+import { TOKEN_PAGE_REFERRER_POLICY } from '../../http/middleware.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { Field, Form } from '../../http/views/components.tsx';
@@ -39,7 +40,7 @@ export function setupRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
   app.use('/setup', async (c, next) => {
-    c.header('Referrer-Policy', 'no-referrer');
+    c.header('Referrer-Policy', TOKEN_PAGE_REFERRER_POLICY);
     if (!(await setupOpen(deps))) return c.redirect('/login', 303);
     await next();
   });

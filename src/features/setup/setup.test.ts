@@ -20,7 +20,7 @@ forEachDialect((getDb) => {
     const c = t.client();
     const page = await c.get(`/setup?token=${token}`);
     assert.equal(page.status, 200);
-    assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(page.headers.get('referrer-policy'), 'strict-origin');
     assert.match(page.text, /Create administrator/);
     const res = await c.post('/setup', { token, username: '  Alice  ', password: 'a long password' });
     assert.equal(res.status, 303);

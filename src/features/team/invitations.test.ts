@@ -94,14 +94,14 @@ forEachDialect((getDb) => {
     const invitee = t.client();
     const page = await invitee.get(`/invite?token=${token}`);
     assert.equal(page.status, 200);
-    assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(page.headers.get('referrer-policy'), 'strict-origin');
     assert.match(page.text, /with the role <strong>viewer<\/strong>/);
 
     // An extra role field is ignored: the role comes from the invitation.
     const res = await invitee.post('/invite', { token, username: 'Vera', password: PASSWORD, role: 'admin' });
     assert.equal(res.status, 303);
     assert.equal(res.location, '/login?notice=invited');
-    assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(res.headers.get('referrer-policy'), 'strict-origin');
     assert.equal(invitee.cookies.size, 0, 'no session cookie');
     const account = await t.deps.db.selectFrom('accounts').selectAll().where('username', '=', 'Vera').executeTakeFirstOrThrow();
     assert.equal(account.role, 'viewer');
@@ -144,7 +144,7 @@ forEachDialect((getDb) => {
       const res = await t.client().get(`/invite${query}`);
       assert.equal(res.status, 410, query);
       assert.match(res.text, /This invitation is not valid/);
-      assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+      assert.equal(res.headers.get('referrer-policy'), 'strict-origin');
     }
     for (const token of [undefined, 'A'.repeat(43), fresh, revoked]) {
       const fields: Record<string, string> = { username: 'newcomer', password: PASSWORD };
