@@ -20,6 +20,24 @@ test('svc --help lists the commands', async () => {
   assert.match(stdout, /migrate/);
 });
 
+test('help and usage mistakes answer without loading a database driver or the web application', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
+  const preload = new URL('../../test/fixtures/resolve-log.mjs', import.meta.url).href;
+  try {
+    const cases: [string[], number][] = [[['--help'], 0], [['bogus'], 2], [['emit', '--help'], 0], [['emit', '--cause', 'nope'], 2], [['invite', '--help'], 0], [['accounts', '--help'], 0]];
+    for (const [i, [args, code]] of cases.entries()) {
+      const log = path.join(dir, `resolved-${i}.txt`);
+      const result = await run(process.execPath, ['--import', preload, bin, ...args], { env: { ...process.env, SVC_RESOLVE_LOG: log } }).then(() => 0, (e) => e.code);
+      assert.equal(result, code, args.join(' '));
+      const resolved = fs.readFileSync(log, 'utf8').split('\n');
+      assert.ok(resolved.some((s) => s.endsWith('svc.js')), 'the hook saw the entry point');
+      for (const heavy of ['pg', 'better-sqlite3', 'hono', 'undici']) assert.ok(!resolved.includes(heavy), `svc ${args.join(' ')} loaded ${heavy}`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('without a build, svc says how to make one and exits 1', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
   try {
