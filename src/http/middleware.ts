@@ -101,9 +101,9 @@ export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * The referrer policy of a page whose URL holds a token (setup, invitation, password reset): `strict-origin` sends only
- * this service's origin in a Referer, never the path or query, so the token reaches no log (a reverse proxy's
- * included) and no other site. Not `no-referrer`: a form posted from the page would then carry `Origin: null`, and a
+ * The referrer policy of a page whose URL holds a token (setup, invitation, password reset, an SSO callback's code):
+ * `strict-origin` sends only this service's origin in a Referer, never the path or query, so the token is not repeated
+ * in the Referer of the page's stylesheet or links (to a reverse proxy's log) nor sent to another site. Not `no-referrer`: a form posted from the page would then carry `Origin: null`, and a
  * browser that sends no Fetch Metadata (Safari before 16.4) would be refused as cross-site by formAndCsrf.
  */
 export const TOKEN_PAGE_REFERRER_POLICY = 'strict-origin';

@@ -217,5 +217,11 @@ forEachDialect((getDb) => {
     await refused(signedIn, '/profile/sso/pub/link/callback?code=%00&state=%7f');
     // Tab is text, not a control character to refuse: this callback fails only for want of a flow cookie.
     assert.match((await t.client().get('/login/sso/pub/callback?error_description=a%09b')).text, /expired or was already used/);
+    // A refused callback still has the provider's code in its URL: its page sends only the origin as a Referer.
+    for (const [client, path] of [[t.client(), '/login/sso/pub/callback?code=unspent&state=s'], [signedIn, '/profile/sso/pub/link/callback?code=unspent&state=s']] as const) {
+      const res = await client.get(path);
+      assert.ok(res.status >= 400, path);
+      assert.equal(res.headers.get('referrer-policy'), 'strict-origin', path);
+    }
   });
 });

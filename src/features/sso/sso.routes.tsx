@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { writeSessionCookie } from '../../http/cookies.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
+import { TOKEN_PAGE_REFERRER_POLICY } from '../../http/middleware.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress, externalOrigin, userAgent } from '../../http/request.ts';
 import { queryHasControlCharacters } from '../../http/query.ts';
@@ -105,6 +106,8 @@ export function ssoRoutes(deps: Deps) {
   };
 
   const finish = async (c: Ctx, kind: FlowKind) => {
+    // The provider's code and state sit in the URL: a refusal page's stylesheet and links must not send them onwards.
+    c.header('Referrer-Policy', TOKEN_PAGE_REFERRER_POLICY);
     const slug = c.req.param('slug') ?? '';
     const flow = await takeFlowCookie(c, deps);
     // Refused before anything reads the query: the flow cookie is spent all the same.
