@@ -6,6 +6,7 @@ import type { Deps } from '../deps.ts';
 import { findAccountByUsername } from '../features/auth/accounts.repo.ts';
 import type { TeamAccountRow } from '../features/team/team.repo.ts';
 import { changeRole, loadTeam, mintResetLink, reactivateAccount, reenrolSecondFactor, suspendAccount } from '../features/team/team.service.ts';
+import { startRuntime } from './start.ts';
 
 const EXIT_CODES = 'Exit codes: 0 done (or already so: nothing to change), 1 refused or failed (nothing changed),\n2 usage error.';
 
@@ -270,8 +271,6 @@ export async function runAccounts(args: string[]): Promise<number> {
   const problem = sub.check(parsed.positionals);
   if (problem) return usageError(prefix, problem, helpOf(sub));
   // Logs go to stderr, so stdout carries only the answer (the table, the JSON, the link).
-  // Loaded here, so --help and flag mistakes answer without loading a database driver.
-  const { startRuntime } = await import('./runtime.ts');
   const deps = await startRuntime({ logToStderr: true });
   try {
     return await sub.run(deps, parsed.positionals, parsed.values, sayFor(name));

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { emit, validateEmitInput, type EmitField, type EmitInput } from '../features/messages/emit.service.ts';
 import { CAUSES } from '../features/messages/classes.ts';
 import { INSTANT_SPELLING, parseInstant } from '../features/messages/instant.ts';
+import { startRuntime } from './start.ts';
 
 export const EMIT_HELP = `Usage: svc emit --cause <cause> --subject-kind <kind> --subject-key <key> --headline <text> [options]
 
@@ -102,8 +103,6 @@ export async function runEmit(args: string[]): Promise<number> {
     return 2;
   }
   // Logs go to stderr so stdout carries only the message id.
-  // Loaded here, so --help and flag mistakes answer without loading a database driver.
-  const { startRuntime } = await import('./runtime.ts');
   const deps = await startRuntime({ logToStderr: true });
   try {
     const result = await emit(deps, parsed.input);

@@ -2,6 +2,7 @@
 // prints its join link. The rules are the invitations service's; this door only reads flags.
 import { parseArgs } from 'node:util';
 import { checkInvitationNote, mintInvitation } from '../features/team/invitations.service.ts';
+import { startRuntime } from './start.ts';
 
 export const INVITE_HELP = `Usage: svc invite --role admin|viewer [--note <text>]
 
@@ -32,8 +33,6 @@ export async function runInvite(args: string[]): Promise<number> {
     return 2;
   }
   // Logs (including the join-link line SPEC 4.2 asks of every mint) go to stderr, so stdout carries only the link.
-  // Loaded here, so --help and flag mistakes answer without loading a database driver.
-  const { startRuntime } = await import('./runtime.ts');
   const deps = await startRuntime({ logToStderr: true });
   try {
     const base = deps.config.externalUrl ?? `http://localhost:${deps.config.port}`;

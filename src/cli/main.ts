@@ -1,9 +1,10 @@
 // The svc command line: one table of commands, each with its own --help. Exit codes: 0 done, 1 failed or refused,
 // 2 usage error (including an act this setup cannot do).
 // Each command's module is imported when that command runs, so `svc emit` or `svc accounts` never loads the web
-// application or the delivery worker (half of a short command's start-up time and memory), and `svc --help` or a
-// mistyped command loads no database driver at all.
+// application or the delivery worker (half of a short command's start-up time and memory), and none loads a database
+// driver before it needs the database (start.ts).
 import { parseArgs } from 'node:util';
+import { startRuntime } from './start.ts';
 
 /** One command: its line in `svc --help`, its own help, and what it runs (returning the exit code). */
 interface Command {
@@ -26,7 +27,7 @@ const COMMANDS: Record<string, Command> = {
     async run(args) {
       const { values } = parseArgs({ args, options: { 'no-worker': { type: 'boolean', default: false } }, strict: true });
       const { runServe } = await import('./serve.ts');
-      await runServe(await (await import('./runtime.ts')).startRuntime(), { worker: !values['no-worker'] });
+      await runServe(await startRuntime(), { worker: !values['no-worker'] });
       return 0;
     },
   },
@@ -36,7 +37,7 @@ const COMMANDS: Record<string, Command> = {
     async run(args) {
       parseArgs({ args, options: {}, strict: true });
       const { runWorker } = await import('./worker.ts');
-      await runWorker(await (await import('./runtime.ts')).startRuntime());
+      await runWorker(await startRuntime());
       return 0;
     },
   },
@@ -45,7 +46,7 @@ const COMMANDS: Record<string, Command> = {
     help: 'Usage: svc migrate\n\nBrings the database schema up to date and exits (start-up does this too; safe when several instances start at once).\n',
     async run(args) {
       parseArgs({ args, options: {}, strict: true });
-      const deps = await (await import('./runtime.ts')).startRuntime();
+      const deps = await startRuntime();
       deps.log.info('database is up to date');
       await deps.db.destroy();
       return 0;
