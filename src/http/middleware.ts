@@ -103,8 +103,9 @@ export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
 /**
  * The referrer policy of a page whose URL holds a token (setup, invitation, password reset, an SSO callback's code):
  * `strict-origin` sends only this service's origin in a Referer, never the path or query, so the token is not repeated
- * in the Referer of the page's stylesheet or links (to a reverse proxy's log) nor sent to another site. Not `no-referrer`: a form posted from the page would then carry `Origin: null`, and a
- * browser that sends no Fetch Metadata (Safari before 16.4) would be refused as cross-site by formAndCsrf.
+ * in the Referer of the page's stylesheet or links (to a reverse proxy's log) nor sent to another site. Not
+ * `no-referrer`: a form posted from the page would then carry `Origin: null`, and a browser that sends no Fetch
+ * Metadata (Safari before 16.4) would be refused as cross-site by formAndCsrf.
  */
 export const TOKEN_PAGE_REFERRER_POLICY = 'strict-origin';
 
@@ -225,7 +226,8 @@ export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
     const site = c.req.header('sec-fetch-site');
     const origin = c.req.header('origin');
     // Fetch metadata decides when the browser sends it; otherwise the Origin header must be ours (a page that sets
-    // no-referrer makes it "null": see TOKEN_PAGE_REFERRER_POLICY). Clients sending neither still need the session's form token.
+    // no-referrer makes it "null": see TOKEN_PAGE_REFERRER_POLICY). Clients sending neither still need the session's
+    // form token.
     const crossSite = site !== undefined ? site !== 'same-origin' : origin !== undefined && origin !== externalOrigin(c, deps.config);
     if (crossSite) {
       return errorPage(c, 403, 'Request refused', 'This form was submitted from another site.');
