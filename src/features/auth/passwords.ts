@@ -55,8 +55,35 @@ parentPort.on('message', (job) => {
 });
 `;
 
-/** Threads not hashing now; a thread is created when none is idle (at most one per place in the limiter). */
-const idleThreads: Worker[] = [];
+/**
+ * How long a hashing thread may wait for work before it exits: after a burst of sign-ins the process gives back each
+ * thread's memory (about 10 MB) instead of keeping one thread per core for good. The next hash starts a new one.
+ */
+const THREAD_IDLE_MS = 30_000;
+
+/** Threads not hashing now, each with the timer that ends it; a thread is created when none is idle. */
+const idleThreads: { thread: Worker; expiry: NodeJS.Timeout }[] = [];
+
+/** The most recently used idle thread (so the others reach their idle time), or a new one. */
+function takeThread(): Worker {
+  const idle = idleThreads.pop();
+  if (!idle) return newThread();
+  clearTimeout(idle.expiry);
+  return idle.thread;
+}
+
+/** Makes a thread that finished its job idle; it exits after THREAD_IDLE_MS without work. */
+function putBack(thread: Worker): void {
+  const entry = {
+    thread,
+    expiry: setTimeout(() => {
+      idleThreads.splice(idleThreads.indexOf(entry), 1);
+      void thread.terminate();
+    }, THREAD_IDLE_MS),
+  };
+  entry.expiry.unref(); // an idle thread never keeps the process alive
+  idleThreads.push(entry);
+}
 
 function newThread(): Worker {
   // Resolved from this module, so the thread loads the same argon2 wherever the process was started from.
@@ -67,7 +94,7 @@ function newThread(): Worker {
 
 /** Runs one hash (no `stored`) or verification on an idle thread; a thread that fails or exits is dropped, not reused. */
 function onThread(job: { password: string; stored?: string }): Promise<string | boolean> {
-  const thread = idleThreads.pop() ?? newThread();
+  const thread = takeThread();
   thread.ref(); // keeps a command such as `svc accounts create` alive until its hash is done
   return new Promise((resolve, reject) => {
     const settle = () => {
@@ -83,7 +110,7 @@ function onThread(job: { password: string; stored?: string }): Promise<string | 
     const done = (answer: { value?: string | boolean; failed?: string }) => {
       settle();
       thread.unref(); // an idle thread never keeps the process alive
-      idleThreads.push(thread);
+      putBack(thread);
       if (answer.failed !== undefined) reject(new Error(answer.failed));
       else resolve(answer.value!);
     };
