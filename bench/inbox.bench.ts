@@ -67,7 +67,7 @@ function bulkLoad(file: string, count: number, now: number): void {
 async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie: string; cleanup: () => Promise<void> }> {
   const file = path.join(dir, `inbox-${count}.sqlite`);
   const database = { kind: 'sqlite', path: file } as const;
-  const first = openDatabase(database);
+  const first = await openDatabase(database);
   const migrated = await migrateToLatest(first.db);
   if (!migrated.ok) throw migrated.error;
   await first.db.destroy();
@@ -79,7 +79,7 @@ async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie
   const size = fs.statSync(file).size;
   console.log(`  loaded ${count.toLocaleString('en')} messages in ${(loadMs / 1000).toFixed(1)} s (${(size / 1e6).toFixed(0)} MB)`);
 
-  const { db, dialect } = openDatabase(database);
+  const { db, dialect } = await openDatabase(database);
   const config: Config = {
     port: 0,
     host: '127.0.0.1',

@@ -94,7 +94,7 @@ describe('behind PgBouncer in transaction mode', { skip }, () => {
     const upstream = new URL(direct.database.url);
     bouncer = await startPgBouncer(upstream.pathname.slice(1), upstream);
     const database = { kind: 'postgres', url: bouncer.url } as const;
-    pooled = { ...openDatabase(database), database, drop: async () => undefined };
+    pooled = { ...(await openDatabase(database)), database, drop: async () => undefined };
     const migrated = await migrateToLatest(pooled.db);
     if (!migrated.ok) throw migrated.error;
   });

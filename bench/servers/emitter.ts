@@ -10,7 +10,7 @@ import { until } from '../helpers.ts';
 
 const [url, rate, seconds] = [process.argv[2]!, Number(process.argv[3]), Number(process.argv[4])];
 const database = { kind: 'postgres', url } as const;
-const { db, dialect } = openDatabase(database);
+const { db, dialect } = await openDatabase(database);
 const config = testConfig({ db, dialect, database, drop: async () => {} }, { logLevel: 'silent' });
 const deps: Deps = { db, dialect, config, clock: systemClock, random: systemRandom, log: pino({ level: 'silent' }), wakeup: createDeliveryWakeup() };
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { build } from '../../scripts/build.mjs';
+import { createTestDatabase } from '../../test/helpers/db.ts';
 
 const run = promisify(execFile);
 const bin = new URL('../../bin/svc.js', import.meta.url).pathname;
@@ -38,6 +39,27 @@ test('help and usage mistakes answer without loading a database driver or the we
   }
 });
 
+test('a command loads the driver of the configured database only (pg alone is ~35 ms of start-up)', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
+  const preload = new URL('../../test/fixtures/resolve-log.mjs', import.meta.url).href;
+  const pgDb = process.env.TEST_DATABASE_URL ? await createTestDatabase('postgres') : undefined;
+  t.after(async () => {
+    await pgDb?.drop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const emitArgs = ['emit', '--cause', 'drift', '--subject-kind', 'host', '--subject-key', 'web-1', '--headline', 'Port 22 opened.'];
+  const cases = [{ url: path.join(dir, 'svc.sqlite'), loads: 'better-sqlite3', not: 'pg' }];
+  if (pgDb && pgDb.database.kind === 'postgres') cases.push({ url: pgDb.database.url, loads: 'pg', not: 'better-sqlite3' });
+  for (const [i, c] of cases.entries()) {
+    const log = path.join(dir, `resolved-${i}.txt`);
+    const { stdout } = await run(process.execPath, ['--import', preload, bin, ...emitArgs], { env: { ...process.env, DATABASE_URL: c.url, SVC_RESOLVE_LOG: log } });
+    assert.match(stdout, /^[\w-]{22}\n$/, 'the message id');
+    const resolved = fs.readFileSync(log, 'utf8').split('\n');
+    assert.ok(resolved.includes(c.loads), `svc emit on ${c.loads} loaded it`);
+    assert.ok(!resolved.includes(c.not), `svc emit on ${c.loads} loaded ${c.not}`);
+  }
+});
+
 test('without a build, svc says how to make one and exits 1', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
   try {
@@ -59,10 +81,12 @@ test('an invalid environment is reported whole, before listening', async () => {
   assert.match(err.stderr, /SVC_SECURE_COOKIES/);
 });
 
-test('svc serve creates its SQLite database, prints a working setup link, and stops cleanly', async () => {
+test('svc serve creates its SQLite database, prints a working setup link, and stops cleanly, never loading pg', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: path.join(dir, 'data', 'svc.sqlite'), SVC_SETUP_TOKEN: '' },
+  const preload = new URL('../../test/fixtures/resolve-log.mjs', import.meta.url).href;
+  const resolveLog = path.join(dir, 'resolved.txt');
+  const child = spawn(process.execPath, ['--import', preload, bin, 'serve'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: path.join(dir, 'data', 'svc.sqlite'), SVC_SETUP_TOKEN: '', SVC_RESOLVE_LOG: resolveLog },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   try {
@@ -85,6 +109,8 @@ test('svc serve creates its SQLite database, prints a working setup link, and st
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
+    const resolved = fs.readFileSync(resolveLog, 'utf8').split('\n');
+    assert.ok(resolved.includes('better-sqlite3') && !resolved.includes('pg'), 'the SQLite driver only');
   } finally {
     child.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });

@@ -17,7 +17,7 @@ export async function startRuntime(options: { logToStderr?: boolean } = {}): Pro
   const logOptions = { level: config.logLevel, base: undefined };
   // Commands whose stdout is their answer (svc emit) log to stderr.
   const log = options.logToStderr ? pino(logOptions, pino.destination(2)) : pino(logOptions);
-  const { db, dialect } = openDatabase(config.database);
+  const { db, dialect } = await openDatabase(config.database);
   const migrated = await migrateToLatest(db);
   if (!migrated.ok) {
     log.fatal({ err: migrated.error }, 'database migration failed');

@@ -28,7 +28,7 @@ export async function createTestDatabase(dialect: Dialect, options: { migrate?: 
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
     const database = { kind: 'sqlite', path: path.join(dir, `${name}.sqlite`) } as const;
-    const opened = openDatabase(database);
+    const opened = await openDatabase(database);
     if (migrate) await migrateOrThrow(opened);
     return {
       ...opened,
@@ -47,7 +47,7 @@ export async function createTestDatabase(dialect: Dialect, options: { migrate?: 
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const database = { kind: 'postgres', url: url.href } as const;
-  const opened = openDatabase(database);
+  const opened = await openDatabase(database);
   if (migrate) await migrateOrThrow(opened);
   return {
     ...opened,

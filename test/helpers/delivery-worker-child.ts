@@ -15,7 +15,7 @@ const CHILD_LEASE_MS = 60_000;
 
 const database = JSON.parse(process.env.SVC_TEST_DATABASE!) as Config['database'];
 const offset = Number(process.env.SVC_TEST_CLOCK_OFFSET ?? 0);
-const { db, dialect } = openDatabase(database);
+const { db, dialect } = await openDatabase(database);
 const loaded = loadConfig({ DATABASE_URL: database.kind === 'sqlite' ? database.path : database.url, SVC_LOG_LEVEL: 'silent' });
 if (!loaded.ok) throw new Error(loaded.errors.join('; '));
 const config = loaded.config;

@@ -97,7 +97,7 @@ forEachDialect((getDb) => {
   test('two workers in one process (separate PostgreSQL pools; SQLite: its one connection) never make the same attempt twice', async () => {
     const total = await seed(4, 50, t.clock.now());
     // better-sqlite3 is synchronous: two connections in one process would block each other's event loop, so SQLite shares one.
-    const second = getDb().dialect === 'postgres' ? openDatabase(getDb().database) : undefined;
+    const second = getDb().dialect === 'postgres' ? await openDatabase(getDb().database) : undefined;
     try {
       const a = createDeliveryWorker(t.deps, { concurrency: 8, perChannel: 4 });
       const b = createDeliveryWorker({ ...t.deps, db: second?.db ?? t.deps.db }, { concurrency: 8, perChannel: 4 });

@@ -2,7 +2,7 @@
 // any process wakes this process's workers. LISTEN needs a real session (not the pool, nor a transaction-mode pooler).
 // Losing it never stops delivery: the workers' idle poll finds the work meanwhile.
 import { setTimeout as delay } from 'node:timers/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Deps } from '../../deps.ts';
 import { DELIVERIES_DUE_CHANNEL } from './wakeup.ts';
@@ -67,8 +67,8 @@ export function startDeliveryListener(options: DeliveryListenerOptions): Deliver
   async function connect(): Promise<void> {
     retryTimer = undefined;
     if (closed) return;
-    const session = newSession(url, log, where);
-    if (!session) return;
+    const session = await newSession(url, log, where);
+    if (!session || closed) return;
     client = session;
     session.on('error', (err) => lost(session, err));
     session.on('end', () => lost(session));
@@ -121,7 +121,8 @@ export function wireWakeups(deps: Deps, worker: { wake(): void }): () => Promise
 }
 
 /** The listening session's client, or undefined when the driver refuses the URL (logged; the poll still works). */
-function newSession(url: string, log: Logger, where: ReturnType<typeof describeTarget>): pg.Client | undefined {
+async function newSession(url: string, log: Logger, where: ReturnType<typeof describeTarget>): Promise<pg.Client | undefined> {
+  const { default: pg } = await import('pg'); // loaded on PostgreSQL only, as openDatabase() loads it
   try {
     return new pg.Client({
       connectionString: url,
