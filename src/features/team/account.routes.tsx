@@ -34,7 +34,7 @@ const accountSchema = z.object({ account: id });
 const roleSchema = z.object({ account: id, role: z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' }) });
 const removeSchema = z.object({ account: id, confirm: z.string().default('') });
 const reassignSchema = z.object({ account: id, to: idField('Choose the account that receives the records.') });
-const reauthSchema = z.object({ secret: z.string().max(1024).default(''), account: z.string().default('') });
+const reauthSchema = z.object({ secret: z.string().max(1024).default(''), account: z.string().default(''), at: z.string().default('') });
 
 /** Every refusal of the account acts: status and the message shown on the page (SPEC 7 wording where it has one). */
 const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => string]> = {
@@ -47,6 +47,7 @@ const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => stri
   'self-sign-out': [409, () => 'To end your own sessions, use the Sessions section of your Profile: signing yourself out everywhere would end this session too.'],
   'self-reset': [409, () => 'You cannot create a reset link for your own account. Change your password on your Profile.'],
   'reauth-required-reset': [403, () => `${CONFIRM_FIRST} Nothing was created.`],
+  'reauth-required-role': [403, () => `${CONFIRM_FIRST} The role was not changed.`],
   'self-reenroll': [409, () => 'You cannot reset your own second factor. Another administrator can.'],
   'confirmation': [400, () => 'The confirmation did not match the username exactly, so nothing was removed.'],
   'author': [
@@ -113,7 +114,7 @@ export function accountRoutes(deps: Deps) {
     const key = c.req.query('notice') ?? '';
     const notice = Object.hasOwn(ACCOUNT_NOTICES, key) ? ACCOUNT_NOTICES[key] : undefined;
     const resetLink = await revealNow(c, resetReveal(accountId));
-    return show(c, detail, 200, { notice, resetLink, confirm: confirmStep(c, detail) });
+    return show(c, detail, 200, { notice, noticeKey: notice === undefined ? undefined : key, resetLink, confirm: confirmStep(c, detail) });
   });
 
   /** The confirmation step asked for by `?confirm=` (and `&to=` for a move), when it applies to this account. */
@@ -128,7 +129,8 @@ export function accountRoutes(deps: Deps) {
   app.post('/settings/accounts/role', async (c) => {
     const form = parseForm(c, roleSchema);
     if (!form.ok) return invalid(c, form.errors);
-    const result = await changeRole(deps, { actorId: selfId(c), targetId: form.data.account, role: form.data.role });
+    const session = c.get('session')!;
+    const result = await changeRole(deps, { actorId: session.account.id, sessionIdHash: session.idHash, targetId: form.data.account, role: form.data.role });
     if (result.ok) return c.redirect(pageOf(form.data.account, result.changed ? 'role-changed' : 'role-unchanged'), 303);
     return refuse(c, form.data.account, result.reason, `${result.reason}-role`);
   });
@@ -188,14 +190,19 @@ export function accountRoutes(deps: Deps) {
     const form = parseForm(c, reauthSchema);
     const accountId = form.ok ? form.data.account : form.values.account;
     const back = isId(accountId) ? accountId : undefined;
+    // Which act of the account page asked: making an administrator (the Role section), else a reset link.
+    const at = (form.ok ? form.data.at : form.values.at) === 'role' ? 'role' : 'reset-link';
     const withCode = session.account.totp_enabled === 1;
     const refuseWith = async (errors: Record<string, string>, status: ContentfulStatusCode) =>
       back
-        ? page(c, back, status, { reauth: { withCode, errors } })
+        ? page(c, back, status, { reauth: { withCode, errors, at } })
         : render(c, 'Settings', <SettingsFrame current="team">{await renderTeamTab(deps, c, { confirmErrors: errors })}</SettingsFrame>, status);
     if (!form.ok) return refuseWith({ secret: form.errors.secret ?? 'Check the form and try again.' }, 400);
     const result = await confirmIdentity(deps, { accountId: session.account.id, sessionIdHash: session.idHash, secret: form.data.secret, address: clientAddress(c) });
-    if (result.ok) return c.redirect(back ? `${pageOf(back, 'confirmed')}#account-password` : '/settings?tab=team&notice=confirmed#invite', 303);
+    if (result.ok) {
+      const place = at === 'role' ? `${pageOf(back ?? '', 'confirmed-role')}#account-role` : `${pageOf(back ?? '', 'confirmed')}#account-password`;
+      return c.redirect(back ? place : '/settings?tab=team&notice=confirmed#invite', 303);
+    }
     const refused = confirmRefusal(result, withCode);
     return refuseWith(refused.errors, refused.status);
   });

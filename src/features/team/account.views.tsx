@@ -8,6 +8,8 @@ import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import { REAUTH_ACTION, ROLE_OPTIONS, type OwedConfirmation } from './team.views.tsx';
 
 /** Fixed notices selected by a query key after a redirect, so no text is ever reflected from the URL. */
+const CONFIRMED = 'Confirmed. For the next 10 minutes you can make administrators, create password reset links and invite administrators without confirming again.';
+
 export const ACCOUNT_NOTICES: Record<string, string> = {
   'role-changed': 'Role changed. It applies from that account’s next request.',
   'role-unchanged': 'That account already has this role.',
@@ -19,7 +21,8 @@ export const ACCOUNT_NOTICES: Record<string, string> = {
   'signed-out': 'Signed out everywhere: every session of this account ended. Its API tokens are untouched and still work.',
   'reassigned': 'Its authored records now belong to the account you chose. Nothing it authored keeps it from being removed.',
   'nothing-to-reassign': 'This account authored no records, so nothing was moved.',
-  'confirmed': 'Confirmed. For the next 10 minutes you can create password reset links and invite administrators without confirming again.',
+  'confirmed': CONFIRMED,
+  'confirmed-role': CONFIRMED,
 };
 
 /** The acts that ask for confirmation first, by the `confirm` query value that shows their step. */
@@ -34,6 +37,8 @@ export interface AccountPageProps {
   detail: AccountDetail;
   selfId: string;
   notice?: string;
+  /** The notice's key (the page's `notice` query), where its place on the page depends on it. */
+  noticeKey?: string;
   error?: string;
   errors?: Record<string, string>;
   confirm?: { act: Confirmable; heir?: { id: string; username: string } };
@@ -125,11 +130,23 @@ function Acts(props: AccountPageProps) {
   return (
     <>
       <h3>Role</h3>
-      <Form action="/settings/accounts/role" id="account-role" errors={pick(props.errors, 'role')}>
-        <input type="hidden" name="account" value={a.id} />
-        <Select label={`Role for ${a.username}`} name="role" options={ROLE_OPTIONS} value={a.role} />
-        <button type="submit">Save role</button>
-      </Form>
+      {confirmedNow(props, 'role') ? <Notice kind="success">{props.notice}</Notice> : null}
+      {props.reauth && a.role !== 'admin' ? (
+        <ConfirmItsYou
+          place="account-role"
+          action={REAUTH_ACTION}
+          fields={{ account: a.id, at: 'role' }}
+          withCode={props.reauth.withCode}
+          why={`${a.username} is a viewer. Making an account an administrator hands it every power of this service, so it asks for your password again.`}
+          errors={props.reauth.at === 'role' ? props.reauth.errors : undefined}
+        />
+      ) : (
+        <Form action="/settings/accounts/role" id="account-role" errors={pick(props.errors, 'role')}>
+          <input type="hidden" name="account" value={a.id} />
+          <Select label={`Role for ${a.username}`} name="role" options={ROLE_OPTIONS} value={a.role} />
+          <button type="submit">Save role</button>
+        </Form>
+      )}
 
       <h3>Access</h3>
       {a.suspended_at === null ? (
@@ -154,7 +171,7 @@ function Acts(props: AccountPageProps) {
       </p>
 
       <h3 id="account-password">Password</h3>
-      {confirmedNow(props) ? <Notice kind="success">{props.notice}</Notice> : null}
+      {confirmedNow(props, 'reset-link') ? <Notice kind="success">{props.notice}</Notice> : null}
       {props.reauth ? (
         <ConfirmItsYou
           place="reset-link"
@@ -162,7 +179,7 @@ function Acts(props: AccountPageProps) {
           fields={{ account: a.id }}
           withCode={props.reauth.withCode}
           why={`A reset link lets whoever holds it take over ${a.username}, so creating one asks for your password again.`}
-          errors={props.reauth.errors}
+          errors={props.reauth.at === 'role' ? undefined : props.reauth.errors}
         />
       ) : (
         <Form action="/settings/accounts/reset-link" id="account-reset-link">
@@ -218,9 +235,13 @@ function Acts(props: AccountPageProps) {
   );
 }
 
-/** Whether the page answers a "Confirm it's you": its notice then sits at the act it unlocked (the redirect's anchor). */
-function confirmedNow(props: AccountPageProps): boolean {
-  return props.notice === ACCOUNT_NOTICES.confirmed;
+/**
+ * Whether the page answers a "Confirm it's you" (at `place`, or anywhere when absent): its notice then sits at the act
+ * it unlocked (the redirect's anchor), not at the top.
+ */
+function confirmedNow(props: AccountPageProps, place?: 'role' | 'reset-link'): boolean {
+  if (props.noticeKey !== 'confirmed' && props.noticeKey !== 'confirmed-role') return false;
+  return place === undefined || (props.noticeKey === 'confirmed-role') === (place === 'role');
 }
 
 /** "1 record", "3 records". */

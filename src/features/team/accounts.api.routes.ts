@@ -32,6 +32,7 @@ const REFUSALS: Record<string, Refusal> = {
   'not-found': { status: 404, type: 'not-found', detail: NO_ACCOUNT },
   'not-admin': { status: 403, type: 'admin-only', detail: 'This act is for administrators.' },
   'role:self': { status: 409, type: 'own-role', detail: 'You cannot change your own role. Another administrator can.' },
+  'role:reauth-required': { status: 403, type: 'confirmation-required', detail: 'Making an account an administrator needs a token that is not read-only, of an active account.' },
   'role:last-admin': { status: 409, type: 'last-admin', detail: `That would leave no active administrator. ${PROMOTE_FIRST}` },
   'suspend:self': { status: 409, type: 'own-account', detail: 'You cannot suspend your own account.' },
   'suspend:last-admin': { status: 409, type: 'last-admin', detail: `That is the last active administrator. ${PROMOTE_FIRST}` },
@@ -85,7 +86,8 @@ export function accountsApiRoutes(deps: Deps) {
 
   app.openapi(op.setRole, async (c) => {
     const { id } = c.req.valid('param');
-    const result = await changeRole(deps, { actorId: apiAccount(c).id, targetId: id, role: c.req.valid('json').role });
+    const { id: actorId, tokenId } = apiAccount(c);
+    const result = await changeRole(deps, { actorId, via: 'token', tokenId, targetId: id, role: c.req.valid('json').role });
     if (!result.ok) return refuse(c, 'role', result.reason);
     if (result.changed) log(c, 'role-changed', id);
     return changed(c, id, result.changed);

@@ -48,9 +48,10 @@ const setRole = apiRoute({
   path: '/api/accounts/{id}',
   tags,
   summary: 'Change an account’s role',
-  description: 'Applies from that account’s next request. Never your own role, and never leaving no active administrator.',
+  description:
+    'Applies from that account’s next request. Never your own role, and never leaving no active administrator. Making an account an admin hands out every power of the service: like an admin invitation, it needs a writing token of an active account.',
   request: { params: IdParam, body: jsonBody(RoleBody) },
-  refusals: { 404: NO_ACCOUNT, 409: '`own-role`: your own role; `last-admin`: it would leave no active administrator.' },
+  refusals: { 403: '`confirmation-required`: making an admin with a token that cannot prove it (see the description).', 404: NO_ACCOUNT, 409: '`own-role`: your own role; `last-admin`: it would leave no active administrator.' },
   responses: { 200: jsonAnswer(AccountChangeSchema, 'The account; `changed` is false when it already had the role.') },
 });
 

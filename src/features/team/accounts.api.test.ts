@@ -5,7 +5,8 @@ import { beforeEach, test } from 'node:test';
 import { ApiClient, assertProblem, buildApiUser } from '../../../test/helpers/api.ts';
 import type { TestApp, TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
+import { buildAccount, signIn, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
+import { confirmInSettings } from '../../../test/helpers/once.ts';
 import { buildInvitation, startAsAdmin } from '../../../test/helpers/team-factories.ts';
 import { sha256 } from '../../deps.ts';
 import { createToken } from '../tokens/tokens.service.ts';
@@ -326,6 +327,7 @@ forEachDialect((getDb) => {
 
   test('an account the console changed reads the same through the API, and the other way round', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
+    await confirmInSettings(admin, TEST_PASSWORD, vera.id);
     assert.equal((await admin.post('/settings/accounts/role', { account: vera.id, role: 'admin' })).status, 303);
     assert.equal((await api.get(`/api/accounts/${vera.id}`)).body.role, 'admin');
     assert.equal((await api.patch(`/api/accounts/${vera.id}`, { role: 'viewer' })).status, 200);

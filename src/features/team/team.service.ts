@@ -5,6 +5,7 @@ import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
+import { actorRecentlyConfirmed, type Actor } from '../auth/reauth-window.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
 import {
   clearSecondFactor,
@@ -70,7 +71,7 @@ export async function listInvitations(deps: Deps, page: { after?: Keyset; limit:
 /** Refusals shared by every team act. */
 type Common = { ok: false; reason: 'not-admin' | 'not-found' };
 
-export type RoleResult = { ok: true; username: string; changed: boolean } | Common | { ok: false; reason: 'self' | 'last-admin' };
+export type RoleResult = { ok: true; username: string; changed: boolean } | Common | { ok: false; reason: 'self' | 'last-admin' | 'reauth-required' };
 export type ReenrolResult = { ok: true; username: string } | Common | { ok: false; reason: 'self' };
 export type SuspendResult = { ok: true; username: string; changed: boolean } | Common | { ok: false; reason: 'self' | 'last-admin' };
 export type ReactivateResult = { ok: true; username: string; changed: boolean } | Common;
@@ -106,15 +107,25 @@ async function guarded<R>(
   });
 }
 
-/** Changes another account's role; never one's own, and never leaving zero admins. */
-export async function changeRole(deps: Deps, input: { actorId: string | null; targetId: string; role: Role }): Promise<RoleResult> {
+/**
+ * Changes another account's role; never one's own, and never leaving zero admins. Making an account an administrator
+ * hands out every power of the service, so it needs the same confirmation as an admin invitation (see
+ * actorRecentlyConfirmed): else 'reauth-required' and nothing changes. Demotion needs none.
+ */
+export async function changeRole(deps: Deps, input: Actor & { targetId: string; role: Role }): Promise<RoleResult> {
   if (input.actorId === input.targetId) return { ok: false, reason: 'self' };
+  const confirmed = input.role !== 'admin' || (await actorRecentlyConfirmed(deps, input));
   return guarded(
     deps,
     input,
     (target): { removesAdmin: boolean; refusal?: RoleResult } => ({
       removesAdmin: input.role !== 'admin',
-      refusal: target.role === input.role ? { ok: true, username: target.username, changed: false } : undefined,
+      refusal:
+        target.role === input.role
+          ? { ok: true, username: target.username, changed: false }
+          : confirmed
+            ? undefined
+            : { ok: false, reason: 'reauth-required' },
     }),
     async (trx, target): Promise<RoleResult> => {
       await setRole(trx, target.id, input.role);

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import type { TestApp, TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
-import { buildAccount, signIn, signedInAs } from '../../../test/helpers/factories.ts';
+import { buildAccount, signIn, signedInAs, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
 import { buildInvitation, startAsAdmin } from '../../../test/helpers/team-factories.ts';
 import { newId, systemRandom } from '../../deps.ts';
+import { createToken } from '../tokens/tokens.service.ts';
 import { changeRole, reenrolSecondFactor, removeAccount } from './team.service.ts';
 
 forEachDialect((getDb) => {
@@ -35,7 +36,11 @@ forEachDialect((getDb) => {
     assert.ok(!res.text.includes('JBSWY3DPEHPK3PXP') && !res.text.includes('$argon2id$'), 'no secrets on the page');
     const page = await admin.get(`/settings/accounts/${other.id}`);
     assert.equal(page.status, 200);
-    assert.match(page.text, /<label for="account-role-role">Role for Otto<\/label>/);
+    // A viewer's role can only be raised, which asks "Confirm it's you" first; an admin's is a plain choice.
+    assert.match(page.text, /<form method="post" action="\/settings\/accounts\/reauth" id="account-role-confirm">/);
+    assert.ok(!page.text.includes('Role for Otto'));
+    const otherAdmin = await buildAccount(t, { username: 'Ada', role: 'admin' });
+    assert.match((await admin.get(`/settings/accounts/${otherAdmin.id}`)).text, /<label for="account-role-role">Role for Ada<\/label>/);
     assert.ok(!page.text.includes('JBSWY3DPEHPK3PXP') && !page.text.includes('$argon2id$'), 'no secrets on the account page');
     assert.equal((await admin.get('/settings?tab=team')).status, 200);
   });
@@ -55,9 +60,23 @@ forEachDialect((getDb) => {
     assert.equal((await t.deps.db.selectFrom('password_resets').select('account_id').execute()).length, 0);
   });
 
-  test('a promotion applies on the next request, and a demotion too', async () => {
+  test('a promotion asks "Confirm it’s you" first, then applies on the next request; a demotion needs none', async () => {
     const { account: vic, client: viewer } = await signedInAs(t, 'viewer');
     assert.equal((await viewer.get('/settings')).status, 403);
+    // A stolen admin session alone cannot make another administrator (an old page's form, or a forged post).
+    const unconfirmed = await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' });
+    assert.equal(unconfirmed.status, 403);
+    assert.match(unconfirmed.text, /Confirm it’s you first: your last confirmation is more than 10 minutes old\. The role was not changed\./);
+    assert.match(unconfirmed.text, /id="account-role-confirm"/);
+    assert.equal(await roleOf(vic.id), 'viewer');
+    const wrong = await admin.post('/settings/accounts/reauth', { secret: 'not the password', account: vic.id, at: 'role' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.text, /<form method="post" action="\/settings\/accounts\/reauth" id="account-role-confirm">[\s\S]*?Incorrect password/, 'the error at the form used');
+    const confirmed = await admin.post('/settings/accounts/reauth', { secret: TEST_PASSWORD, account: vic.id, at: 'role' });
+    assert.equal(confirmed.location, `/settings/accounts/${vic.id}?notice=confirmed-role#account-role`);
+    const back = await admin.get(confirmed.location!.replace(/#.*/, ''));
+    assert.match(back.text, /<h3>Role<\/h3><div class="notice success"[^>]*>Confirmed\./, 'the notice at the Role section');
+    assert.match(back.text, /<label for="account-role-role">Role for /);
     const res = await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' });
     assert.equal(res.status, 303);
     assert.equal(res.location, `/settings/accounts/${vic.id}?notice=role-changed`);
@@ -66,6 +85,22 @@ forEachDialect((getDb) => {
     assert.equal((await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' })).location, `/settings/accounts/${vic.id}?notice=role-unchanged`);
     assert.equal((await admin.post('/settings/accounts/role', { account: vic.id, role: 'viewer' })).status, 303);
     assert.equal((await viewer.get('/settings')).status, 403);
+  });
+
+  test('making an administrator needs a confirmed session or a writing token of the actor; a demotion and the command line need none', async () => {
+    const vera = await buildAccount(t, { username: 'vera' });
+    const refused = { ok: false, reason: 'reauth-required' };
+    const tokenOf = async (accountId: string, readOnly = false) => (await createToken(t.deps, accountId, { name: `t-${newId(systemRandom)}`, expiry: 'never', readOnly })).id;
+    const [readOnly, foreign, own] = [await tokenOf(adminId, true), await tokenOf(vera.id), await tokenOf(adminId)];
+    for (const tokenId of [readOnly, foreign, 'no-such-token']) {
+      assert.deepEqual(await changeRole(t.deps, { actorId: adminId, via: 'token', tokenId, targetId: vera.id, role: 'admin' }), refused, tokenId);
+    }
+    assert.deepEqual(await changeRole(t.deps, { actorId: adminId, targetId: vera.id, role: 'admin' }), refused, 'no credential named');
+    assert.equal(await roleOf(vera.id), 'viewer');
+    assert.deepEqual(await changeRole(t.deps, { actorId: adminId, via: 'token', tokenId: own, targetId: vera.id, role: 'admin' }), { ok: true, username: 'vera', changed: true });
+    assert.deepEqual(await changeRole(t.deps, { actorId: adminId, targetId: vera.id, role: 'admin' }), { ok: true, username: 'vera', changed: false }, 'no change needs nothing');
+    assert.equal((await changeRole(t.deps, { actorId: adminId, targetId: vera.id, role: 'viewer' })).ok, true, 'a demotion');
+    assert.equal((await changeRole(t.deps, { actorId: null, targetId: vera.id, role: 'admin' })).ok, true, 'the command line');
   });
 
   test('changing one’s own role is refused; bad forms are clear errors', async () => {

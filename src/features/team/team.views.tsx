@@ -27,6 +27,8 @@ export const REAUTH_ACTION = '/settings/accounts/reauth';
 export interface OwedConfirmation {
   withCode: boolean;
   errors?: Record<string, string>;
+  /** On an account page, which act's confirm form the errors belong to (a reset link when absent). */
+  at?: 'role' | 'reset-link';
 }
 
 /** The invitation form after a refused post: the values sent back and the error of each field. */
