@@ -46,7 +46,19 @@ export function routeTemplate(c: Ctx): string {
   // app.use() middleware is registered for every method ('ALL'); routes are registered for theirs, except the lazily
   // built JSON API, mounted for every method at API_MOUNT (a request the gate refused there is counted under it).
   const route = answered && answered.method !== 'ALL' ? answered : (routes.find((r) => r.method !== 'ALL') ?? routes.find((r) => r.path === API_MOUNT));
-  return route?.path ?? 'unmatched';
+  return route ? withoutPatterns(route.path) : 'unmatched';
+}
+
+/** A route path without its parameters' patterns, which may nest braces: `/messages/:id{[a-z]{1,64}}` → `/messages/:id`. */
+function withoutPatterns(path: string): string {
+  let out = '';
+  let depth = 0;
+  for (const ch of path) {
+    if (ch === '{') depth++;
+    else if (ch === '}' && depth > 0) depth--;
+    else if (depth === 0) out += ch;
+  }
+  return out;
 }
 
 /** Names of query parameters whose values are credentials (setup, invitation and reset tokens; an SSO callback's code). */
