@@ -44,9 +44,9 @@ function Facts(props: { ch: ChannelSummary }) {
       <dd>
         <HealthBadge health={health} /> <HealthSummary ch={ch} health={health} />
       </dd>
-      {health.state === 'failing' ? (
+      {health.state === 'failing' || (health.state === 'disabled' && health.failures > 0) ? (
         <>
-          <dt>Last error</dt>
+          <dt>{health.state === 'disabled' ? 'Last error before it was disabled' : 'Last error'}</dt>
           <dd>
             <span class="last-error">{health.lastError ?? 'unknown'}</span> (<Time at={health.lastErrorAt} />)
           </dd>

@@ -8,13 +8,14 @@ import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { refuseControlQuery } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
+import { asksSecretAgain, owesSecret, readSecretRetry } from '../../http/views/secret-retry.tsx';
 import type { ConnectionCheck } from '../../net/check-connection.ts';
 import { setRetentionDays, RETENTION_RANGE_MESSAGE } from '../messages/retention.service.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import { channelsTabBody, type ChannelsTabState } from './channels.tab.tsx';
 import { ChannelDetailView, DeleteChannelConfirm } from './channel-detail.views.tsx';
 import { findChannelSummary } from './channels.repo.ts';
-import { channelDetail, checkChannelConnection, createChannel, deleteChannel, updateChannel } from './channels.service.ts';
+import { channelDetail, channelErrors, checkChannelConnection, createChannel, deleteChannel, updateChannel } from './channels.service.ts';
 import { channelNotice } from './channels.views.tsx';
 
 const classesField = z.array(z.string()).max(10);
@@ -58,23 +59,37 @@ async function channelPage(deps: Deps, c: Ctx, id: string, check?: ConnectionChe
 export function channelsRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
+  // A refused form never shows its secret again, so it asks for it again (secret-retry.tsx) and refuses a blank one.
   app.post('/settings/channels', async (c) => {
+    const retry = readSecretRetry(c.get('form'), 'secret');
+    const askSecret = asksSecretAgain(retry);
     const form = parseForm(c, createSchema, { multi: ['classes'] });
-    if (!form.ok) return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: form.errors });
+    if (!form.ok) return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: form.errors, askSecret });
+    const values = { url: form.data.url, classes: form.data.classes };
+    if (owesSecret(retry)) return refuse(deps, c, { form: 'create', values, errors: channelErrors(form.data), askSecret });
     const result = await createChannel(deps, c.get('session')!.account.id, form.data);
-    if (!result.ok) return refuse(deps, c, { form: 'create', values: { url: form.data.url, classes: form.data.classes }, errors: result.errors });
+    if (!result.ok) return refuse(deps, c, { form: 'create', values, errors: result.errors, askSecret });
     return c.redirect(`${TAB}&notice=created`, 303);
   });
 
   app.post('/settings/channels/update', async (c) => {
+    const raw = c.get('form');
+    // "Remove the secret" wins over a typed value, so a refused attempt with it ticked owes no secret.
+    const retry = readSecretRetry(raw, 'secret', raw?.has('clear_secret') ?? false);
+    const askSecret = asksSecretAgain(retry);
     const form = parseForm(c, updateSchema, { multi: ['classes'] });
     if (!form.ok) {
       if (!form.values.id) return errorPage(c, 400, 'No channel chosen', form.errors.id ?? NO_CHANNEL);
       // A malformed id names no channel, as a stale one: never looked up.
       if (form.errors.id) return c.redirect(`${TAB}&notice=gone`, 303);
-      return refuse(deps, c, { form: 'edit', id: form.values.id, values: { url: form.values.url }, errors: form.errors });
+      return refuse(deps, c, { form: 'edit', id: form.values.id, values: { url: form.values.url }, errors: form.errors, askSecret });
     }
     const d = form.data;
+    const values = { url: d.url, classes: d.classes, enabled: d.enabled !== undefined };
+    if (owesSecret(retry)) {
+      if (!(await findChannelSummary(deps.db, d.id))) return c.redirect(`${TAB}&notice=gone`, 303);
+      return refuse(deps, c, { form: 'edit', id: d.id, values, errors: channelErrors(d), askSecret });
+    }
     const result = await updateChannel(deps, {
       id: d.id,
       url: d.url,
@@ -84,9 +99,7 @@ export function channelsRoutes(deps: Deps) {
       clearSecret: d.clear_secret !== undefined,
     });
     if (!result.ok && result.reason === 'not-found') return c.redirect(`${TAB}&notice=gone`, 303);
-    if (!result.ok) {
-      return refuse(deps, c, { form: 'edit', id: d.id, values: { url: d.url, classes: d.classes, enabled: d.enabled !== undefined }, errors: result.errors });
-    }
+    if (!result.ok) return refuse(deps, c, { form: 'edit', id: d.id, values, errors: result.errors, askSecret });
     return c.redirect(`${TAB}&notice=updated`, 303);
   });
 

@@ -66,6 +66,11 @@ export function storedClasses(classes: MessageClass[]): string {
   return [...new Set(classes)].sort().join(',');
 }
 
+/** The create and update forms' field errors for `input`, without saving anything (empty when it would be accepted). */
+export function channelErrors(input: { url: string; classes: string[]; secret: string }): ChannelErrors {
+  return validate(input).errors;
+}
+
 function validate(input: { url: string; classes: string[]; secret: string }): { errors: ChannelErrors; url: string; classes: string; secret: string | undefined } {
   const errors: ChannelErrors = {};
   const url = validateChannelUrl(input.url);
@@ -178,18 +183,31 @@ export function findChannelById(deps: Deps, id: string): Promise<ChannelSummary 
   return findChannelSummary(deps.db, id);
 }
 
-/** A channel's health in words: disabled, healthy, or failing since the first failure of its current streak. */
-export type ChannelHealth =
-  | { state: 'disabled' }
-  | { state: 'healthy' }
-  | { state: 'failing'; since: number | null; failures: number; lastError: string | null; lastErrorAt: number | null };
+/** The failure streak a channel's counters tell: how many in a row, since when, and the last error (no streak: 0 failures). */
+export interface FailureStreak {
+  since: number | null;
+  failures: number;
+  lastError: string | null;
+  lastErrorAt: number | null;
+}
 
-/** The health a channel's counters tell: a disabled channel is "disabled" whatever its streak. */
+/**
+ * A channel's health in words: disabled, healthy, or failing since the first failure of its current streak. A disabled
+ * channel keeps the streak it had when it was disabled (`failures` 0 when it had none), shown as history (SPEC 2.5).
+ */
+export type ChannelHealth = ({ state: 'disabled' } & FailureStreak) | { state: 'healthy' } | ({ state: 'failing' } & FailureStreak);
+
+/** The health a channel's counters tell: a disabled channel is "disabled" whatever its streak, and keeps the streak. */
 export function channelHealth(ch: Pick<ChannelSummary, 'enabled' | 'consecutive_failures' | 'failing_since' | 'last_error' | 'last_error_at'>): ChannelHealth {
-  if (ch.enabled !== 1) return { state: 'disabled' };
-  if (ch.consecutive_failures === 0) return { state: 'healthy' };
+  const failures = ch.consecutive_failures;
   // A streak from before failing_since existed (0017 backfilled what it could) falls back to its last error's time.
-  return { state: 'failing', since: ch.failing_since ?? ch.last_error_at, failures: ch.consecutive_failures, lastError: ch.last_error, lastErrorAt: ch.last_error_at };
+  const streak: FailureStreak =
+    failures > 0
+      ? { since: ch.failing_since ?? ch.last_error_at, failures, lastError: ch.last_error, lastErrorAt: ch.last_error_at }
+      : { since: null, failures: 0, lastError: null, lastErrorAt: null };
+  if (ch.enabled !== 1) return { state: 'disabled', ...streak };
+  if (failures === 0) return { state: 'healthy' };
+  return { state: 'failing', ...streak };
 }
 
 /** Attempts listed on a channel's page. */

@@ -9,10 +9,10 @@ import { findChannelSummary } from './channels.repo.ts';
 import { channelsPage, parsePageNumber, type ChannelErrors } from './channels.service.ts';
 import { ChannelList, ChannelsTabView, CreateChannelForm, EditChannelForm, RetentionForm, channelNotice } from './channels.views.tsx';
 
-/** What a failed POST hands back to the tab: which form, its values and errors. */
+/** What a failed POST hands back to the tab: which form, its values and errors, and whether to ask for the secret again. */
 export type ChannelsTabState =
-  | { form: 'create'; values: { url?: string; classes?: string[] }; errors: ChannelErrors }
-  | { form: 'edit'; id: string; values: { url?: string; classes?: string[]; enabled?: boolean }; errors: ChannelErrors }
+  | { form: 'create'; values: { url?: string; classes?: string[] }; errors: ChannelErrors; askSecret?: boolean }
+  | { form: 'edit'; id: string; values: { url?: string; classes?: string[]; enabled?: boolean }; errors: ChannelErrors; askSecret?: boolean }
   | { form: 'retention'; value: string; error: string };
 
 /** The tab body, for GET /settings?tab=channels and for re-rendering after a refused POST. */
@@ -25,9 +25,14 @@ export async function channelsTabBody(deps: Deps, c: Ctx, state?: ChannelsTabSta
       channel={editing}
       values={state?.form === 'edit' ? state.values : undefined}
       errors={state?.form === 'edit' ? state.errors : undefined}
+      askSecret={state?.form === 'edit' && state.askSecret === true}
     />
   ) : (
-    <CreateChannelForm values={state?.form === 'create' ? state.values : undefined} errors={state?.form === 'create' ? state.errors : undefined} />
+    <CreateChannelForm
+      values={state?.form === 'create' ? state.values : undefined}
+      errors={state?.form === 'create' ? state.errors : undefined}
+      askSecret={state?.form === 'create' && state.askSecret === true}
+    />
   );
   const days = await retentionDays(deps);
   return (

@@ -191,4 +191,88 @@ forEachDialect((getDb) => {
       assert.match(res.text, /Page 2 of 2 \(101 channels\)/, page);
     }
   });
+  test('create: a refused form that carried a secret asks for it again and refuses it blank, unless "No secret" is ticked', async () => {
+    const { client } = await signedInAs(t, 'admin');
+    const url = 'https://hooks.example.com/signed';
+    const refused = await client.post('/settings/channels', { url, classes: [], secret: SECRET });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /Choose at least one class/);
+    const again = /The secret was not kept because the form was refused\. Enter it again, or tick &quot;No secret: send unsigned bodies&quot;\./;
+    assert.match(refused.text, again);
+    assert.match(refused.text, /<p class="error" id="channel-create-secret-error">The secret was not kept/, 'said at the secret field');
+    assert.match(refused.text, /<input type="hidden" name="secret_retry" value="1"\/>/);
+    assert.match(refused.text, /<label for="channel-create-secret_skip">No secret: send unsigned bodies<\/label>/);
+    assert.ok(!refused.text.includes(SECRET), 'the secret is not echoed');
+
+    // The reported path: tick a class and resubmit with the secret field blank, as the browser re-shows it.
+    const blank = await client.post('/settings/channels', { url, classes: 'drift', secret: '', secret_retry: '1' });
+    assert.equal(blank.status, 400);
+    assert.match(blank.text, again);
+    assert.match(blank.text, /<input type="hidden" name="secret_retry" value="1"\/>/, 'still owed');
+    assert.equal((await channels()).length, 0, 'no unsigned channel');
+
+    assert.equal((await client.post('/settings/channels', { url, classes: 'drift', secret: SECRET, secret_retry: '1' })).location, '/settings?tab=channels&notice=created');
+    assert.equal((await channels())[0]!.secret, SECRET);
+    assert.equal((await client.post('/settings/channels', { url, classes: 'drift', secret: '', secret_retry: '1', secret_skip: 'on' })).status, 303, 'an explicit choice');
+    assert.deepEqual((await channels()).map((r) => r.secret === SECRET).sort(), [false, true], 'the second has no secret');
+
+    const control = await client.post('/settings/channels', { url, classes: 'drift', secret: 'bad\u0007secret' });
+    assert.equal(control.status, 400);
+    assert.match(control.text, /name="secret_retry"/, 'a secret refused for its characters is owed too');
+    const plain = await client.post('/settings/channels', { url, classes: [] });
+    assert.doesNotMatch(plain.text, /secret_retry|was not kept/, 'no secret given, nothing to ask again');
+    for (const text of [refused.text, blank.text, t.logs.join('')]) assert.ok(!text.includes(SECRET));
+  });
+
+  test('update: a refused form that carried a new secret asks for it again; blank is refused, not read as "keep"', async () => {
+    const { client } = await signedInAs(t, 'admin');
+    await client.post('/settings/channels', { url: 'https://hooks.example.com/a', classes: 'drift', secret: 'old-secret' });
+    const id = (await channels())[0]!.id;
+    const update = (fields: Record<string, string | string[]>) =>
+      client.post('/settings/channels/update', { id, url: 'https://hooks.example.com/a', classes: 'drift', enabled: 'on', secret: '', ...fields });
+    const refused = await update({ classes: [], secret: SECRET });
+    assert.equal(refused.status, 400);
+    const again = /The new secret was not kept because the form was refused\. Enter it again, or tick &quot;Keep the current secret&quot;\./;
+    assert.match(refused.text, again);
+    assert.match(refused.text, /<label for="channel-edit-secret_skip">Keep the current secret<\/label>/);
+    assert.ok(!refused.text.includes(SECRET));
+    const blank = await update({ secret_retry: '1' });
+    assert.equal(blank.status, 400);
+    assert.match(blank.text, again);
+    assert.equal((await channels())[0]!.secret, 'old-secret', 'nothing saved');
+    assert.equal((await update({ secret_retry: '1', secret: SECRET })).status, 303);
+    assert.equal((await channels())[0]!.secret, SECRET);
+    assert.equal((await update({ secret_retry: '1', secret_skip: 'on', url: 'https://hooks.example.com/b' })).status, 303, 'keep, chosen');
+    assert.deepEqual([(await channels())[0]!.secret, (await channels())[0]!.url], [SECRET, 'https://hooks.example.com/b']);
+    assert.equal((await update({ secret_retry: '1', clear_secret: 'on' })).status, 303, '"Remove the secret" is a choice too');
+    assert.equal((await channels())[0]!.secret, null);
+    const cleared = await update({ classes: [], secret: 'typed', clear_secret: 'on' });
+    assert.doesNotMatch(cleared.text, /secret_retry/, 'a removal wins over a typed value: nothing owed');
+    assert.match((await update({ classes: [], secret: SECRET })).text, /Enter it again, or tick &quot;No secret: send unsigned bodies&quot;/, 'a channel without a secret');
+  });
+
+  test('a disabled channel still shows the failure streak and last error it was disabled with, as history', async () => {
+    const admin = await signedInAs(t, 'admin');
+    const ch = await buildChannel(t, { createdBy: admin.account.id, url: 'https://broken.example.com/y', classes: 'drift' });
+    const since = t.clock.now() - 2 * 3600_000;
+    await t.deps.db
+      .updateTable('channels')
+      .set({ enabled: 0, consecutive_failures: 4, last_error: 'HTTP 502 from <receiver>', last_error_at: t.clock.now(), failing_since: since })
+      .where('id', '=', ch.id)
+      .execute();
+    const list = await admin.client.get('/settings?tab=channels');
+    assert.match(
+      list.text,
+      new RegExp(`<span class="health disabled">Disabled</span> <span class="health-detail">nothing is sent to it; before it was disabled: 4 consecutive failures since <time datetime="${new Date(since).toISOString()}"`),
+    );
+    assert.match(list.text, /<span class="last-error">Last error before it was disabled: HTTP 502 from &lt;receiver&gt;<\/span>/);
+    const page = await admin.client.get(`/settings/channels/${ch.id}`);
+    assert.match(page.text, /nothing is sent to it; before it was disabled: 4 consecutive failures/);
+    assert.match(page.text, /<dt>Last error before it was disabled<\/dt><dd><span class="last-error">HTTP 502 from &lt;receiver&gt;<\/span>/);
+
+    await t.deps.db.updateTable('channels').set({ consecutive_failures: 0, failing_since: null }).where('id', '=', ch.id).execute();
+    const quiet = await admin.client.get(`/settings/channels/${ch.id}`);
+    assert.match(quiet.text, /<span class="health-detail">nothing is sent to it<\/span>/, 'no streak, no history line');
+    assert.doesNotMatch(quiet.text, /Last error/);
+  });
 });

@@ -2,6 +2,7 @@
 // retention dial. A channel's secret is never rendered: only a "set" / "none" badge.
 import type { Child } from 'hono/jsx';
 import { Checkbox, Field, Form, Notice, StackedTable, Time } from '../../http/views/components.tsx';
+import { SecretRetryFields, secretAgainMessage, withSecretAgain } from '../../http/views/secret-retry.tsx';
 import { CLASSES } from '../messages/classes.ts';
 import { RETENTION_MAX_DAYS, RETENTION_MIN_DAYS } from '../messages/retention.service.ts';
 import type { ChannelSummary } from './channels.repo.ts';
@@ -35,9 +36,18 @@ function ClassBoxes(props: { checked: string[]; error?: string; formId: string }
   );
 }
 
-/** The form that creates a channel. */
-export function CreateChannelForm(props: { values?: { url?: string; classes?: string[] }; errors?: ChannelErrors }) {
-  const e = props.errors ?? {};
+/** The skip box's label when the secret a refused form carried would be dropped: the channel then has none. */
+const NO_SECRET = 'No secret: send unsigned bodies';
+/** The skip box's label on the edit form of a channel that has a secret: a blank field keeps it. */
+const KEEP_SECRET = 'Keep the current secret';
+
+/**
+ * The form that creates a channel. `askSecret`: a refused attempt carried a secret, which is never shown again, so
+ * the field says to enter it again and the form offers to go on without one.
+ */
+export function CreateChannelForm(props: { values?: { url?: string; classes?: string[] }; errors?: ChannelErrors; askSecret?: boolean }) {
+  const ask = props.askSecret ?? false;
+  const e = withSecretAgain(props.errors ?? {}, 'secret', ask, secretAgainMessage('secret', NO_SECRET));
   return (
     <Form action="/settings/channels" class="channel-create" id="channel-create" errors={e}>
       <h3>Add a channel</h3>
@@ -46,15 +56,23 @@ export function CreateChannelForm(props: { values?: { url?: string; classes?: st
       <ClassBoxes checked={props.values?.classes ?? []} error={e.classes} formId="channel-create" />
       <Field label="Secret (optional)" name="secret" type="password" autocomplete="off"
         hint="Signs each body with HMAC-SHA256. It cannot be read back once saved." />
+      <SecretRetryFields ask={ask} skipLabel={NO_SECRET} hint="The channel is created without a secret." />
       <button type="submit">Add channel</button>
     </Form>
   );
 }
 
-/** The form that edits one channel. */
-export function EditChannelForm(props: { channel: ChannelSummary; values?: { url?: string; classes?: string[]; enabled?: boolean }; errors?: ChannelErrors }) {
+/** The form that edits one channel; `askSecret` as on the create form, for a new secret typed in a refused attempt. */
+export function EditChannelForm(props: {
+  channel: ChannelSummary;
+  values?: { url?: string; classes?: string[]; enabled?: boolean };
+  errors?: ChannelErrors;
+  askSecret?: boolean;
+}) {
   const ch = props.channel;
-  const e = props.errors ?? {};
+  const ask = props.askSecret ?? false;
+  const skipLabel = ch.hasSecret ? KEEP_SECRET : NO_SECRET;
+  const e = withSecretAgain(props.errors ?? {}, 'secret', ask, secretAgainMessage('new secret', skipLabel));
   const classes = props.values?.classes ?? ch.classes.split(',');
   return (
     <Form action="/settings/channels/update" class="channel-edit" id="channel-edit" errors={e}>
@@ -68,6 +86,7 @@ export function EditChannelForm(props: { channel: ChannelSummary; values?: { url
       </p>
       <Field label="New secret" name="secret" type="password" autocomplete="off"
         hint="Leave blank to keep the current secret; type a value to replace it." />
+      <SecretRetryFields ask={ask} skipLabel={skipLabel} hint={ch.hasSecret ? 'The stored secret stays as it is.' : 'The channel stays without a secret.'} />
       <Checkbox label="Remove the secret" name="clear_secret" value="on" />
       <button type="submit">Save channel</button> <a href={`/settings/channels/${ch.id}`}>Cancel</a>
     </Form>
@@ -80,13 +99,22 @@ export function HealthBadge(props: { health: ChannelHealth }) {
   return <span class={`health ${props.health.state}`}>{words}</span>;
 }
 
-/** One line under the badge: since when and how often it fails, or its last success. */
+const failuresWord = (n: number) => `${n} consecutive ${n === 1 ? 'failure' : 'failures'}`;
+
+/** One line under the badge: since when and how often it fails (a disabled channel: the streak it was disabled with), or its last success. */
 export function HealthSummary(props: { ch: ChannelSummary; health: ChannelHealth }) {
   const h = props.health;
   if (h.state === 'failing') {
     return (
       <span class="health-detail">
-        since <Time at={h.since} />; {h.failures} consecutive {h.failures === 1 ? 'failure' : 'failures'}
+        since <Time at={h.since} />; {failuresWord(h.failures)}
+      </span>
+    );
+  }
+  if (h.state === 'disabled' && h.failures > 0) {
+    return (
+      <span class="health-detail">
+        nothing is sent to it; before it was disabled: {failuresWord(h.failures)} since <Time at={h.since} />
       </span>
     );
   }
@@ -109,7 +137,11 @@ function ChannelRow(props: { ch: ChannelSummary }) {
       </td>
       <td>
         <HealthBadge health={health} /> <HealthSummary ch={ch} health={health} />
-        {health.state === 'failing' && health.lastError ? <span class="last-error">Last error: {health.lastError}</span> : null}
+        {health.state !== 'healthy' && health.lastError ? (
+          <span class="last-error">
+            {health.state === 'disabled' ? 'Last error before it was disabled' : 'Last error'}: {health.lastError}
+          </span>
+        ) : null}
       </td>
       <td>
         <span class="cell-label">Last success: </span>

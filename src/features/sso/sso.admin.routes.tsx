@@ -1,20 +1,32 @@
-// POST /settings/sso...: declare, change, re-secret and delete providers; remove bindings. Admin-only by the gate.
+// POST /settings/sso...: declare, change, re-secret and delete (after a confirmation step) providers; remove bindings.
+// Admin-only by the gate.
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
+import { asksSecretAgain, owesSecret, readSecretRetry } from '../../http/views/secret-retry.tsx';
 import { SettingsFrame } from '../settings/settings.views.tsx';
-import { changeProvider, changeProviderSecret, createProvider, removeIdentity, removeProvider, type DiscoveryProblem } from './sso.providers.service.ts';
+import {
+  changeProvider,
+  changeProviderSecret,
+  createProvider,
+  providerDetails,
+  removeIdentity,
+  removeProvider,
+  type DiscoveryProblem,
+} from './sso.providers.service.ts';
 import { createProviderSchema, idSchema, providerSecretSchema, updateProviderSchema } from './sso.schema.ts';
 import { ssoTabBody } from './sso.tab.tsx';
-import { discoveryMessage, type TabFormState } from './sso.views.tsx';
+import { DeleteProviderConfirm, discoveryMessage, type TabFormState } from './sso.views.tsx';
 
 /** "Save anyway: the provider is not reachable from here yet": skips the discovery check (an unticked box is absent). */
 const saveAnyway = { save_anyway: z.string().optional().transform((v) => v !== undefined && v !== '') };
 const createSchema = createProviderSchema.extend(saveAnyway);
 const updateSchema = updateProviderSchema.extend(saveAnyway);
+/** Delete asks first: only `confirm=yes` (the confirmation page's button) deletes. */
+const deleteSchema = idSchema.extend({ confirm: z.string().optional() });
 
 const DUPLICATE_SLUG = 'Another provider already uses this slug. Choose a different one.';
 const GONE = 'That provider no longer exists.';
@@ -28,26 +40,33 @@ export function ssoAdminRoutes(deps: Deps) {
   const again = async (c: Ctx, state: TabFormState, error?: string, status: 400 | 404 | 409 | 422 = 400) =>
     render(c, 'Settings', <SettingsFrame current="sso">{await ssoTabBody(deps, c, { state, error })}</SettingsFrame>, status);
 
-  const invalid = (c: Ctx, form: TabFormState['form'], result: { errors: Record<string, string>; values: Record<string, string> }) =>
-    again(c, { form, id: result.values.id, errors: result.errors, values: result.values });
+  /** A secret is never shown again, not even in memory handed to the view. */
+  const withoutSecret = (v: Record<string, string>) => Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'client_secret'));
+
+  const invalid = (c: Ctx, form: TabFormState['form'], result: { errors: Record<string, string>; values: Record<string, string> }, askSecret = false) =>
+    again(c, { form, id: result.values.id, errors: result.errors, values: withoutSecret(result.values), askSecret });
 
   /** A failed discovery re-shows the form with the reason beside the issuer and the "Save anyway" box. */
-  const undiscoverable = (c: Ctx, form: 'create' | 'update', input: { id?: string; issuer: string }, problem: DiscoveryProblem) =>
-    again(c, { form, id: input.id, errors: { issuer: discoveryMessage(problem, input.issuer) }, values: values(c), offerSaveAnyway: true }, undefined, 422);
+  const undiscoverable = (c: Ctx, form: 'create' | 'update', input: { id?: string; issuer: string }, problem: DiscoveryProblem, askSecret = false) =>
+    again(c, { form, id: input.id, errors: { issuer: discoveryMessage(problem, input.issuer) }, values: values(c), offerSaveAnyway: true, askSecret }, undefined, 422);
 
-  const values = (c: Ctx) => Object.fromEntries([...(c.get('form') ?? new URLSearchParams())].filter(([k]) => k !== '_csrf' && k !== 'client_secret'));
+  const values = (c: Ctx) => withoutSecret(Object.fromEntries([...(c.get('form') ?? new URLSearchParams())].filter(([k]) => k !== '_csrf')));
 
+  // A refused form never shows its secret again, so it asks for it again (secret-retry.tsx) and refuses a blank one,
+  // before discovery is tried: "Save anyway" alone never turns a confidential client into a public one.
   app.post('/settings/sso', async (c) => {
+    const retry = readSecretRetry(c.get('form'), 'client_secret');
+    const askSecret = asksSecretAgain(retry);
     const form = parseForm(c, createSchema);
-    if (!form.ok) return invalid(c, 'create', form);
+    if (!form.ok) return invalid(c, 'create', form, askSecret);
     const { save_anyway, ...input } = form.data;
+    if (owesSecret(retry)) return again(c, { form: 'create', errors: {}, values: values(c), offerSaveAnyway: save_anyway, askSecret });
     const result = await createProvider(deps, c.get('session')!.account.id, input, { checkDiscovery: !save_anyway });
-    if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'create', input, result.problem);
-    if (!result.ok) return again(c, { form: 'create', errors: { slug: DUPLICATE_SLUG }, values: values(c) }, undefined, 409);
+    if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'create', input, result.problem, askSecret);
+    if (!result.ok) return again(c, { form: 'create', errors: { slug: DUPLICATE_SLUG }, values: values(c), offerSaveAnyway: save_anyway, askSecret }, undefined, 409);
     return done(c, save_anyway ? 'created-unchecked' : 'created');
   });
 
-  // A disabled provider is saved without discovery (the domain's rule): nobody signs in with it.
   app.post('/settings/sso/update', async (c) => {
     const form = parseForm(c, updateSchema);
     if (!form.ok) return invalid(c, 'update', form);
@@ -60,18 +79,33 @@ export function ssoAdminRoutes(deps: Deps) {
     return done(c, save_anyway ? 'updated-unchecked' : 'updated');
   });
 
+  // "Clear the secret" wins over a typed value, so a refused attempt with it ticked owes no secret.
   app.post('/settings/sso/secret', async (c) => {
+    const raw = c.get('form');
+    const retry = readSecretRetry(raw, 'client_secret', raw?.has('clear_secret') ?? false);
+    const askSecret = asksSecretAgain(retry);
     const form = parseForm(c, providerSecretSchema);
-    if (!form.ok) return invalid(c, 'secret', form);
+    if (!form.ok) return invalid(c, 'secret', form, askSecret);
+    if (owesSecret(retry)) {
+      if (!(await providerDetails(deps, form.data.id)).length) return again(c, { form: 'secret', errors: {}, values: {} }, GONE, 404);
+      return again(c, { form: 'secret', id: form.data.id, errors: {}, values: {}, askSecret });
+    }
     const result = await changeProviderSecret(deps, form.data);
     if (!result.ok) return again(c, { form: 'secret', errors: {}, values: {} }, GONE, 404);
     return done(c, `secret-${result.outcome}`);
   });
 
-  // A missing, malformed or stale id is an idempotent no-op (never looked up unless well-formed); control characters are refused.
+  // The first post shows a confirmation page saying how many linked identities go; only its button (confirm=yes)
+  // deletes. A missing, malformed or stale id is an idempotent no-op (never looked up unless well-formed); control
+  // characters are refused.
   app.post('/settings/sso/delete', async (c) => {
-    const form = parseForm(c, idSchema);
+    const form = parseForm(c, deleteSchema);
     if (!form.ok && form.control) return again(c, { form: 'update', errors: {}, values: {} }, form.errors.id ?? GONE);
+    if (form.ok && form.data.confirm !== 'yes') {
+      const [detail] = await providerDetails(deps, form.data.id);
+      if (!detail) return done(c, 'gone');
+      return render(c, 'Settings', <SettingsFrame current="sso"><DeleteProviderConfirm provider={detail.provider} linked={detail.linked} /></SettingsFrame>);
+    }
     if (form.ok) await removeProvider(deps, form.data.id);
     return done(c, 'deleted');
   });

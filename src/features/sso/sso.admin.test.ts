@@ -171,15 +171,37 @@ forEachDialect((getDb) => {
     assert.ok(!page.text.includes('typed-but-cleared'));
   });
 
-  test('deleting a provider deletes its bindings and keeps the accounts; deleting twice is a no-op', async () => {
+  test('deleting a provider asks first, saying how many identities go; then deletes its bindings and keeps the accounts; twice is a no-op', async () => {
     await declare();
     const { id } = await provider();
     const user = await buildAccount(t);
-    await t.deps.db.insertInto('sso_identities').values({ id: 'b1', provider_id: id, sub: 's1', account_id: user.id, label: 'u@example.com', linked_at: 1 }).execute();
-    assert.equal((await c.post('/settings/sso/delete', { id })).location, '/settings?tab=sso&notice=deleted');
+    const other = await buildAccount(t);
+    for (const [bid, sub, account] of [['b1', 's1', user.id], ['b0', 's0', other.id]] as const) {
+      await t.deps.db.insertInto('sso_identities').values({ id: bid, provider_id: id, sub, account_id: account, label: `${sub}@example.com`, linked_at: 1 }).execute();
+    }
+    const panel = await c.get('/settings?tab=sso');
+    assert.match(panel.text, /Delete Corp IdP and its linked identities…/, 'the panel button leads to a confirmation');
+    const asked = await c.post('/settings/sso/delete', { id });
+    assert.equal(asked.status, 200, 'the first step only asks');
+    assert.match(asked.text, /<h2>Delete the provider Corp IdP\?<\/h2>/);
+    assert.match(asked.text, /2 linked identities are deleted with it/);
+    assert.match(asked.text, /This cannot be undone/);
+    assert.match(asked.text, /name="confirm" value="yes"/);
+    assert.match(asked.text, /<a href="\/settings\?tab=sso#provider-corp">Cancel<\/a>/);
+    assert.match(asked.text, /<nav class="tabs" aria-label="Settings">/, 'in the tab bar');
+    assert.equal((await c.post('/settings/sso/delete', { id, confirm: 'no' })).status, 200, 'only "yes" confirms');
+    assert.equal((await t.deps.db.selectFrom('sso_identities').select('id').execute()).length, 2, 'nothing deleted before the confirmation');
+    assert.ok(await t.deps.db.selectFrom('sso_providers').select('id').where('id', '=', id).executeTakeFirst());
+
+    await t.deps.db.deleteFrom('sso_identities').where('id', '=', 'b0').execute();
+    assert.match((await c.post('/settings/sso/delete', { id })).text, /1 linked identity is deleted with it: that person can no longer sign in with Corp IdP/);
+    assert.equal((await c.post('/settings/sso/delete', { id, confirm: 'yes' })).location, '/settings?tab=sso&notice=deleted');
     assert.equal((await t.deps.db.selectFrom('sso_identities').select('id').execute()).length, 0);
     assert.ok(await t.deps.db.selectFrom('accounts').select('id').where('id', '=', user.id).executeTakeFirst());
-    assert.equal((await c.post('/settings/sso/delete', { id })).status, 303);
+    assert.equal((await c.post('/settings/sso/delete', { id, confirm: 'yes' })).status, 303);
+    const gone = await c.post('/settings/sso/delete', { id });
+    assert.equal(gone.location, '/settings?tab=sso&notice=gone', 'nothing to confirm once gone');
+    assert.match((await c.get(gone.location!)).text, /<div class="notice info" role="status">That provider no longer exists\.<\/div>/);
   });
 
   test('linked identities are listed and removable by an admin; idempotent; the account stays', async () => {
@@ -209,6 +231,7 @@ forEachDialect((getDb) => {
       ['/settings/sso/update', { id, display_name: 'X', slug: 'x', issuer: 'https://x.example', client_id: 'x' }],
       ['/settings/sso/secret', { id, clear_secret: 'on' }],
       ['/settings/sso/delete', { id }],
+      ['/settings/sso/delete', { id, confirm: 'yes' }],
       ['/settings/sso/identity/remove', { id: 'any' }],
     ];
     for (const [path, fields] of posts) assert.equal((await v.post(path, fields)).status, 403, path);
@@ -295,5 +318,56 @@ forEachDialect((getDb) => {
     assert.equal((await change({})).status, 303, 'disabled: saved without discovery');
     assert.equal((await change({ enabled: 'on', save_anyway: 'on' })).location, '/settings?tab=sso&notice=updated-unchecked');
     assert.equal((await ca.post('/settings/sso/update', { id, display_name: 'Corp IdP', slug: 'corp', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: 'on' })).status, 303);
+  });
+  test('a refused declaration asks for the client secret again; "Save anyway" alone never saves it as a public client', async () => {
+    const port = await closedPort();
+    const fields = { display_name: 'Okta', slug: 'okta', issuer: `https://127.0.0.1:${port}`, client_id: 'svc' };
+    const refused = await c.post('/settings/sso', { ...fields, client_secret: SECRET });
+    assert.equal(refused.status, 422);
+    const again = /The client secret was not kept because the form was refused\. Enter it again, or tick &quot;No secret: a public client \(PKCE only\)&quot;\./;
+    assert.match(refused.text, again, 'said at the field');
+    assert.match(refused.text, /<p class="error" id="sso-create-client_secret-error">The client secret was not kept/);
+    assert.match(refused.text, /<input type="hidden" name="secret_retry" value="1"\/>/);
+    assert.match(refused.text, /<label for="sso-create-secret_skip">No secret: a public client \(PKCE only\)<\/label>/);
+    assert.ok(!refused.text.includes(SECRET), 'the secret is not echoed');
+
+    // The reported path: tick "Save anyway" and submit with the secret field blank, as the browser re-shows it.
+    const blank = await c.post('/settings/sso', { ...fields, save_anyway: 'on', secret_retry: '1' });
+    assert.equal(blank.status, 400);
+    assert.match(blank.text, again);
+    assert.match(blank.text, /<input id="sso-create-save_anyway" type="checkbox" name="save_anyway" value="on" checked=""/, '"Save anyway" stays offered and ticked');
+    assert.equal((await t.deps.db.selectFrom('sso_providers').select('id').execute()).length, 0, 'nothing saved');
+
+    const typed = await c.post('/settings/sso', { ...fields, save_anyway: 'on', secret_retry: '1', client_secret: SECRET });
+    assert.equal(typed.location, '/settings?tab=sso&notice=created-unchecked');
+    assert.equal((await provider('okta')).client_secret, SECRET);
+
+    const skipped = await c.post('/settings/sso', { ...fields, slug: 'okta-2', save_anyway: 'on', secret_retry: '1', secret_skip: 'on' });
+    assert.equal(skipped.location, '/settings?tab=sso&notice=created-unchecked', 'an explicit choice of no secret');
+    assert.equal((await provider('okta-2')).client_secret, null);
+
+    const dup = await c.post('/settings/sso', { ...fields, client_secret: SECRET, save_anyway: 'on' });
+    assert.equal(dup.status, 409);
+    assert.match(dup.text, again, 'every refusal of a form that carried a secret asks again');
+    const plain = await c.post('/settings/sso', { ...fields, slug: 'Bad Slug' });
+    assert.doesNotMatch(plain.text, /secret_retry|was not kept/, 'no secret given, nothing to ask again');
+    for (const text of [refused.text, blank.text, dup.text, t.logs.join('')]) assert.ok(!text.includes(SECRET));
+  });
+
+  test('a refused new client secret is asked for again; a blank resubmission does not quietly keep the old one', async () => {
+    await declare({ client_secret: 'old-secret-value' });
+    const { id } = await provider();
+    const refused = await c.post('/settings/sso/secret', { id, client_secret: `${SECRET}${'x'.repeat(1024)}` });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /at most 1024 characters/, 'the field\'s own error first');
+    assert.match(refused.text, /<input type="hidden" name="secret_retry" value="1"\/>/);
+    assert.match(refused.text, new RegExp(`<label for="sso-secret-${id}-secret_skip">Keep the stored secret</label>`));
+    assert.ok(!refused.text.includes(SECRET));
+    const blank = await c.post('/settings/sso/secret', { id, secret_retry: '1' });
+    assert.equal(blank.status, 400);
+    assert.match(blank.text, /The new client secret was not kept because the form was refused\. Enter it again, or tick &quot;Keep the stored secret&quot;\./);
+    assert.equal((await provider()).client_secret, 'old-secret-value');
+    assert.equal((await c.post('/settings/sso/secret', { id, secret_retry: '1', secret_skip: 'on' })).location, '/settings?tab=sso&notice=secret-kept');
+    assert.equal((await c.post('/settings/sso/secret', { id, secret_retry: '1', clear_secret: 'on' })).location, '/settings?tab=sso&notice=secret-cleared');
   });
 });

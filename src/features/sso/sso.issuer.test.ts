@@ -137,7 +137,7 @@ forEachDialect((getDb) => {
     assert.deepEqual(await accountForIdentity(t.deps, verifiedAt, sub), { ok: false, reason: 'unbound' });
     assert.equal((await accountForIdentity(t.deps, await providerRow(), sub)).ok, true);
 
-    await ac.post('/settings/sso/delete', { id: corp.id });
+    await ac.post('/settings/sso/delete', { id: corp.id, confirm: 'yes' });
     assert.deepEqual(await linkIdentity(t.deps, alice.id, verifiedAt, { sub: newSub(), label: 'x' }), { ok: false, reason: 'provider-changed' });
   });
 });

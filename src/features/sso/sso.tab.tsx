@@ -16,6 +16,7 @@ const NOTICES: Record<string, string> = {
   'secret-cleared': 'Client secret removed: this is now a public client.',
   'secret-kept': 'Client secret left unchanged.',
   deleted: 'Provider and its linked identities deleted.',
+  gone: 'That provider no longer exists.',
   'identity-removed': 'Linked identity removed. The account stays.',
 };
 

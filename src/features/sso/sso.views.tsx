@@ -1,6 +1,7 @@
 // SSO views: sign-in buttons, the Settings tab (providers, callback URLs, bindings) and the profile section body.
 import type { Child } from 'hono/jsx';
 import { Checkbox, Field, Form, Notice, Time } from '../../http/views/components.tsx';
+import { SecretRetryFields, secretAgainMessage, withSecretAgain } from '../../http/views/secret-retry.tsx';
 import type { DiscoveryProblem, ProviderView } from './sso.providers.service.ts';
 import type { IdentityListing } from './sso.repo.ts';
 
@@ -37,7 +38,14 @@ export interface TabFormState {
   values: Record<string, string>;
   /** Discovery failed: the form offers "Save anyway". */
   offerSaveAnyway?: boolean;
+  /** The refused attempt carried a client secret, never shown again: the form asks for it again (secret-retry.tsx). */
+  askSecret?: boolean;
 }
+
+/** The skip box's label on the create form (and on the secret form of a provider without a secret). */
+const NO_SECRET = 'No secret: a public client (PKCE only)';
+/** The skip box's label on the secret form of a provider that has a secret: a blank field keeps it. */
+const KEEP_SECRET = 'Keep the stored secret';
 
 /** What a failed discovery means, in the admin's words, shown beside the issuer field. */
 export function discoveryMessage(problem: DiscoveryProblem, issuer: string): string {
@@ -58,8 +66,18 @@ export function discoveryMessage(problem: DiscoveryProblem, issuer: string): str
 /** The box that lets an admin save settings whose discovery failed, shown only after it failed. */
 function SaveAnyway(props: { state?: TabFormState }) {
   if (!props.state?.offerSaveAnyway) return null;
-  return <Checkbox label="Save anyway: the provider is not reachable from here yet" name="save_anyway" hint="Sign-in with it fails until svc can reach it." />;
+  return (
+    <Checkbox
+      label="Save anyway: the provider is not reachable from here yet"
+      name="save_anyway"
+      checked={props.state.values.save_anyway !== undefined}
+      hint="Sign-in with it fails until svc can reach it."
+    />
+  );
 }
+
+/** Notices that report no success: shown as information. */
+const INFO_NOTICES = ['Saved without', 'Declared without', 'That provider no longer exists'];
 
 /** The Settings tab body. */
 export function SsoTabView(props: {
@@ -72,10 +90,12 @@ export function SsoTabView(props: {
 }) {
   const { state } = props;
   const createState = state?.form === 'create' ? state : undefined;
+  const askSecret = createState?.askSecret ?? false;
+  const createErrors = withSecretAgain(createState?.errors ?? {}, 'client_secret', askSecret, secretAgainMessage('client secret', NO_SECRET));
   return (
     <section>
       <h2>Single sign-on</h2>
-      {props.notice ? <Notice kind={props.notice.startsWith('Saved without') || props.notice.startsWith('Declared without') ? 'info' : 'success'}>{props.notice}</Notice> : null}
+      {props.notice ? <Notice kind={INFO_NOTICES.some((start) => props.notice!.startsWith(start)) ? 'info' : 'success'}>{props.notice}</Notice> : null}
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
       <p class="hint">
         Providers only authenticate accounts that already exist: each person links their identity from their Profile. Password
@@ -92,12 +112,13 @@ export function SsoTabView(props: {
         />
       ))}
       <h3>Declare a provider</h3>
-      <Form action="/settings/sso" class="sso-create" id="sso-create" errors={createState?.errors}>
+      <Form action="/settings/sso" class="sso-create" id="sso-create" errors={createErrors}>
         <Field label="Display name" name="display_name" value={createState?.values.display_name} required maxlength={100} />
         <Field label="Slug" name="slug" value={createState?.values.slug} required maxlength={64} hint="Lowercase letters, digits and hyphens; part of the callback URLs." />
         <Field label="Issuer URL" name="issuer" type="url" value={createState?.values.issuer} required hint="Must be https; svc checks <issuer>/.well-known/openid-configuration before saving." />
         <Field label="Client ID" name="client_id" value={createState?.values.client_id} required maxlength={255} />
         <Field label="Client secret" name="client_secret" type="password" autocomplete="off" hint="Leave blank for a public client (PKCE only)." />
+        <SecretRetryFields ask={askSecret} skipLabel={NO_SECRET} hint="The provider is saved without a client secret." />
         <SaveAnyway state={createState} />
         <button type="submit">Declare provider</button>
       </Form>
@@ -118,6 +139,9 @@ function ProviderPanel(props: { provider: ProviderView; origin: string; linked: 
   const urls = callbackUrls(props.origin, p.slug);
   const up = props.state?.form === 'update' ? props.state : undefined;
   const sec = props.state?.form === 'secret' ? props.state : undefined;
+  const askSecret = sec?.askSecret ?? false;
+  const skipLabel = p.secretSet ? KEEP_SECRET : NO_SECRET;
+  const secErrors = withSecretAgain(sec?.errors ?? {}, 'client_secret', askSecret, secretAgainMessage('new client secret', skipLabel));
   return (
     <article class="sso-provider" id={`provider-${p.slug}`}>
       <h4>
@@ -154,20 +178,50 @@ function ProviderPanel(props: { provider: ProviderView; origin: string; linked: 
           <SaveAnyway state={up} />
           <button type="submit">Save {p.display_name}</button>
         </Form>
-        <Form action="/settings/sso/secret" id={`sso-secret-${p.id}`} errors={sec?.errors}>
+        <Form action="/settings/sso/secret" id={`sso-secret-${p.id}`} errors={secErrors}>
           <input type="hidden" name="id" value={p.id} />
           <Field label="New client secret" name="client_secret" type="password" autocomplete="off" hint="Blank keeps the stored secret." />
+          <SecretRetryFields ask={askSecret} skipLabel={skipLabel} hint={p.secretSet ? 'The stored secret stays as it is.' : 'The provider stays a public client.'} />
           <Checkbox label="Clear the secret (public client)" name="clear_secret" />
           <button type="submit">Save secret</button>
         </Form>
         <Form action="/settings/sso/delete">
           <input type="hidden" name="id" value={p.id} />
           <button type="submit" class="danger">
-            Delete {p.display_name} and its linked identities
+            Delete {p.display_name} and its linked identities…
           </button>
         </Form>
       </details>
     </article>
+  );
+}
+
+/** The confirmation step before a provider is deleted: what goes with it, and how many linked identities. */
+export function DeleteProviderConfirm(props: { provider: ProviderView; linked: number }) {
+  const p = props.provider;
+  const n = props.linked;
+  const identities =
+    n === 0
+      ? 'No identity is linked through it.'
+      : `${n} linked ${n === 1 ? 'identity is' : 'identities are'} deleted with it: ${n === 1 ? 'that person' : 'those people'} can no longer sign in with ${p.display_name}. Their accounts stay, and password sign-in keeps working.`;
+  return (
+    <section class="confirm">
+      <h2>Delete the provider {p.display_name}?</h2>
+      <p>
+        Its sign-in button goes at once. {identities} This cannot be undone; to pause the provider instead, change it and untick
+        Enabled.
+      </p>
+      <div class="actions">
+        <Form action="/settings/sso/delete" class="inline">
+          <input type="hidden" name="id" value={p.id} />
+          <input type="hidden" name="confirm" value="yes" />
+          <button type="submit" class="danger">
+            Delete {p.display_name}
+          </button>
+        </Form>
+        <a href={`/settings?tab=sso#provider-${p.slug}`}>Cancel</a>
+      </div>
+    </section>
   );
 }
 
