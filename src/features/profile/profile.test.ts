@@ -213,6 +213,9 @@ forEachDialect((getDb) => {
     assert.match(page.text, /Browser-Here\/1\.0/);
     assert.match(page.text, /Browser-There\/2\.0 &lt;b&gt;/);
     assert.match(page.text, /this session/);
+    // One block per session on a phone (the layout is checked in test/e2e/phone-layout.test.ts): each cell names its column.
+    assert.match(page.text, /<table class="sessions stacked">/);
+    for (const label of ['Signed in: ', 'Last seen: ', 'Browser: ']) assert.ok(page.text.includes(`<span class="cell-label">${label}</span>`), label);
     const ids = await t.deps.db.selectFrom('sessions').select(['public_id', 'user_agent', 'account_id']).execute();
     const theirs = ids.find((r) => r.user_agent === 'Browser-There/2.0 <b>')!;
     const strangers = ids.find((r) => r.account_id === stranger.account.id)!;

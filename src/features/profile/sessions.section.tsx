@@ -1,5 +1,6 @@
 // Profile section: one's own sessions (created, last seen, user agent); end any of them, or sign out of this one.
-import { Form, Time } from '../../http/views/components.tsx';
+// Stacked into one block per session on a phone, so the button is never off-screen in a sideways-scrolling box.
+import { Form, StackedTable, Time } from '../../http/views/components.tsx';
 import { listOwnSessions } from '../auth/sessions.service.ts';
 import type { ProfileSection } from './sections.ts';
 
@@ -11,51 +12,44 @@ export const sessionsSection: ProfileSection = {
     return (
       <section>
         <h2>Sessions</h2>
-        <table>
-          <thead>
+        <StackedTable class="sessions" columns={['Signed in', 'Last seen', 'Browser', 'Action']}>
+          {sessions.map((s) => (
             <tr>
-              <th>Signed in</th>
-              <th>Last seen</th>
-              <th>Browser</th>
-              <th>
-                <span class="visually-hidden">Action</span>
-              </th>
+              <td>
+                <span class="cell-label">Signed in: </span>
+                <Time at={s.createdAt} />
+                {s.current ? (
+                  <>
+                    {' '}
+                    <span class="badge">this session</span>
+                  </>
+                ) : null}
+                {s.stage !== 'full' ? (
+                  <>
+                    {' '}
+                    <span class="badge">second factor pending</span>
+                  </>
+                ) : null}
+              </td>
+              <td>
+                <span class="cell-label">Last seen: </span>
+                <Time at={s.lastSeenAt} />
+              </td>
+              <td class="user-agent">
+                <span class="cell-label">Browser: </span>
+                {s.userAgent || '—'}
+              </td>
+              <td>
+                <Form action="/profile/sessions/end" class="inline">
+                  <input type="hidden" name="session" value={s.publicId} />
+                  <button type="submit" class="secondary">
+                    {s.current ? 'End this session' : 'End session'}
+                  </button>
+                </Form>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {sessions.map((s) => (
-              <tr>
-                <td>
-                  <Time at={s.createdAt} />
-                  {s.current ? (
-                    <>
-                      {' '}
-                      <span class="badge">this session</span>
-                    </>
-                  ) : null}
-                  {s.stage !== 'full' ? (
-                    <>
-                      {' '}
-                      <span class="badge">second factor pending</span>
-                    </>
-                  ) : null}
-                </td>
-                <td>
-                  <Time at={s.lastSeenAt} />
-                </td>
-                <td class="user-agent">{s.userAgent || '—'}</td>
-                <td>
-                  <Form action="/profile/sessions/end" class="inline">
-                    <input type="hidden" name="session" value={s.publicId} />
-                    <button type="submit" class="secondary">
-                      {s.current ? 'End this session' : 'End session'}
-                    </button>
-                  </Form>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </StackedTable>
       </section>
     );
   },

@@ -1,10 +1,11 @@
 // Profile section: personal API tokens. Mint (name, lifetime, read-only or not) after "Confirm it's you", the new
-// token shown once on the page after the mint's redirect, the list (created, expires, last used, read-only), revoke.
+// token shown once on the page after the mint's redirect, the list (id, created, expires, last used, read-only), and
+// revoke behind a confirmation step (`?revoke=<id>`: a second page state with its own button; no script).
 import type { Ctx } from '../../http/env.ts';
 import { OnceField, revealNow } from '../../http/reveal.tsx';
 import { Checkbox, Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
 import { recentlyConfirmed } from '../auth/reauth.service.ts';
-import { DEFAULT_EXPIRY, EXPIRY_CHOICES, listTokens } from '../tokens/tokens.service.ts';
+import { DEFAULT_EXPIRY, EXPIRY_CHOICES, listTokens, type TokenSummary } from '../tokens/tokens.service.ts';
 import { ConfirmFirstHint } from './confirm.section.tsx';
 import type { ProfileFeedback } from './profile.page.tsx';
 import type { ProfileSection } from './sections.ts';
@@ -52,6 +53,38 @@ function NewToken(props: { held: HeldToken | 'gone' }) {
   );
 }
 
+/** The public id's first characters: enough to tell two tokens apart, and to match `token.id` from GET /api/me. */
+export function shortTokenId(id: string): string {
+  return id.slice(0, 8);
+}
+
+/** How a token is named in a button or question: its name, and its short id, never any part of the secret. */
+function tokenTitle(t: TokenSummary): string {
+  return `“${t.name}” (ID ${shortTokenId(t.id)})`;
+}
+
+/** The second step of revoking: what breaks, its button, and a way back. */
+function RevokeStep(props: { token: TokenSummary }) {
+  const t = props.token;
+  return (
+    <div class="confirm" id="token-revoke" role="region" aria-labelledby="token-revoke-title">
+      <h3 id="token-revoke-title">Revoke the token {tokenTitle(t)}?</h3>
+      <p>
+        Created <Time at={t.createdAt} />, last used {t.lastUsedAt === null ? 'never' : <Time at={t.lastUsedAt} />}. Anything that
+        uses it (a script, a dashboard) is refused from the next request on. This cannot be undone: to restore access, create a new
+        token and give it to that integration.
+      </p>
+      <Form action="/profile/tokens/revoke" class="actions">
+        <input type="hidden" name="token" value={t.id} />
+        <button type="submit" class="danger">
+          Revoke {tokenTitle(t)}
+        </button>
+        <a href="/profile#profile-tokens">Cancel</a>
+      </Form>
+    </div>
+  );
+}
+
 /** The mint form (with a refused post's values and errors). */
 function MintForm(props: { feedback?: ProfileFeedback }) {
   const form = props.feedback?.form?.id === 'token-mint' ? props.feedback.form : undefined;
@@ -82,10 +115,13 @@ export const tokensSection: ProfileSection = {
   render: async (deps, c, feedback) => {
     const session = c.get('session')!;
     const [tokens, held, confirmed] = await Promise.all([listTokens(deps, session.account.id), heldToken(c), recentlyConfirmed(deps, session.idHash)]);
+    // Only one of the caller's own tokens has a step; a stale or foreign id shows none.
+    const revoking = tokens.find((t) => t.id === c.req.query('revoke'));
     return (
       <section>
         <h2>API tokens</h2>
         {held ? <NewToken held={held} /> : null}
+        {revoking ? <RevokeStep token={revoking} /> : null}
         <p class="hint">
           A token acts as you on the JSON API under /api/, with your current role. Send it as{' '}
           <code>Authorization: Bearer svc_pat_…</code>.
@@ -94,7 +130,7 @@ export const tokensSection: ProfileSection = {
         {tokens.length === 0 ? (
           <p class="empty">You have no API tokens.</p>
         ) : (
-          <StackedTable class="tokens" columns={['Name', 'Created', 'Expires', 'Last used', 'Action']}>
+          <StackedTable class="tokens" columns={['Name', 'ID', 'Created', 'Expires', 'Last used', 'Action']}>
             {tokens.map((t) => (
               <tr>
                 <td>
@@ -105,6 +141,10 @@ export const tokensSection: ProfileSection = {
                       <span class="badge">read-only</span>
                     </>
                   ) : null}
+                </td>
+                <td>
+                  <span class="cell-label">ID: </span>
+                  <code>{shortTokenId(t.id)}</code>
                 </td>
                 <td>
                   <span class="cell-label">Created: </span>
@@ -125,12 +165,9 @@ export const tokensSection: ProfileSection = {
                   {t.lastUsedAt === null ? 'never' : <Time at={t.lastUsedAt} />}
                 </td>
                 <td>
-                  <Form action="/profile/tokens/revoke" class="inline">
-                    <input type="hidden" name="token" value={t.id} />
-                    <button type="submit" class="secondary" aria-label={`Revoke ${t.name}`}>
-                      Revoke
-                    </button>
-                  </Form>
+                  <a class="button secondary" href={`/profile?revoke=${encodeURIComponent(t.id)}#token-revoke`} aria-label={`Revoke… ${tokenTitle(t)}`}>
+                    Revoke…
+                  </a>
                 </td>
               </tr>
             ))}

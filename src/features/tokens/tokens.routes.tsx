@@ -30,11 +30,17 @@ const mintSchema = z.object({
 });
 const revokeSchema = z.object({ token: idField('Choose a token to revoke.') });
 
+/** A refused mint's field errors and status, by the service's reason ('reauth-required' redirects to the confirm form). */
+const MINT_REFUSALS = {
+  'name-taken': [409, (name: string) => ({ name: `You already have a token named “${name}”. Choose another name, or revoke that token first.` })],
+} as const;
+
 export function tokensRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
-  // A second post of the same form (its one-time token spent) mints nothing and lands on the same page; a refused
-  // form mints nothing either, so it is answered before the token is spent.
+  // A second post of the same form (its one-time token spent) mints nothing and lands on the same page; a form that
+  // does not validate mints nothing either, so it is answered before the token is spent. A name the account already
+  // uses (the service's rule) is refused at its field, on a page whose form carries a fresh one-time token.
   app.post('/profile/tokens', async (c) => {
     const session = c.get('session')!;
     const form = parseForm(c, mintSchema);
@@ -45,7 +51,12 @@ export function tokensRoutes(deps: Deps) {
     if (!(await spendOnce(c))) return c.redirect(TOKEN_REVEAL_PATH, 303);
     const { name, expiry, read_only: readOnly } = form.data;
     const minted = await mintToken(deps, { accountId: session.account.id, sessionIdHash: session.idHash, name, expiry, readOnly });
-    if (!minted.ok) return c.redirect('/profile?notice=confirm-first-tokens#profile-tokens', 303);
+    if (!minted.ok) {
+      if (minted.reason === 'reauth-required') return c.redirect('/profile?notice=confirm-first-tokens#profile-tokens', 303);
+      const [status, errors] = MINT_REFUSALS[minted.reason];
+      const refused = { id: 'token-mint', errors: errors(name), values: { name, expiry, ...(readOnly ? { read_only: 'on' } : {}) } };
+      return renderProfile(deps, c, { section: 'tokens', kind: 'error', message: '', form: refused }, status);
+    }
     await revealLater(c, TOKEN_REVEAL, JSON.stringify({ name, token: minted.token, readOnly }));
     return c.redirect(TOKEN_REVEAL_PATH, 303);
   });

@@ -54,12 +54,30 @@ export interface ApiAccount {
 export async function mintToken(
   deps: Deps,
   input: { accountId: string; sessionIdHash: string; name: string; expiry: string; readOnly?: boolean },
-): Promise<{ ok: true; id: string; token: string } | { ok: false; reason: 'reauth-required' }> {
+): Promise<MintResult> {
   if (!(await recentlyConfirmed(deps, input.sessionIdHash))) return { ok: false, reason: 'reauth-required' };
+  if (await nameTaken(deps, input.accountId, input.name)) return { ok: false, reason: 'name-taken' };
   return { ok: true, ...(await createToken(deps, input.accountId, input)) };
 }
 
-/** Creates a token for the account with no session check (for doors that authenticate otherwise, and tests). */
+/** A mint's outcome: the token (shown once), or why nothing was minted. */
+export type MintResult = { ok: true; id: string; token: string } | { ok: false; reason: 'reauth-required' | 'name-taken' };
+
+/**
+ * Whether the account already has an unexpired token of this name (compared without regard to case): two tokens of one
+ * name cannot be told apart in the list, so revoking one would risk breaking the wrong integration.
+ */
+async function nameTaken(deps: Deps, accountId: string, name: string): Promise<boolean> {
+  const wanted = sameNameKey(name);
+  return (await listTokens(deps, accountId)).some((t) => !t.expired && sameNameKey(t.name) === wanted);
+}
+
+/** The form of a token name two names share when they would read as the same name in the list. */
+function sameNameKey(name: string): string {
+  return name.trim().normalize('NFC').toLowerCase();
+}
+
+/** Creates a token for the account with no session or name check (tests and seeding; every door mints through mintToken). */
 export async function createToken(deps: Deps, accountId: string, input: { name: string; expiry: string; readOnly?: boolean }): Promise<{ id: string; token: string }> {
   const choice = EXPIRY_CHOICES[Object.hasOwn(EXPIRY_CHOICES, input.expiry) ? input.expiry : DEFAULT_EXPIRY]!;
   const token = TOKEN_PREFIX + randomToken(deps.random, 32);

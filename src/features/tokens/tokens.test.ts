@@ -216,6 +216,68 @@ forEachDialect((getDb) => {
     await t.deps.db.deleteFrom('accounts').where('id', '=', bob.account.id).execute();
     assert.equal((await me(bobToken)).status, 401);
   });
+  test('a token name is unique among the account\u2019s own unexpired tokens: a second one is refused at its field', async () => {
+    const { account, client } = await signedInAs(t, 'viewer');
+    const other = await signedInAs(t, 'viewer');
+    const count = async (id = account.id) => (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', id).execute()).length;
+    await mint(client, 'ci script');
+    await mint(other.client, 'ci script'); // another account's names are its own
+    // Same name, whatever the case and surrounding spaces: refused at the field, nothing minted, the values kept.
+    for (const name of ['ci script', '  CI Script ']) {
+      const { post } = await submitMinting(client, '/profile', '/profile/tokens', { name, expiry: '30', read_only: 'on' });
+      assert.equal(post.status, 409, name);
+      assert.ok(post.text.includes(`You already have a token named “${name.trim()}”. Choose another name, or revoke that token first.`), name);
+      assert.match(post.text, /<form[^>]*id="token-mint"/, 'the form is shown again with its error');
+      assert.ok(post.text.includes(`name="name" type="text" value="${name.trim()}"`), 'the typed name is kept');
+      assert.match(post.text, /<option value="30" selected/);
+      assert.match(post.text, /name="read_only"[^>]*checked/);
+    }
+    assert.equal(await count(), 1);
+    assert.equal(await count(other.account.id), 1);
+    // An expired token or a revoked one no longer holds its name.
+    await mint(client, 'short', '30');
+    t.clock.advance(31 * DAY);
+    const later = await signIn(t, account); // the first session has expired meanwhile
+    await mint(later, 'short');
+    const row = await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).where('name', '=', 'ci script').executeTakeFirstOrThrow();
+    await later.post('/profile/tokens/revoke', { token: row.id });
+    await mint(later, 'ci script');
+    assert.equal(await count(), 3);
+  });
+
+  test('revoking asks first: the step names the token by name and id, its button revokes, Cancel leaves it', async () => {
+    const { account, client } = await signedInAs(t, 'viewer');
+    const stranger = await signedInAs(t, 'viewer');
+    const first = await mint(client, 'ci script');
+    const second = await mint(client, 'ci script 2');
+    const rows = await t.deps.db.selectFrom('api_tokens').select(['id', 'name']).where('account_id', '=', account.id).execute();
+    const row = rows.find((r) => r.name === 'ci script')!;
+    const short = row.id.slice(0, 8);
+    const list = (await client.get('/profile')).text;
+    // The list revokes nothing itself: each row links to its step, and rows differ by their id.
+    assert.ok(!list.includes('action="/profile/tokens/revoke"'), 'no revoke form in the list');
+    for (const r of rows) assert.match(list, new RegExp(`<code>${r.id.slice(0, 8)}</code>`));
+    assert.ok(list.includes(`href="/profile?revoke=${encodeURIComponent(row.id)}#token-revoke"`));
+    assert.ok(list.includes(`aria-label="Revoke… “ci script” (ID ${short})"`));
+
+    const step = (await client.get(`/profile?revoke=${encodeURIComponent(row.id)}`)).text;
+    assert.match(step, /id="token-revoke"/);
+    assert.ok(step.includes(`Revoke the token “ci script” (ID ${short})?`));
+    assert.match(step, /This cannot be undone/);
+    assert.match(step, /<a href="\/profile#profile-tokens">Cancel<\/a>/);
+    assert.ok(step.includes(`<input type="hidden" name="token" value="${row.id}"/>`));
+    assert.ok(!step.includes(first) && !step.includes(second), 'never the secret');
+    assert.equal((await me(first)).status, 200, 'showing the step revokes nothing');
+    // A stale or foreign id shows no step.
+    const strangerRow = await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', stranger.account.id).executeTakeFirst();
+    for (const id of ['stale', strangerRow?.id ?? 'none']) assert.doesNotMatch((await client.get(`/profile?revoke=${id}`)).text, /id="token-revoke"/);
+
+    const done = await client.post('/profile/tokens/revoke', { token: row.id });
+    assert.equal(done.location, '/profile?notice=token-revoked');
+    assert.equal((await me(first)).status, 401);
+    assert.equal((await me(second)).status, 200, 'the other token still works');
+  });
+
   test('minting needs "Confirm it\u2019s you" within the last 10 minutes of this very session', async () => {
     const { account, client } = await signedInAs(t, 'viewer');
     const count = async () => (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length;

@@ -21,7 +21,7 @@ test('a signed-in viewer sees their name, role, the bell and a sign-out form car
   assert.match(html, /<title>Home · svc<\/title>/);
   assert.match(html, /<body><a class="skip-link" href="#main">Skip to content<\/a>/, 'the skip link comes first');
   assert.match(html, /<main id="main" tabindex="-1"><h1>Home<\/h1><p>body<\/p>/);
-  assert.match(html, /<span class="username">alice<\/span> <span class="role role-viewer">viewer<\/span>/);
+  assert.match(html, /<span class="username" title="alice">alice<\/span> <span class="role role-viewer">viewer<\/span>/);
   assert.match(html, /<span class="bell">7<span class="visually-hidden"> unread<\/span><\/span>/);
   assert.match(html, /<form method="post" action="\/logout" class="inline"><input type="hidden" name="_csrf" value="tok-123"\/>/);
   assert.doesNotMatch(html, /href="\/settings"/, 'no settings link for a viewer');
@@ -57,6 +57,6 @@ test('values are escaped: hostile text never becomes markup', async () => {
   const html = await page(hostile, { username: hostile, role: 'viewer', unread: 3 }, hostile);
   assert.doesNotMatch(html, /<script>/);
   assert.match(html, /<title>&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt; &amp; &#39;quote&#39; · svc<\/title>/);
-  assert.match(html, /<span class="username">&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt; &amp; &#39;quote&#39;<\/span>/);
+  assert.match(html, /<span class="username" title="&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt; &amp; &#39;quote&#39;">&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt; &amp; &#39;quote&#39;<\/span>/);
   assert.match(html, /name="_csrf" value="&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt; &amp; &#39;quote&#39;"/);
 });
