@@ -40,7 +40,7 @@ export function inboxRoutes(deps: Deps) {
     const account = c.get('session')!.account;
     const rawBefore = c.req.query('before');
     const before = rawBefore === undefined ? undefined : decodeCursor(rawBefore);
-    if (rawBefore !== undefined && !before) return errorPage(c, 400, 'Page not found', 'That page link is not valid.');
+    if (rawBefore !== undefined && !before) return errorPage(c, 400, 'Page link not valid', 'That link to a page of the inbox is not valid. Start again from the inbox.');
     const filter = parseFilter({ show: c.req.query('show'), class: c.req.query('class'), cause: c.req.query('cause') });
     const [page, unread] = await Promise.all([inboxPage(deps, account.id, before, filter, account.role === 'admin'), unreadCount(deps, account.id)]);
     const olderHref = page.next ? `${base}${inboxQuery(filter, encodeCursor(page.next))}` : undefined;

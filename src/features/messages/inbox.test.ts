@@ -79,7 +79,9 @@ forEachDialect((getDb) => {
 
   test('a malformed page link is a 400, an unknown message a 404', async () => {
     const { client } = await signedInAs(t, 'viewer');
-    assert.equal((await client.get('/inbox?before=nonsense')).status, 400);
+    const bad = await client.get('/inbox?before=nonsense');
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /<h1>Page link not valid<\/h1>/, 'not "Page not found" under a 400');
     assert.equal((await client.get('/messages/no-such-message')).status, 404);
   });
 

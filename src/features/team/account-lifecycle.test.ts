@@ -274,7 +274,11 @@ forEachDialect((getDb) => {
     await signIn(t, vera);
     assert.equal((await accountRow(vera.id))?.last_sign_in_at, t.clock.now(), 'a full sign-in is recorded');
     const page = await admin.get(`/settings/accounts/${vera.id}`);
-    for (const label of ['Suspend…', 'Sign out everywhere…', 'Reset second factor…']) assert.ok(page.text.includes(`>${label}</a>`), label);
+    for (const label of ['Suspend…', 'Sign out everywhere…']) assert.ok(page.text.includes(`>${label}</a>`), label);
+    // A second factor is offered for reset only when there is one.
+    assert.ok(!page.text.includes('Reset second factor…') && page.text.includes('Not enrolled: nothing to reset.'));
+    await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', vera.id).execute();
+    assert.ok((await admin.get(`/settings/accounts/${vera.id}`)).text.includes('>Reset second factor…</a>'));
     for (const button of ['Confirm', 'Remove account']) assert.ok(page.text.includes(`>${button}</button>`), button);
     // Raising a viewer's role and a reset link wait for "Confirm it's you" (team.test.ts, reset.test.ts); after it,
     // the page offers their buttons.

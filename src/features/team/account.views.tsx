@@ -196,12 +196,16 @@ function Acts(props: AccountPageProps) {
       )}
 
       <h3>Second factor</h3>
-      <p class="actions">
-        <a class="button secondary" href={step('reenroll')}>
-          Reset second factor…
-        </a>
-        <span class="hint">{a.totp_enabled === 1 ? 'Clears the authenticator and recovery codes.' : 'Not enrolled now.'}</span>
-      </p>
+      {a.totp_enabled === 1 ? (
+        <p class="actions">
+          <a class="button secondary" href={step('reenroll')}>
+            Reset second factor…
+          </a>
+          <span class="hint">Clears the authenticator and recovery codes.</span>
+        </p>
+      ) : (
+        <p class="empty">Not enrolled: nothing to reset.</p>
+      )}
 
       <h3 id="authored">Authored records</h3>
       {authored === 0 ? (
