@@ -54,7 +54,7 @@ forEachDialect((getDb) => {
   test('the link is shown once after a redirect, stored only as its SHA-256, never logged, and a resent form mints nothing', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
     const { once, res } = await pressCreate(vera.id);
-    assert.equal(res.location, `/settings/accounts/${vera.id}`);
+    assert.equal(res.location, `/settings/accounts/${vera.id}?reveal=reset-link#reset-link-result`);
     const first = await admin.get(res.location!);
     const [, url, token] = LINK.exec(first.text)!;
     assert.match(first.text, /Reset link created for <strong>vera<\/strong>, valid until <time datetime="2026-01-16T12:00:00.000Z">/);
@@ -63,9 +63,11 @@ forEachDialect((getDb) => {
 
     const again = await admin.get(res.location!);
     assert.ok(!again.text.includes(token!), 'a reload shows it no more');
+    assert.match(again.text, /This reset link was shown once and is not shown again\./, 'and says so');
     assert.match(again.text, /one unused link, valid until/);
+    assert.doesNotMatch((await admin.get(`/settings/accounts/${vera.id}`)).text, /was shown once/, 'the plain page does not');
     const resent = await admin.post('/settings/accounts/reset-link', { account: vera.id, _once: once });
-    assert.equal(resent.location, `/settings/accounts/${vera.id}`);
+    assert.equal(resent.location, `/settings/accounts/${vera.id}?reveal=reset-link#reset-link-result`);
     assert.deepEqual(await t.deps.db.selectFrom('password_resets').selectAll().execute(), stored, 'the resent form minted nothing');
 
     await t.client().get(pathOf(url!));
@@ -219,7 +221,7 @@ forEachDialect((getDb) => {
     assert.doesNotMatch(confirmed.text, /id="reset-link-confirm"/);
 
     t.clock.advance(10 * 60_000 - 1);
-    assert.equal((await pressCreate(vera.id)).res.location, `/settings/accounts/${vera.id}`);
+    assert.equal((await pressCreate(vera.id)).res.location, `/settings/accounts/${vera.id}?reveal=reset-link#reset-link-result`);
     assert.deepEqual(await links(), [{ account_id: vera.id }]);
     t.clock.advance(1);
     assert.match((await admin.get(`/settings/accounts/${vera.id}`)).text, /id="reset-link-confirm"/, 'it asks again');

@@ -63,6 +63,8 @@ const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => stri
 
 /** The account page's address, with a notice key. */
 const pageOf = (accountId: string, notice?: string) => `/settings/accounts/${accountId}${notice ? `?notice=${notice}` : ''}`;
+/** The account page that shows a reset link just minted, once (later visits of it say it was shown). */
+const revealPageOf = (accountId: string) => `/settings/accounts/${accountId}?reveal=reset-link#reset-link-result`;
 /** The reveal kind of one account's reset link. */
 const resetReveal = (accountId: string) => `reset-link:${accountId}`;
 
@@ -113,8 +115,11 @@ export function accountRoutes(deps: Deps) {
     if (!detail) return gone(c);
     const key = c.req.query('notice') ?? '';
     const notice = Object.hasOwn(ACCOUNT_NOTICES, key) ? ACCOUNT_NOTICES[key] : undefined;
-    const resetLink = await revealNow(c, resetReveal(accountId));
-    return show(c, detail, 200, { notice, noticeKey: notice === undefined ? undefined : key, resetLink, confirm: confirmStep(c, detail) });
+    // The page the mint redirected to (`?reveal=reset-link`) shows the link once; a reload or Back says it was shown.
+    const revealing = c.req.query('reveal') === 'reset-link';
+    const resetLink = revealing ? await revealNow(c, resetReveal(accountId)) : undefined;
+    const resetLinkGone = revealing && resetLink === undefined;
+    return show(c, detail, 200, { notice, noticeKey: notice === undefined ? undefined : key, resetLink, resetLinkGone, confirm: confirmStep(c, detail) });
   });
 
   /** The confirmation step asked for by `?confirm=` (and `&to=` for a move), when it applies to this account. */
@@ -173,13 +178,13 @@ export function accountRoutes(deps: Deps) {
   app.post('/settings/accounts/reset-link', async (c) => {
     const form = parseForm(c, accountSchema);
     if (!form.ok) return invalid(c, form.errors);
-    if (!(await spendOnce(c))) return c.redirect(pageOf(form.data.account), 303);
+    if (!(await spendOnce(c))) return c.redirect(revealPageOf(form.data.account), 303);
     const session = c.get('session')!;
     const input = { actorId: session.account.id, sessionIdHash: session.idHash, accountId: form.data.account, base: externalOrigin(c, deps.config) };
     const minted = await mintResetLink(deps, input);
     if (!minted.ok) return refuse(c, form.data.account, minted.reason, `${minted.reason}-reset`);
     await revealLater(c, resetReveal(form.data.account), minted.url);
-    return c.redirect(pageOf(form.data.account), 303);
+    return c.redirect(revealPageOf(form.data.account), 303);
   });
 
   // "Confirm it's you" for the admin acts that hand out lasting access (an admin invitation, a reset link): the password

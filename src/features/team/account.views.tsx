@@ -37,6 +37,8 @@ export interface AccountPageProps {
   detail: AccountDetail;
   selfId: string;
   notice?: string;
+  /** The page after a reset link's one showing was revisited (reload, Back): it says the link is not shown again. */
+  resetLinkGone?: boolean;
   /** The notice's key (the page's `notice` query), where its place on the page depends on it. */
   noticeKey?: string;
   error?: string;
@@ -63,6 +65,14 @@ export function AccountPage(props: AccountPageProps) {
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
       {self && props.errors ? <Notice kind="error">{Object.values(props.errors)[0]}</Notice> : null}
       {props.resetLink ? <RevealedLink url={props.resetLink} detail={props.detail} /> : null}
+      {props.resetLinkGone ? (
+        <div id="reset-link-result">
+          <Notice kind="info">
+            This reset link was shown once and is not shown again. If it was lost, create a new one: it replaces the unused
+            link.
+          </Notice>
+        </div>
+      ) : null}
       {props.confirm ? <ConfirmStep {...props.confirm} detail={props.detail} /> : null}
       <Facts detail={props.detail} />
       {self ? <SelfNote /> : <Acts {...props} />}
@@ -323,6 +333,7 @@ function ConfirmStep(props: { act: Confirmable; heir?: { id: string; username: s
 function RevealedLink(props: { url: string; detail: AccountDetail }) {
   const { account: a, resetLinkExpiresAt } = props.detail;
   return (
+    <div id="reset-link-result">
     <Notice kind="success">
       <p>
         Reset link created for <strong>{a.username}</strong>
@@ -340,5 +351,6 @@ function RevealedLink(props: { url: string; detail: AccountDetail }) {
       </p>
       {a.suspended_at !== null ? <p>The account is suspended: the link works only once it is reactivated.</p> : null}
     </Notice>
+    </div>
   );
 }
