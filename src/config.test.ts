@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
-import { loadConfig } from './config.ts';
+import { absentSqliteFile, loadConfig, type Config } from './config.ts';
 
 test('defaults: port 8080, SQLite under ./data, insecure cookies, no public URL', () => {
   const r = loadConfig({});
@@ -80,4 +83,51 @@ test('SVC_METRICS_TOKEN: unset turns /metrics off; when set, at least 16 charact
   assert.equal(short.ok, false);
   if (short.ok) return;
   assert.deepEqual(short.errors, ['SVC_METRICS_TOKEN: SVC_METRICS_TOKEN must be at least 16 characters']);
+});
+
+test('DATABASE_URL: a SQLite path or a postgres:// URL; blank and other URLs are refused, never repeating the value', () => {
+  const accepted: [string, Config['database']][] = [
+    ['./data/other.sqlite', { kind: 'sqlite', path: './data/other.sqlite' }],
+    [' /var/lib/svc/svc.sqlite ', { kind: 'sqlite', path: '/var/lib/svc/svc.sqlite' }],
+    [':memory:', { kind: 'sqlite', path: ':memory:' }],
+    ['postgresql://svc@db/svc', { kind: 'postgres', url: 'postgresql://svc@db/svc' }],
+  ];
+  for (const [value, database] of accepted) {
+    const r = loadConfig({ DATABASE_URL: value });
+    assert.ok(r.ok, value);
+    assert.deepEqual(r.config.database, database, value);
+  }
+  const refused: [string, RegExp][] = [
+    ['', /^DATABASE_URL: DATABASE_URL is set but empty; unset it for the default \.\/data\/svc\.sqlite, or give a SQLite file path or a postgres:\/\/ URL$/],
+    ['   ', /DATABASE_URL is set but empty/],
+    ['mysql://root:hunter2@db/svc', /^DATABASE_URL: DATABASE_URL must be a SQLite file path or a postgres:\/\/ \(postgresql:\/\/\) URL, or unset for the default \.\/data\/svc\.sqlite; mysql: URLs are not supported$/],
+    ['file:./hunter2.sqlite', /file: URLs are not supported/],
+    ['sqlite:///hunter2.sqlite', /sqlite: URLs are not supported/],
+    ['https://hunter2@db.example.com/svc', /https: URLs are not supported/],
+    ['postgres://svc:hunter2@[db/svc', /^DATABASE_URL: DATABASE_URL is not a valid postgres:\/\/ URL/],
+  ];
+  for (const [value, message] of refused) {
+    const r = loadConfig({ DATABASE_URL: value, PORT: 'eighty' });
+    assert.equal(r.ok, false, value);
+    if (r.ok) continue;
+    assert.equal(r.errors.length, 2, `reported with the other errors: ${value}`);
+    assert.match(r.errors.find((e) => e.startsWith('DATABASE_URL'))!, message, value);
+    assert.doesNotMatch(r.errors.join('\n'), /hunter2/, 'the value is never repeated');
+  }
+});
+
+test('absentSqliteFile: the absolute path of a SQLite file not yet created; nothing for PostgreSQL, :memory: or a file that exists', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-config-'));
+  try {
+    const existing = path.join(dir, 'svc.sqlite');
+    fs.writeFileSync(existing, '');
+    assert.equal(absentSqliteFile({ kind: 'sqlite', path: existing }), undefined);
+    assert.equal(absentSqliteFile({ kind: 'sqlite', path: path.join(dir, 'nope', 'svc.sqlite') }), path.join(dir, 'nope', 'svc.sqlite'));
+    assert.equal(absentSqliteFile({ kind: 'sqlite', path: 'relative-nope.sqlite' }), path.resolve('relative-nope.sqlite'));
+    assert.equal(absentSqliteFile({ kind: 'sqlite', path: ':memory:' }), undefined);
+    assert.equal(absentSqliteFile({ kind: 'postgres', url: 'postgres://svc@db/svc' }), undefined);
+    assert.ok(!fs.existsSync(path.join(dir, 'nope')), 'nothing created');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

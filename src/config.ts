@@ -1,5 +1,6 @@
 // The one place that reads process.env: parsed once at start-up, every error reported together.
 import fs from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { parseTrustedProxies, type TrustedProxies } from './net/client-address.ts';
 
@@ -7,7 +8,42 @@ const booleanFlag = z
   .enum(['', '0', '1', 'false', 'true', 'no', 'yes', 'off', 'on'])
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 
-const POSTGRES_URL = /^postgres(ql)?:\/\//;
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
+/** The default SQLite file, used only while DATABASE_URL is unset (a blank value is refused, not defaulted). */
+const DEFAULT_SQLITE = './data/svc.sqlite';
+
+/** A value that looks like a URL (`scheme://`, `file:` or `sqlite:`) rather than a file path. */
+const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\/|^(file|sqlite):/i;
+
+// DATABASE_URL: a postgres:// URL, else a SQLite file path. Anything else is refused here, so a typo never becomes a new,
+// empty database (a blank value was once a throwaway in-memory one; `mysql://foo` a directory "mysql:"). The messages
+// never repeat the value: it may carry a password.
+const databaseUrl = z
+  .string()
+  .default(DEFAULT_SQLITE)
+  .transform((raw, ctx): Config['database'] => {
+    const v = raw.trim();
+    if (v === '') {
+      ctx.addIssue({ code: 'custom', message: `DATABASE_URL is set but empty; unset it for the default ${DEFAULT_SQLITE}, or give a SQLite file path or a postgres:// URL` });
+      return z.NEVER;
+    }
+    if (POSTGRES_URL.test(v)) {
+      if (URL.canParse(v)) return { kind: 'postgres', url: v };
+      ctx.addIssue({ code: 'custom', message: 'DATABASE_URL is not a valid postgres:// URL (percent-encode special characters in the user name and password)' });
+      return z.NEVER;
+    }
+    const urlLike = URL_LIKE.exec(v);
+    if (urlLike) {
+      const scheme = (urlLike[1] ?? urlLike[2]!).toLowerCase();
+      ctx.addIssue({
+        code: 'custom',
+        message: `DATABASE_URL must be a SQLite file path or a postgres:// (postgresql://) URL, or unset for the default ${DEFAULT_SQLITE}; ${scheme}: URLs are not supported`,
+      });
+      return z.NEVER;
+    }
+    return { kind: 'sqlite', path: v };
+  });
 
 const optionalUrl = (what: string) =>
   z.string().transform((raw, ctx) => {
@@ -28,7 +64,7 @@ const optionalUrl = (what: string) =>
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
-  DATABASE_URL: z.string().default('./data/svc.sqlite'),
+  DATABASE_URL: databaseUrl,
   SVC_SETUP_TOKEN: z
     .string()
     .optional()
@@ -114,6 +150,17 @@ function readablePem(file: string): boolean {
   }
 }
 
+/**
+ * The absolute path of the SQLite file `database` names when that file does not exist, else undefined (PostgreSQL,
+ * ':memory:', a file that exists). Commands that work on an existing installation refuse then instead of creating an
+ * empty database at a mistyped path; only `svc serve` and `svc migrate` create it.
+ */
+export function absentSqliteFile(database: Config['database']): string | undefined {
+  if (database.kind !== 'sqlite' || database.path === ':memory:') return undefined;
+  const file = path.resolve(database.path);
+  return fs.existsSync(file) ? undefined : file;
+}
+
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 
 /** Parses the environment; returns every problem at once rather than failing on the first. */
@@ -129,11 +176,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
     return { ok: false, errors: [...issues, ...crossErrors] };
   }
   const e = parsed.data;
-  const url = e.DATABASE_URL.trim();
   const listenUrl = e.SVC_DATABASE_LISTEN_URL;
-  const database: Config['database'] = POSTGRES_URL.test(url)
-    ? { kind: 'postgres', url, ...(listenUrl === undefined ? {} : { listenUrl }) }
-    : { kind: 'sqlite', path: url.replace(/^sqlite:(\/\/)?/, '') };
+  const database: Config['database'] = e.DATABASE_URL.kind === 'postgres' && listenUrl !== undefined ? { ...e.DATABASE_URL, listenUrl } : e.DATABASE_URL;
   return {
     ok: true,
     config: {

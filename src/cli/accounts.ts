@@ -230,7 +230,7 @@ const helpOf = (sub: Subcommand) => `Usage: ${sub.usage}\n\n${sub.about}\n\n${su
 
 export const ACCOUNTS_HELP = `Usage: svc accounts <subcommand> [arguments]
 
-Administers the team's accounts from the host shell, with the same guards as Settings > Accounts (never zero active
+Administers the team's accounts from the host shell, with the same guards as Settings > Team (never zero active
 administrators). Works when no administrator can sign in; acts are logged with "cli" as their actor.
 
 ${Object.values(SUBCOMMANDS)

@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
-import { loadConfig } from '../config.ts';
+import { absentSqliteFile, loadConfig } from '../config.ts';
+import { reportInvalidConfiguration } from './start.ts';
 
 export const BACKUP_HELP = `Usage: svc backup <file> [--force]
 
@@ -30,7 +31,7 @@ export async function runBackup(args: string[]): Promise<number> {
   }
   if (positionals.length !== 1 || positionals[0]!.trim() === '') return refuse(`name one file to write the backup to\n\n${BACKUP_HELP}`);
   const loaded = loadConfig();
-  if (!loaded.ok) return refuse(`invalid configuration:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}`);
+  if (!loaded.ok) return reportInvalidConfiguration(loaded.errors);
   const database = loaded.config.database;
   if (database.kind === 'postgres') {
     return refuse(
@@ -40,7 +41,9 @@ export async function runBackup(args: string[]): Promise<number> {
     );
   }
   const target = path.resolve(positionals[0]!);
-  if (database.path === ':memory:' || !fs.existsSync(database.path)) return fail(`there is no SQLite database at ${database.path} (DATABASE_URL)`);
+  if (database.path === ':memory:') return fail('there is no SQLite database at :memory: (DATABASE_URL)');
+  const absent = absentSqliteFile(database);
+  if (absent !== undefined) return fail(`no svc database at ${absent} (DATABASE_URL); check DATABASE_URL`);
   if (target === path.resolve(database.path)) return refuse('the backup file must not be the database itself');
   if (fs.existsSync(target) && !values.force) return refuse(`${target} already exists; choose another name or pass --force to overwrite it`);
   if (!fs.existsSync(path.dirname(target))) return fail(`the directory ${path.dirname(target)} does not exist`);

@@ -21,11 +21,19 @@ test('svc --help lists the commands', async () => {
   assert.match(stdout, /migrate/);
 });
 
+test('svc --version prints the version of package.json and exits 0', async () => {
+  const { version } = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const { stdout, stderr } = await run(process.execPath, [bin, '--version']);
+  assert.equal(stdout, `${version}\n`);
+  assert.equal(stderr, '');
+  assert.match((await run(process.execPath, [bin, '--help'])).stdout, /^ {2}--version +print the version of svc$/m, 'listed in svc --help');
+});
+
 test('help and usage mistakes answer without loading a database driver or the web application', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
   const preload = new URL('../../test/fixtures/resolve-log.mjs', import.meta.url).href;
   try {
-    const cases: [string[], number][] = [[['--help'], 0], [['bogus'], 2], [['emit', '--help'], 0], [['emit', '--cause', 'nope'], 2], [['invite', '--help'], 0], [['accounts', '--help'], 0]];
+    const cases: [string[], number][] = [[['--help'], 0], [['--version'], 0], [['bogus'], 2], [['emit', '--help'], 0], [['emit', '--cause', 'nope'], 2], [['invite', '--help'], 0], [['accounts', '--help'], 0]];
     for (const [i, [args, code]] of cases.entries()) {
       const log = path.join(dir, `resolved-${i}.txt`);
       const result = await run(process.execPath, ['--import', preload, bin, ...args], { env: { ...process.env, SVC_RESOLVE_LOG: log } }).then(() => 0, (e) => e.code);
@@ -42,13 +50,16 @@ test('help and usage mistakes answer without loading a database driver or the we
 test('a command loads the driver of the configured database only (pg alone is ~35 ms of start-up)', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
   const preload = new URL('../../test/fixtures/resolve-log.mjs', import.meta.url).href;
+  // svc emit works on an existing database only (svc serve or svc migrate creates one).
+  const sqliteDb = await createTestDatabase('sqlite');
   const pgDb = process.env.TEST_DATABASE_URL ? await createTestDatabase('postgres') : undefined;
   t.after(async () => {
+    await sqliteDb.drop();
     await pgDb?.drop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
   const emitArgs = ['emit', '--cause', 'drift', '--subject-kind', 'host', '--subject-key', 'web-1', '--headline', 'Port 22 opened.'];
-  const cases = [{ url: path.join(dir, 'svc.sqlite'), loads: 'better-sqlite3', not: 'pg' }];
+  const cases = [{ url: sqliteDb.database.kind === 'sqlite' ? sqliteDb.database.path : '', loads: 'better-sqlite3', not: 'pg' }];
   if (pgDb && pgDb.database.kind === 'postgres') cases.push({ url: pgDb.database.url, loads: 'pg', not: 'better-sqlite3' });
   for (const [i, c] of cases.entries()) {
     const log = path.join(dir, `resolved-${i}.txt`);

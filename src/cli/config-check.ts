@@ -1,7 +1,9 @@
 // svc config check: validates the environment with start-up's own loader and prints the effective settings, every
 // secret (tokens, the database password) shown only as set or not set.
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../config.ts';
+import { absentSqliteFile, loadConfig, type Config } from '../config.ts';
+import { reportInvalidConfiguration } from './start.ts';
 
 export const CONFIG_HELP = `Usage: svc config check
 
@@ -25,10 +27,7 @@ export function runConfigCheck(args: string[], env: NodeJS.ProcessEnv = process.
     return 2;
   }
   const loaded = loadConfig(env);
-  if (!loaded.ok) {
-    process.stderr.write(`svc: invalid configuration:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
-    return 2;
-  }
+  if (!loaded.ok) return reportInvalidConfiguration(loaded.errors);
   out(`The configuration is valid. Effective settings:\n\n${effectiveSettings(loaded.config)}`);
   return 0;
 }
@@ -39,7 +38,7 @@ export function effectiveSettings(config: Config): string {
   const rows: [string, string][] = [
     ['PORT', String(config.port)],
     ['HOST', config.host],
-    ['DATABASE_URL', db.kind === 'sqlite' ? `${db.path} (SQLite)` : `${withoutPassword(db.url)} (PostgreSQL)`],
+    ['DATABASE_URL', db.kind === 'sqlite' ? sqliteSetting(db) : `${withoutPassword(db.url)} (PostgreSQL)`],
     ['SVC_DATABASE_LISTEN_URL', db.kind === 'postgres' && db.listenUrl ? withoutPassword(db.listenUrl) : 'not set (DATABASE_URL)'],
     ['SVC_SETUP_TOKEN', config.setupToken ? 'set' : 'not set (a fresh one is printed at each start while no account exists)'],
     ['SVC_SECURE_COOKIES', String(config.secureCookies)],
@@ -52,6 +51,13 @@ export function effectiveSettings(config: Config): string {
   ];
   const width = Math.max(...rows.map(([name]) => name.length)) + 2;
   return rows.map(([name, value]) => `${name.padEnd(width)}${value}\n`).join('');
+}
+
+/** The SQLite path as given, where it resolves, and whether the file is still to be created (a mistyped path shows here). */
+function sqliteSetting(db: Extract<Config['database'], { kind: 'sqlite' }>): string {
+  if (db.path === ':memory:') return ':memory: (SQLite, in memory: nothing is kept)';
+  const absent = absentSqliteFile(db);
+  return absent === undefined ? `${db.path} (SQLite at ${path.resolve(db.path)})` : `${db.path} (SQLite at ${absent}; does not exist yet: svc serve or svc migrate creates it)`;
 }
 
 /** A postgres:// URL without its password (in the authority or a `password`/`sslpassword` parameter), saying whether one was set. */

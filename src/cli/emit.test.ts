@@ -81,6 +81,15 @@ forEachDialect((getDb, dialect) => {
     });
   });
 
+  test('svc emit counts the queued deliveries in words: 1 channel delivery, 2 channel deliveries', async () => {
+    const emitDrift = () =>
+      run(process.execPath, [SVC, 'emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'It moved.'], { env: envFor(getDb(), '') });
+    await buildChannel(t, { classes: 'drift' });
+    assert.match((await emitDrift()).stderr, /stored drift message; 1 channel delivery queued\n/);
+    await buildChannel(t, { classes: 'drift' });
+    assert.match((await emitDrift()).stderr, /stored drift message; 2 channel deliveries queued\n/);
+  });
+
   test('svc emit with bad flags exits 2, names the problems and stores nothing', async () => {
     const err = await run(process.execPath, [SVC, 'emit', '--cause', 'rain', '--subject-kind', 'x', '--subject-key', 'y', '--headline', '', '--census', '-1'], {
       env: envFor(getDb(), ''),
@@ -109,7 +118,7 @@ forEachDialect((getDb, dialect) => {
       const { stderr } = await run(process.execPath, [SVC, 'emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'It moved.'], {
         env: envFor(getDb(), ''),
       });
-      assert.match(stderr, /1 channel deliveries queued/);
+      assert.match(stderr, /1 channel delivery queued/);
       await until(() => heard.includes(''));
     } finally {
       await listener.close();

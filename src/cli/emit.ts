@@ -111,7 +111,7 @@ export async function runEmit(args: string[]): Promise<number> {
       return 2;
     }
     process.stdout.write(`${result.id}\n`);
-    process.stderr.write(`svc emit: stored ${result.class} message; ${result.deliveries} channel deliveries queued\n`);
+    process.stderr.write(`svc emit: stored ${result.class} message; ${result.deliveries} channel ${result.deliveries === 1 ? 'delivery' : 'deliveries'} queued\n`);
     return 0;
   } finally {
     await deps.db.destroy();

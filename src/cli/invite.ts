@@ -8,7 +8,7 @@ export const INVITE_HELP = `Usage: svc invite --role admin|viewer [--note <text>
 
 Mints a single-use invitation valid for 7 days and prints its join link on stdout, like the Team page does. Works
 with no administrator able to sign in: whoever accepts an admin invitation becomes an administrator. The invitation
-appears in Settings > Accounts with "command line" as its author.
+appears in Settings > Team with "command line" as its author.
 
   --role admin|viewer   the role the new account gets (required)
   --note <text>         a label for the admin list, at most 200 characters (optional)

@@ -4,6 +4,8 @@
 // application or the delivery worker (half of a short command's start-up time and memory), and none loads a database
 // driver before it needs the database (start.ts).
 import { parseArgs } from 'node:util';
+// Compiled into dist/svc.js by the build, so `svc --version` reads no file and loads nothing.
+import pkg from '../../package.json' with { type: 'json' };
 import { startRuntime } from './start.ts';
 
 /** One command: its line in `svc --help`, its own help, and what it runs (returning the exit code). */
@@ -27,7 +29,8 @@ const COMMANDS: Record<string, Command> = {
     async run(args) {
       const { values } = parseArgs({ args, options: { 'no-worker': { type: 'boolean', default: false } }, strict: true });
       const { runServe } = await import('./serve.ts');
-      await runServe(await startRuntime(), { worker: !values['no-worker'] });
+      // The one command besides migrate that creates the database: `npm start` on a fresh machine just works.
+      await runServe(await startRuntime({ create: true }), { worker: !values['no-worker'] });
       return 0;
     },
   },
@@ -46,7 +49,7 @@ const COMMANDS: Record<string, Command> = {
     help: 'Usage: svc migrate\n\nBrings the database schema up to date and exits (start-up does this too; safe when several instances start at once).\n',
     async run(args) {
       parseArgs({ args, options: {}, strict: true });
-      const deps = await startRuntime();
+      const deps = await startRuntime({ create: true });
       deps.log.info('database is up to date');
       await deps.db.destroy();
       return 0;
@@ -77,8 +80,10 @@ Commands:
 ${Object.values(COMMANDS)
   .map((c) => `  ${c.summary}\n`)
   .join('')}  --help                       show this help (svc <command> --help: that command's)
+  --version                    print the version of svc
 
-Configuration is read from environment variables; see README.md and docs/operations.md.
+Configuration is read from environment variables; see README.md and docs/operations.md. serve and migrate create
+the SQLite database when it does not exist; every other command needs an existing one (exit 1 otherwise).
 Exit codes: 0 done; 1 failed or refused (nothing changed); 2 usage error: wrong arguments, invalid
 configuration, or an act this setup cannot do (backup on PostgreSQL, a backup file that exists without --force).
 `;
@@ -88,6 +93,10 @@ async function main(argv: string[]): Promise<number> {
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(HELP);
     return name === undefined ? 2 : 0;
+  }
+  if (name === '--version') {
+    process.stdout.write(`${pkg.version}\n`);
+    return 0;
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name]! : undefined;
   if (!command) {

@@ -42,6 +42,30 @@ test('svc config check prints the effective settings, secrets only as set or not
   assert.equal((await svc(['config'])).code, 2, '"check" is required');
 });
 
+test('svc config check shows where a SQLite path resolves, and whether the file is still to be created', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-config-'));
+  try {
+    const file = path.join(dir, 'typo', 'svc.sqlite');
+    const absent = await svc(['config', 'check'], { DATABASE_URL: file });
+    assert.equal(absent.code, 0);
+    assert.match(absent.stdout, new RegExp(`^DATABASE_URL +${file} \\(SQLite at ${file}; does not exist yet: svc serve or svc migrate creates it\\)$`, 'm'));
+    fs.mkdirSync(path.dirname(file));
+    fs.writeFileSync(file, '');
+    const present = await svc(['config', 'check'], { DATABASE_URL: file });
+    assert.match(present.stdout, new RegExp(`^DATABASE_URL +${file} \\(SQLite at ${file}\\)$`, 'm'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('svc invite and svc accounts name the console tab users see: Settings > Team', async () => {
+  for (const args of [['invite', '--help'], ['accounts', '--help']]) {
+    const { stdout } = await svc(args);
+    assert.match(stdout, /Settings > Team/, args.join(' '));
+    assert.doesNotMatch(stdout, /Settings > Accounts/, args.join(' '));
+  }
+});
+
 forEachDialect((getDb, dialect) => {
   const databaseUrl = () => {
     const db = getDb().database;
@@ -101,7 +125,7 @@ forEachDialect((getDb, dialect) => {
       assert.equal((await svc(['backup', databaseUrl()], { DATABASE_URL: databaseUrl() })).code, 2, 'never over the database itself');
       const missing = await svc(['backup', path.join(dir, 'x.sqlite')], { DATABASE_URL: path.join(dir, 'absent.sqlite') });
       assert.equal(missing.code, 1);
-      assert.match(missing.stderr, /there is no SQLite database/);
+      assert.equal(missing.stderr, `svc backup: no svc database at ${path.join(dir, 'absent.sqlite')} (DATABASE_URL); check DATABASE_URL\n`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -1,30 +1,94 @@
 // Start-up shared by every command: config, logger, database and migrations, or a clear exit.
+import path from 'node:path';
+import { sql } from 'kysely';
 import pino from 'pino';
-import { loadConfig } from '../config.ts';
+import { absentSqliteFile, loadConfig, type Config } from '../config.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { systemClock, systemRandom, type Deps } from '../deps.ts';
 import { createDeliveryWakeup } from '../features/delivery/wakeup.ts';
+import { reportInvalidConfiguration } from './start.ts';
 
-/** Loads config and opens a migrated database; prints every problem and exits non-zero on failure. */
-export async function startRuntime(options: { logToStderr?: boolean } = {}): Promise<Deps> {
+/** How a command starts. */
+export interface StartOptions {
+  /** Commands whose stdout is their answer (svc emit) log to stderr. */
+  logToStderr?: boolean;
+  /** Creates the SQLite database when it does not exist (svc serve, svc migrate); every other command refuses instead. */
+  create?: boolean;
+}
+
+/**
+ * Loads config and opens a migrated database. Every failure is one line on stderr, never a stack trace: invalid
+ * configuration exits 2; a missing SQLite file (unless `create`), an unreachable database or a failed migration exit 1.
+ */
+export async function startRuntime(options: StartOptions = {}): Promise<Deps> {
   const loaded = loadConfig();
-  if (!loaded.ok) {
-    process.stderr.write(`svc: invalid configuration:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
-    process.exit(2);
-  }
+  if (!loaded.ok) process.exit(reportInvalidConfiguration(loaded.errors));
   const config = loaded.config;
+  const absent = options.create ? undefined : absentSqliteFile(config.database);
+  if (absent !== undefined) fail(`no svc database at ${absent} (DATABASE_URL); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL`);
   const logOptions = { level: config.logLevel, base: undefined };
-  // Commands whose stdout is their answer (svc emit) log to stderr.
   const log = options.logToStderr ? pino(logOptions, pino.destination(2)) : pino(logOptions);
-  const { db, dialect } = await openDatabase(config.database);
+  const where = describeDatabase(config.database);
+  const { db, dialect } = await openDatabase(config.database, { create: options.create }).catch((err: unknown) =>
+    fail(`cannot open the database (${where}): ${reasonOf(err, config.database)}`),
+  );
+  // A trivial query first, so "cannot reach" is told apart from a migration that failed on a reachable database.
+  const reached = await sql`select 1`.execute(db).then(
+    () => undefined,
+    (err: unknown) => reasonOf(err, config.database),
+  );
+  if (reached !== undefined) {
+    await db.destroy().catch(() => {});
+    fail(`cannot reach the database (${where}): ${reached}`);
+  }
   const migrated = await migrateToLatest(db);
   if (!migrated.ok) {
-    log.fatal({ err: migrated.error }, 'database migration failed');
-    await db.destroy();
-    process.exit(1);
+    await db.destroy().catch(() => {});
+    fail(`the database migration failed (${where}): ${reasonOf(migrated.error, config.database)}`);
   }
   if (migrated.applied.length > 0) log.info({ applied: migrated.applied, dialect }, 'database migrated');
   const wakeup = createDeliveryWakeup((err) => log.error({ err }, 'a delivery wake-up subscriber failed'));
   return { db, dialect, config, clock: systemClock, random: systemRandom, log, wakeup };
+}
+
+/** One line on stderr and exit 1. */
+function fail(line: string): never {
+  process.stderr.write(`svc: ${line}\n`);
+  process.exit(1);
+}
+
+/** Which database, for an error line: "SQLite at /abs/path" or "PostgreSQL at host:port" (never the user or password). */
+export function describeDatabase(database: Config['database']): string {
+  if (database.kind === 'sqlite') return `SQLite at ${database.path === ':memory:' ? ':memory:' : path.resolve(database.path)}`;
+  const url = new URL(database.url);
+  // libpq's forms: a host in the authority, or ?host= (a Unix socket directory); localhost:5432 when neither is given.
+  const host = url.hostname || url.searchParams.get('host') || 'localhost';
+  const port = url.port || url.searchParams.get('port') || '5432';
+  return `PostgreSQL at ${host.startsWith('/') ? host : `${host}:${port}`}`;
+}
+
+/** An error's message for one line: no stack, an AggregateError's parts, and any password of the URL masked. */
+export function reasonOf(err: unknown, database: Config['database']): string {
+  let reason = err instanceof AggregateError && err.errors.length > 0 ? err.errors.map((e) => reasonOf(e, database)).join('; ') : err instanceof Error ? err.message : String(err);
+  if (reason.trim() === '') reason = (err as { code?: unknown })?.code ? String((err as { code: unknown }).code) : 'unknown error';
+  for (const secret of secretsOf(database)) reason = reason.split(secret).join('***');
+  return reason.split('\n')[0]!;
+}
+
+/** The password of a postgres:// URL (as written and decoded) and any password-like query parameters, to mask. */
+function secretsOf(database: Config['database']): string[] {
+  if (database.kind !== 'postgres') return [];
+  const url = new URL(database.url);
+  const secrets = [url.password, safeDecode(url.password)];
+  for (const [name, value] of url.searchParams) if (/password/i.test(name)) secrets.push(value);
+  return secrets.filter((s) => s !== '');
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }

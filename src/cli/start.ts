@@ -8,3 +8,9 @@ import type { startRuntime as start } from './runtime.ts';
 export async function startRuntime(...args: Parameters<typeof start>): Promise<Deps> {
   return (await import('./runtime.ts')).startRuntime(...args);
 }
+
+/** Prints every configuration problem, as each command presents them; returns exit code 2. */
+export function reportInvalidConfiguration(errors: string[]): 2 {
+  process.stderr.write(`svc: invalid configuration:\n${errors.map((e) => `  - ${e}`).join('\n')}\n`);
+  return 2;
+}

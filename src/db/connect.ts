@@ -28,8 +28,10 @@ export interface Database {
  * Opens the configured database; the caller runs migrations and eventually calls db.destroy(). PostgreSQL gets a plain
  * pool (no session settings, unnamed statements only), so a transaction-mode pooler such as PgBouncer may sit between.
  * Only the configured database's driver is loaded (pg alone takes ~35 ms to load: start-up time on SQLite).
+ * A SQLite file (and its directory) is created unless `create` is false: then a missing file is an error, never made.
  */
-export async function openDatabase(database: Config['database']): Promise<Database> {
+export async function openDatabase(database: Config['database'], options: { create?: boolean } = {}): Promise<Database> {
+  const create = options.create ?? true;
   if (database.kind === 'postgres') {
     const { default: pg } = await import('pg');
     // int8 columns hold epoch milliseconds, well inside Number's exact range.
@@ -39,14 +41,20 @@ export async function openDatabase(database: Config['database']): Promise<Databa
     pool.on('error', () => {});
     return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres' };
   }
-  if (database.path !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(database.path)), { recursive: true });
+  if (create && database.path !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(database.path)), { recursive: true });
   const { default: SQLite } = await import('better-sqlite3');
-  const file = new SQLite(database.path);
-  // busy_timeout before WAL so a second process waits instead of failing.
-  file.pragma('busy_timeout = 5000');
-  file.pragma('journal_mode = WAL');
-  file.pragma('synchronous = NORMAL');
-  file.pragma('foreign_keys = ON');
+  const file = new SQLite(database.path, { fileMustExist: !create });
+  try {
+    // busy_timeout before WAL so a second process waits instead of failing.
+    file.pragma('busy_timeout = 5000');
+    file.pragma('journal_mode = WAL');
+    file.pragma('synchronous = NORMAL');
+    file.pragma('foreign_keys = ON');
+  } catch (err) {
+    // Not a database (or unreadable): close the handle before the caller reports it.
+    file.close();
+    throw err;
+  }
   return { db: new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) }), dialect: 'sqlite' };
 }
 
