@@ -58,8 +58,9 @@ test('SVC_DATABASE_LISTEN_URL: a direct postgres:// URL for the LISTEN session, 
   assert.deepEqual(unset.config.database, { kind: 'postgres', url: pooled }, 'unset: the session listens on DATABASE_URL');
 
   const cases: [NodeJS.ProcessEnv, RegExp][] = [
-    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'https://user:hunter2@db/svc' }, /SVC_DATABASE_LISTEN_URL must be a postgres:\/\/ URL/],
-    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@[db/svc' }, /SVC_DATABASE_LISTEN_URL must be a postgres:\/\/ URL/],
+    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'https://user:hunter2@db/svc' }, /SVC_DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/],
+    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@[db/svc' }, /SVC_DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/],
+    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'postgres://user:2024#hunter2@db/svc' }, /SVC_DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/],
     [{ SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@db/svc' }, /SVC_DATABASE_LISTEN_URL: only used with a PostgreSQL DATABASE_URL/],
     [{ PORT: 'eighty', SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@db/svc' }, /PORT[\s\S]*SVC_DATABASE_LISTEN_URL: only used/],
   ];
@@ -69,6 +70,21 @@ test('SVC_DATABASE_LISTEN_URL: a direct postgres:// URL for the LISTEN session, 
     if (r.ok) continue;
     assert.match(r.errors.join('\n'), message);
     assert.doesNotMatch(r.errors.join('\n'), /hunter2/, 'the password is never repeated');
+  }
+});
+
+test('a postgres:// URL whose password holds an unencoded #, ? or / is refused: it would parse with the password outside the user part', () => {
+  // Each parses as a URL (host "svc", a port of digits or none, and the rest as fragment, query or path), so the
+  // password would sit where no printer masks it.
+  for (const url of ['postgres://svc:2024#hunter2@db.internal/svc', 'postgres://svc:#hunter2@db.internal/svc', 'postgres://svc:12?hunter2@db.internal/svc', 'postgres://svc:/hunter2@db.internal/svc']) {
+    const r = loadConfig({ DATABASE_URL: url });
+    assert.equal(r.ok, false, url);
+    if (r.ok) continue;
+    assert.match(r.errors.join('\n'), /DATABASE_URL is not a valid postgres:\/\/ URL \(percent-encode special characters/);
+    assert.doesNotMatch(r.errors.join('\n'), /hunter2/);
+  }
+  for (const url of ['postgres://svc:2024%23hunter2@db.internal/svc', 'postgres://svc@db.internal/svc?sslmode=require', 'postgres:///svc?host=/var/run/postgresql']) {
+    assert.ok(loadConfig({ DATABASE_URL: url }).ok, url);
   }
 });
 

@@ -19,6 +19,18 @@ const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\/|^(file|sqlite):/i;
 // DATABASE_URL: a postgres:// URL, else a SQLite file path. Anything else is refused here, so a typo never becomes a new,
 // empty database (a blank value was once a throwaway in-memory one; `mysql://foo` a directory "mysql:"). The messages
 // never repeat the value: it may carry a password.
+/**
+ * Whether a postgres:// URL parses with its credentials where they belong. A password with an unencoded `#`, `?` or `/`
+ * still parses (`postgres://svc:2024#Secret@db/svc` is host "svc", port 2024 and a fragment), with the password then
+ * outside the parts every printer masks; so a fragment, or an `@` while no user name or password was parsed, is refused.
+ */
+function isWellFormedPostgresUrl(v: string): boolean {
+  if (!URL.canParse(v)) return false;
+  const url = new URL(v);
+  if (url.hash !== '' || v.includes('#')) return false;
+  return !(v.includes('@') && url.username === '' && url.password === '');
+}
+
 const databaseUrl = z
   .string()
   .default(DEFAULT_SQLITE)
@@ -29,7 +41,7 @@ const databaseUrl = z
       return z.NEVER;
     }
     if (POSTGRES_URL.test(v)) {
-      if (URL.canParse(v)) return { kind: 'postgres', url: v };
+      if (isWellFormedPostgresUrl(v)) return { kind: 'postgres', url: v };
       ctx.addIssue({ code: 'custom', message: 'DATABASE_URL is not a valid postgres:// URL (percent-encode special characters in the user name and password)' });
       return z.NEVER;
     }
@@ -93,8 +105,8 @@ const envSchema = z.object({
       const v = raw?.trim() ?? '';
       if (v === '') return undefined;
       // The message never repeats the value: it may carry a password.
-      if (!POSTGRES_URL.test(v) || !URL.canParse(v)) {
-        ctx.addIssue({ code: 'custom', message: 'SVC_DATABASE_LISTEN_URL must be a postgres:// URL' });
+      if (!POSTGRES_URL.test(v) || !isWellFormedPostgresUrl(v)) {
+        ctx.addIssue({ code: 'custom', message: 'SVC_DATABASE_LISTEN_URL must be a valid postgres:// URL (percent-encode special characters in the user name and password)' });
         return z.NEVER;
       }
       return v;

@@ -67,5 +67,7 @@ function withoutPassword(raw: string): string {
   const hasPassword = url.password !== '' || secretParams.length > 0;
   url.password = '';
   for (const name of secretParams) url.searchParams.delete(name);
-  return `${url.href} (password ${hasPassword ? 'set' : 'not set'})`;
+  // Parts by name, never `href`: nothing outside them (config refuses a fragment) is printed.
+  const user = url.username === '' ? '' : `${url.username}@`;
+  return `${url.protocol}//${user}${url.host}${url.pathname}${url.search} (password ${hasPassword ? 'set' : 'not set'})`;
 }

@@ -119,6 +119,9 @@ test('reasonOf masks the URL password (as written and decoded) and keeps one lin
   assert.equal(reasonOf(new Error('auth failed for p@ss-hunter2 and p%40ss-hunter2, key key-hunter3\n    at somewhere'), pg), 'auth failed for *** and ***, key ***');
   assert.equal(reasonOf(new AggregateError([new Error('connect ECONNREFUSED ::1:1'), new Error('connect ECONNREFUSED 127.0.0.1:1')], ''), pg), 'connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1');
   assert.equal(reasonOf(Object.assign(new Error(''), { code: 'ETIMEDOUT' }), pg), 'ETIMEDOUT');
+  // A password equal to a part the message names anyway stays: masking "5432" would confirm the password.
+  const short = { kind: 'postgres', url: 'postgres://svc:5432@127.0.0.1/svc' } as const;
+  assert.equal(reasonOf(new Error('connect ECONNREFUSED 127.0.0.1:5432'), short), 'connect ECONNREFUSED 127.0.0.1:5432');
   assert.equal(describeDatabase(pg), 'PostgreSQL at db.internal:6432');
   assert.equal(describeDatabase({ kind: 'postgres', url: 'postgres://svc:pw@db/svc' }), 'PostgreSQL at db:5432');
   assert.equal(describeDatabase({ kind: 'postgres', url: 'postgres:///svc?host=/var/run/postgresql' }), 'PostgreSQL at /var/run/postgresql');

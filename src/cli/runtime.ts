@@ -76,13 +76,18 @@ export function reasonOf(err: unknown, database: Config['database']): string {
   return reason.split('\n')[0]!;
 }
 
-/** The password of a postgres:// URL (as written and decoded) and any password-like query parameters, to mask. */
+/**
+ * The password of a postgres:// URL (as written and decoded) and any password-like query parameters, to mask. A
+ * password equal to a part the message names anyway (host, port, user, database) is not masked: masking "5432" in
+ * "connect ECONNREFUSED 127.0.0.1:5432" would tell the reader the password.
+ */
 function secretsOf(database: Config['database']): string[] {
   if (database.kind !== 'postgres') return [];
   const url = new URL(database.url);
   const secrets = [url.password, safeDecode(url.password)];
   for (const [name, value] of url.searchParams) if (/password/i.test(name)) secrets.push(value);
-  return secrets.filter((s) => s !== '');
+  const named = new Set([url.hostname, url.port || '5432', url.username, safeDecode(url.username), safeDecode(url.pathname.slice(1))]);
+  return secrets.filter((s) => s !== '' && !named.has(s));
 }
 
 function safeDecode(s: string): string {

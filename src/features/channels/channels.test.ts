@@ -202,6 +202,7 @@ forEachDialect((getDb) => {
     assert.match(refused.text, /<p class="error" id="channel-create-secret-error">The secret was not kept/, 'said at the secret field');
     assert.match(refused.text, /<input type="hidden" name="secret_retry" value="1"\/>/);
     assert.match(refused.text, /<label for="channel-create-secret_skip">No secret: send unsigned bodies<\/label>/);
+    assert.match(refused.text, /Only when the field above is left blank: a secret typed there is used\./, 'the box says a typed secret wins');
     assert.ok(!refused.text.includes(SECRET), 'the secret is not echoed');
 
     // The reported path: tick a class and resubmit with the secret field blank, as the browser re-shows it.

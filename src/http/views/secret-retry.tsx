@@ -56,7 +56,7 @@ export function SecretRetryFields(props: { ask: boolean; skipLabel: string; hint
   return (
     <>
       <input type="hidden" name={SECRET_RETRY_FIELD} value="1" />
-      <Checkbox label={props.skipLabel} name={SECRET_SKIP_FIELD} hint={props.hint} />
+      <Checkbox label={props.skipLabel} name={SECRET_SKIP_FIELD} hint={`${props.hint ?? ''} Only when the field above is left blank: a secret typed there is used.`.trim()} />
     </>
   );
 }
