@@ -2,7 +2,7 @@
 // their messages, its dead letters waiting for a re-send, and the delete confirmation. Never the secret.
 import type { Child } from 'hono/jsx';
 import type { CheckStep, ConnectionCheck } from '../../net/check-connection.ts';
-import { Form, StackedTable, Time } from '../../http/views/components.tsx';
+import { ConfirmedDelete, Form, StackedTable, Time } from '../../http/views/components.tsx';
 import type { ChannelAttempt, ChannelSummary } from './channels.repo.ts';
 import { channelHealth, type ChannelDetail } from './channels.service.ts';
 import { DeleteButton, HealthBadge, HealthSummary, SecretBadge } from './channels.views.tsx';
@@ -170,13 +170,9 @@ export function DeleteChannelConfirm(props: { ch: ChannelSummary }) {
         be undone; to pause the channel instead, edit it and untick Enabled.
       </p>
       <div class="actions">
-        <Form action="/settings/channels/delete" class="inline">
-          <input type="hidden" name="id" value={ch.id} />
-          <input type="hidden" name="confirm" value="yes" />
-          <button type="submit" class="danger">
-            Delete channel
-          </button>
-        </Form>
+        <ConfirmedDelete action="/settings/channels/delete" id={ch.id}>
+          Delete channel
+        </ConfirmedDelete>
         <a href={`/settings/channels/${ch.id}`}>Cancel</a>
       </div>
     </section>

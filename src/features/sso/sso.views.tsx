@@ -1,6 +1,6 @@
 // SSO views: sign-in buttons, the Settings tab (providers, callback URLs, bindings) and the profile section body.
 import type { Child } from 'hono/jsx';
-import { Checkbox, Field, Form, Notice, Time } from '../../http/views/components.tsx';
+import { Checkbox, ConfirmedDelete, Field, Form, Notice, Time } from '../../http/views/components.tsx';
 import { SecretRetryFields, secretAgainMessage, withSecretAgain } from '../../http/views/secret-retry.tsx';
 import type { DiscoveryProblem, ProviderView } from './sso.providers.service.ts';
 import type { IdentityListing } from './sso.repo.ts';
@@ -212,13 +212,9 @@ export function DeleteProviderConfirm(props: { provider: ProviderView; linked: n
         Enabled.
       </p>
       <div class="actions">
-        <Form action="/settings/sso/delete" class="inline">
-          <input type="hidden" name="id" value={p.id} />
-          <input type="hidden" name="confirm" value="yes" />
-          <button type="submit" class="danger">
-            Delete {p.display_name}
-          </button>
-        </Form>
+        <ConfirmedDelete action="/settings/sso/delete" id={p.id}>
+          Delete {p.display_name}
+        </ConfirmedDelete>
         <a href={`/settings?tab=sso#provider-${p.slug}`}>Cancel</a>
       </div>
     </section>

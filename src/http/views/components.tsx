@@ -45,6 +45,19 @@ export function Form(props: { action: string; children: Child; class?: string; i
   return id ? <FormContext.Provider value={{ id, errors }}>{form}</FormContext.Provider> : form;
 }
 
+/** The deleting button of a confirmation step: posts `id` with confirm=yes to `action` (only this button deletes). */
+export function ConfirmedDelete(props: { action: string; id: string; children: Child }) {
+  return (
+    <Form action={props.action} class="inline">
+      <input type="hidden" name="id" value={props.id} />
+      <input type="hidden" name="confirm" value="yes" />
+      <button type="submit" class="danger">
+        {props.children}
+      </button>
+    </Form>
+  );
+}
+
 let fieldSeq = 0;
 
 /** The id, error and description ids of one control: from its form when the form has an id, else a fresh id. */
