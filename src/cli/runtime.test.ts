@@ -9,7 +9,9 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { sql } from 'kysely';
 import { build } from '../../scripts/build.mjs';
+import { createTestDatabase } from '../../test/helpers/db.ts';
 import { describeDatabase, reasonOf } from './runtime.ts';
 
 const exec = promisify(execFile);
@@ -112,6 +114,22 @@ test('PostgreSQL refusing the connection (no such database) is one line too', { 
   assert.equal(run.code, 1);
   assert.match(run.stderr, /^svc: cannot reach the database \(PostgreSQL at [^)]+\): database "svc_no_such_database" does not exist\n$/);
   assert.doesNotMatch(run.stderr, /hunter2/);
+});
+
+test('on PostgreSQL, a database without svc tables is refused by commands that do not create one, and migrated by svc migrate', { skip: !process.env.TEST_DATABASE_URL }, async (t) => {
+  const empty = await createTestDatabase('postgres', { migrate: false });
+  t.after(() => empty.drop());
+  const url = empty.database.kind === 'postgres' ? empty.database.url : '';
+  const name = new URL(url).pathname.slice(1);
+  for (const args of [['accounts', 'list'], ['invite', '--role', 'admin'], EMIT, ['worker']]) {
+    const run = await svcIn(emptyDir(), url, args);
+    assert.equal(run.code, 1, args.join(' '));
+    assert.match(run.stderr, new RegExp(`^svc: no svc tables in the database "${name}" \\(PostgreSQL at [^)]+\\); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL\n$`), args.join(' '));
+  }
+  const tables = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(empty.db);
+  assert.equal(tables.rows[0]!.n, 0, 'nothing was created');
+  assert.equal((await svcIn(emptyDir(), url, ['migrate'])).code, 0);
+  assert.equal((await svcIn(emptyDir(), url, ['accounts', 'list'])).code, 0);
 });
 
 test('reasonOf masks the URL password (as written and decoded) and keeps one line; describeDatabase names no user or password', () => {

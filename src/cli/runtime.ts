@@ -1,10 +1,11 @@
 // Start-up shared by every command: config, logger, database and migrations, or a clear exit.
 import path from 'node:path';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pino from 'pino';
 import { absentSqliteFile, loadConfig, type Config } from '../config.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
+import type { DB } from '../db/schema.ts';
 import { systemClock, systemRandom, type Deps } from '../deps.ts';
 import { createDeliveryWakeup } from '../features/delivery/wakeup.ts';
 import { reportInvalidConfiguration } from './start.ts';
@@ -42,6 +43,13 @@ export async function startRuntime(options: StartOptions = {}): Promise<Deps> {
     await db.destroy().catch(() => {});
     fail(`cannot reach the database (${where}): ${reached}`);
   }
+  // PostgreSQL's counterpart of a missing SQLite file: a database without svc's tables (DATABASE_URL naming the wrong
+  // one, such as `postgres`) is not migrated by a command that only works on an installation.
+  if (!options.create && dialect === 'postgres' && !(await hasSvcTables(db))) {
+    await db.destroy().catch(() => {});
+    const name = safeDecode(new URL(config.database.kind === 'postgres' ? config.database.url : 'x:').pathname.slice(1));
+    fail(`no svc tables in the database "${name}" (${where}); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL`);
+  }
   const migrated = await migrateToLatest(db);
   if (!migrated.ok) {
     await db.destroy().catch(() => {});
@@ -50,6 +58,12 @@ export async function startRuntime(options: StartOptions = {}): Promise<Deps> {
   if (migrated.applied.length > 0) log.info({ applied: migrated.applied, dialect }, 'database migrated');
   const wakeup = createDeliveryWakeup((err) => log.error({ err }, 'a delivery wake-up subscriber failed'));
   return { db, dialect, config, clock: systemClock, random: systemRandom, log, wakeup };
+}
+
+/** Whether the database holds svc's migration table (PostgreSQL; in any schema on the search path). */
+async function hasSvcTables(db: Kysely<DB>): Promise<boolean> {
+  const found = await sql<{ found: string | null }>`select to_regclass('kysely_migration')::text as found`.execute(db);
+  return found.rows[0]?.found != null;
 }
 
 /** One line on stderr and exit 1. */
