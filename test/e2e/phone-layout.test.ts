@@ -1,4 +1,4 @@
-// Home and Profile on a phone (390 px) for an account with the longest username (64 characters): the page never
+// Home, Profile and the team list on a phone (390 px) for an account with the longest username (64 characters): the page never
 // scrolls sideways, the header cuts the name with an ellipsis (the full name in its title), a wrapped link in the
 // home page's list keeps its bullet by its first line, and the sessions and tokens tables stack so every button is
 // on screen. Revoking a token goes through its confirmation step.
@@ -101,6 +101,16 @@ forEachDialect((getDb) => {
       const left = await t.deps.db.selectFrom('api_tokens').select('name').where('account_id', '=', me.id).execute();
       assert.deepEqual(left.map((r) => r.name), ['deploy bot']);
       await fitsPhone(page, '/profile?notice=token-revoked');
+
+      // Settings > Team: the accounts table stacks, one block per account with its last sign-in on screen; the
+      // long name's own account page fits too.
+      await page.goto(`${server.url}/settings?tab=team`);
+      await fitsPhone(page, '/settings?tab=team');
+      const mine = page.locator('table.accounts tr', { has: page.getByRole('link', { name: LONG_USERNAME }) });
+      await onScreen(page, 'Last sign-in', await mine.getByText('Last sign-in:').boundingBox());
+      await mine.getByRole('link', { name: LONG_USERNAME }).click();
+      await page.waitForURL(/\/settings\/accounts\//);
+      await fitsPhone(page, '/settings/accounts/<id>');
 
       // On a wide screen the name is whole where it fits and nothing overflows either.
       await page.setViewportSize({ width: 1280, height: 800 });

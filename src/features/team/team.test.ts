@@ -27,10 +27,12 @@ forEachDialect((getDb) => {
     assert.match(res.text, /<a href="\/settings\?tab=team" aria-current="page">Team<\/a>/);
     const row = new RegExp(
       `<td><a href="/settings/accounts/${other.id}">Otto</a></td>\\s*<td><span class="role role-viewer">viewer</span></td>\\s*` +
-        '<td>active</td>\\s*<td>enrolled</td>\\s*<td><span class="empty">never</span></td>',
+        '<td>active</td>\\s*<td><span class="cell-label">Second factor: </span>enrolled</td>\\s*' +
+        '<td><span class="cell-label">Last sign-in: </span><span class="empty">never</span></td>',
     );
     assert.match(res.text, row);
-    assert.match(res.text, /<th>Last sign-in<\/th>/);
+    assert.match(res.text, /<th scope="col">Last sign-in<\/th>/);
+    assert.match(res.text, /<table class="accounts stacked">/, 'one block per account on a phone');
     assert.match(res.text, /\(you\)/);
     assert.ok(!res.text.includes('Role for Otto'), 'the acts are on the account page, not in the list');
     assert.ok(!res.text.includes('JBSWY3DPEHPK3PXP') && !res.text.includes('$argon2id$'), 'no secrets on the page');

@@ -1,7 +1,7 @@
 // The team tab of /settings: invite, the compact account list (each account's acts are on its own page), and the
 // open invitations.
 import { OnceField } from '../../http/reveal.tsx';
-import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
+import { Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
 import { ConfirmStep } from '../profile/confirm-step.tsx';
 import { INVITATION_NOTE_MAX, type MintedInvitation } from './invitations.service.ts';
 import type { Team } from './team.service.ts';
@@ -191,33 +191,28 @@ function AccountsTable(props: { accounts: Team['accounts']; selfId: string }) {
   return (
     <>
       <h3>Accounts</h3>
-      <table class="accounts">
-        <thead>
+      <StackedTable class="accounts" columns={['Username', 'Role', 'State', 'Second factor', 'Last sign-in']}>
+        {props.accounts.map((a) => (
           <tr>
-            <th>Username</th>
-            <th>Role</th>
-            <th>State</th>
-            <th>Second factor</th>
-            <th>Last sign-in</th>
+            <td>
+              <a href={`/settings/accounts/${a.id}`}>{a.username}</a>
+              {a.id === props.selfId ? <span class="empty"> (you)</span> : null}
+            </td>
+            <td>
+              <span class={`role role-${a.role}`}>{a.role}</span>
+            </td>
+            <td>{a.suspended_at === null ? 'active' : <span class="badge state-suspended">suspended</span>}</td>
+            <td>
+              <span class="cell-label">Second factor: </span>
+              {a.totp_enabled === 1 ? 'enrolled' : 'not enrolled'}
+            </td>
+            <td>
+              <span class="cell-label">Last sign-in: </span>
+              {a.last_sign_in_at === null ? <span class="empty">never</span> : <Time at={a.last_sign_in_at} />}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {props.accounts.map((a) => (
-            <tr>
-              <td>
-                <a href={`/settings/accounts/${a.id}`}>{a.username}</a>
-                {a.id === props.selfId ? <span class="empty"> (you)</span> : null}
-              </td>
-              <td>
-                <span class={`role role-${a.role}`}>{a.role}</span>
-              </td>
-              <td>{a.suspended_at === null ? 'active' : <span class="badge state-suspended">suspended</span>}</td>
-              <td>{a.totp_enabled === 1 ? 'enrolled' : 'not enrolled'}</td>
-              <td>{a.last_sign_in_at === null ? <span class="empty">never</span> : <Time at={a.last_sign_in_at} />}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </StackedTable>
     </>
   );
 }
