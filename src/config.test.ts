@@ -42,6 +42,7 @@ test('every error is reported together', () => {
   assert.equal(r.ok, false);
   if (r.ok) return;
   const text = r.errors.join('\n');
+  assert.match(text, /^PORT: Must be a number\.$/m, 'in plain words, not zod\'s "expected number, received NaN"');
   for (const name of ['PORT', 'SVC_SECURE_COOKIES', 'SVC_EXTERNAL_URL', 'SVC_SETUP_TOKEN', 'SVC_PUBLIC_URL', 'SVC_TRUSTED_PROXIES']) {
     assert.match(text, new RegExp(name));
   }

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import './zod-messages.ts';
 import { parseTrustedProxies, type TrustedProxies } from './net/client-address.ts';
 
 const booleanFlag = z

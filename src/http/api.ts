@@ -4,6 +4,7 @@
 import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
+import '../zod-messages.ts';
 import type { ApiAccount } from '../features/tokens/tokens.service.ts';
 import type { AppEnv, Ctx } from './env.ts';
 import { accessFor } from './gate.ts';

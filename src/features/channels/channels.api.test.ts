@@ -90,8 +90,9 @@ forEachDialect((getDb) => {
       [{ url: 'not a url', classes: ['drift'] }, 'url', /not an absolute URL/],
       [{ url: 'https://hooks.example.com/', classes: [] }, 'classes', /Choose at least one class/],
       [{ url: 'https://hooks.example.com/', classes: ['drift', 'weather'] }, 'classes.1', /.+/],
-      [{ url: 'https://hooks.example.com/', classes: 'drift' }, 'classes', /.+/],
-      [{ classes: ['drift'] }, 'url', /.+/],
+      [{ url: 'https://hooks.example.com/', classes: 'drift' }, 'classes', /^Must be a list\.$/],
+      [{ url: 'https://hooks.example.com/' }, 'classes', /^Required\.$/],
+      [{ classes: ['drift'] }, 'url', /^Required\.$/],
       [{ url: 'https://hooks.example.com/', classes: ['drift'], secret: 'x'.repeat(513) }, 'secret', /at most 512 characters/],
       [{ url: 'https://hooks.example.com/', classes: ['drift'], secrte: SECRET }, '(body)', /.+/],
     ];

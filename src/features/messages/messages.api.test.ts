@@ -111,6 +111,8 @@ forEachDialect((getDb) => {
       assertProblem(res, 422, 'invalid');
       assert.deepEqual(res.body.errors.map((e: any) => [e.in, e.field]), [['query', field]], query);
     }
+    // zod's type refusals in the service's words, not "Invalid input: expected number, received NaN".
+    assert.deepEqual((await api.get('/api/messages?limit=abc')).body.errors, [{ in: 'query', field: 'limit', detail: 'Must be a number.' }]);
   });
 
   test('cursor paging walks every message once, newest first, even when messages share a millisecond; a foreign cursor is 422', async () => {
