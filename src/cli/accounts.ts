@@ -6,6 +6,7 @@ import type { Deps } from '../deps.ts';
 import { findAccountByUsername } from '../features/auth/accounts.repo.ts';
 import type { TeamAccountRow } from '../features/team/team.repo.ts';
 import { changeRole, loadTeam, mintResetLink, reactivateAccount, reenrolSecondFactor, suspendAccount } from '../features/team/team.service.ts';
+import { linkBase } from '../link-base.ts';
 import { startRuntime } from './start.ts';
 
 const EXIT_CODES = 'Exit codes: 0 done (or already so: nothing to change), 1 refused or failed (nothing changed),\n2 usage error.';
@@ -147,10 +148,10 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       'Mints a single-use password reset link for the account, valid for 24 hours, and prints it on stdout (its expiry\n' +
       'on stderr). Whoever opens it chooses a new password; every session of the account then ends, and its second\n' +
       'factor stays. Any earlier link of that account stops working. The link is shown this once and never logged.\n' +
-      'It starts with SVC_EXTERNAL_URL, or http://localhost:<PORT> when that is unset.',
+      'It starts with SVC_EXTERNAL_URL, or http://<HOST>:<PORT> when that is unset (localhost when HOST is every address).',
     check: expects(1),
     run: onAccount(async (deps, account, say) => {
-      const base = deps.config.externalUrl ?? `http://localhost:${deps.config.port}`;
+      const base = linkBase(deps.config);
       const minted = await mintResetLink(deps, { actorId: null, accountId: account.id, base });
       if (!minted.ok) return refusal(say, account.username, minted.reason);
       process.stdout.write(`${minted.url}\n`);

@@ -113,6 +113,7 @@ test('svc serve creates its SQLite database, prints a working setup link, and st
     assert.ok(fs.existsSync(path.join(dir, 'data', 'svc.sqlite')));
     const url = new URL(link);
     assert.equal(url.pathname, '/setup');
+    assert.equal(url.hostname, '127.0.0.1', 'the link names the address listened on (HOST), which localhost may not reach');
     const local = `http://127.0.0.1:${url.port}/setup${url.search}`;
     const page = await fetch(local);
     assert.equal(page.status, 200);

@@ -2,6 +2,7 @@
 // prints its join link. The rules are the invitations service's; this door only reads flags.
 import { parseArgs } from 'node:util';
 import { checkInvitationNote, mintInvitation } from '../features/team/invitations.service.ts';
+import { linkBase } from '../link-base.ts';
 import { startRuntime } from './start.ts';
 
 export const INVITE_HELP = `Usage: svc invite --role admin|viewer [--note <text>]
@@ -13,7 +14,7 @@ appears in Settings > Team with "command line" as its author.
   --role admin|viewer   the role the new account gets (required)
   --note <text>         a label for the admin list, at most 200 characters (optional)
 
-The link starts with SVC_EXTERNAL_URL, or http://localhost:<PORT> when that is unset.
+The link starts with SVC_EXTERNAL_URL, or http://<HOST>:<PORT> when that is unset (localhost when HOST is every address).
 Exit codes: 0 minted, 1 failed, 2 usage error (nothing minted).
 `;
 
@@ -35,7 +36,7 @@ export async function runInvite(args: string[]): Promise<number> {
   // Logs (including the join-link line SPEC 4.2 asks of every mint) go to stderr, so stdout carries only the link.
   const deps = await startRuntime({ logToStderr: true });
   try {
-    const base = deps.config.externalUrl ?? `http://localhost:${deps.config.port}`;
+    const base = linkBase(deps.config);
     const minted = await mintInvitation(deps, { actorId: null, role: values.role as 'admin' | 'viewer', note: note.note ?? undefined, base });
     // Never refused: the host command line needs no "Confirm it's you" (shell access is the trust boundary).
     if (!minted.ok) throw new Error(`svc invite: refused (${minted.reason})`);

@@ -2,6 +2,7 @@
 import type http from 'node:http';
 import { serve } from '@hono/node-server';
 import { createApp } from '../app.ts';
+import { linkBase } from '../link-base.ts';
 import type { Deps } from '../deps.ts';
 import { createDeliveryWorker } from '../features/delivery/delivery.worker.ts';
 import { wireWakeups } from '../features/delivery/wakeup.listener.ts';
@@ -21,7 +22,7 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : deps.config.port;
-  const base = deps.config.externalUrl ?? `http://localhost:${port}`;
+  const base = linkBase(deps.config, port);
   deps.log.info({ port, database: deps.dialect, worker: options.worker }, `svc listening on ${base}`);
 
   const token = await prepareSetupToken(deps);
