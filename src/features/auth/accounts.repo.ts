@@ -17,6 +17,11 @@ export function findAccountByUsername(db: Q, username: string): Promise<Account 
   return db.selectFrom('accounts').selectAll().where('username_lower', '=', usernameKey(username)).executeTakeFirst();
 }
 
+/** Finds an account whose username has this confusable skeleton (see lookalike.ts); its id only. */
+export function findAccountBySkeleton(db: Q, skeleton: string): Promise<{ id: string } | undefined> {
+  return db.selectFrom('accounts').select('id').where('username_skeleton', '=', skeleton).executeTakeFirst();
+}
+
 /** Finds an account by id. */
 export function findAccountById(db: Q, id: string): Promise<Account | undefined> {
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();

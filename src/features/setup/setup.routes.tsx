@@ -59,7 +59,9 @@ export function setupRoutes(deps: Deps) {
     // A racing post may have just completed setup (spending the generated token): that is "closed", not "bad token".
     if (!tokenOk && !(await setupOpen(deps))) return c.redirect('/login', 303);
     if (!form.ok || !tokenOk) {
-      const errors = { ...(form.ok ? {} : form.errors), ...(tokenOk ? {} : { token: 'This setup token is not valid.' }) };
+      // The token's problem first, as its field comes first (the summary lists problems in this order).
+      const tokenError: Record<string, string> = tokenOk ? {} : { token: 'This setup token is not valid.' };
+      const errors = { ...tokenError, ...(form.ok ? {} : form.errors), ...tokenError };
       return render(c, 'Set up svc', <SetupPage token={token} tokenOk={tokenOk} values={form.ok ? undefined : form.values} errors={errors} />, 400);
     }
     const result = await completeSetup(deps, form.data);

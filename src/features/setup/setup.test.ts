@@ -41,6 +41,9 @@ forEachDialect((getDb) => {
       assert.equal(res.status, 400);
       assert.match(res.text, /setup token is not valid/);
     }
+    // The summary lists the token's problem first, as its field comes first.
+    const two = await c.post('/setup', { token: 'wrong-token', username: 'alice', password: 'short' });
+    assert.match(two.text, /<h2 id="setup-summary">There are 2 problems<\/h2><ul><li><a href="#setup-token">This setup token is not valid\.<\/a><\/li><li><a href="#setup-password">/);
     const missing = await c.post('/setup', { username: 'alice', password: 'a long password' });
     assert.equal(missing.status, 400);
     assert.equal((await t.deps.db.selectFrom('accounts').select('id').execute()).length, 0);

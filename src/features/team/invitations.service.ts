@@ -2,7 +2,8 @@
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { findAccountByUsername, insertAccount } from '../auth/accounts.repo.ts';
+import { findAccountBySkeleton, findAccountByUsername, insertAccount } from '../auth/accounts.repo.ts';
+import { usernameSkeleton } from '../auth/lookalike.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { actorRecentlyConfirmed, type Actor } from '../auth/reauth-window.ts';
 import { findInvitationByTokenHash, findInvitationState, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
@@ -120,6 +121,17 @@ export async function acceptInvitation(
     const same = await findAccountByUsername(deps.db, input.username);
     return { ok: false, reason: same ? 'username-taken' : 'username-lookalike' };
   }
+}
+
+/**
+ * What acceptance would say of `username` now, read without writing: taken (the same name, ignoring case), a look-alike
+ * of an existing account's, or free (undefined). The join form uses it to name every problem at once; acceptance itself
+ * still relies on the unique indexes.
+ */
+export async function usernameClash(deps: Deps, username: string): Promise<'username-taken' | 'username-lookalike' | undefined> {
+  if (username.trim() === '') return undefined;
+  if (await findAccountByUsername(deps.db, username)) return 'username-taken';
+  return (await findAccountBySkeleton(deps.db, usernameSkeleton(username))) ? 'username-lookalike' : undefined;
 }
 
 /** Revoked, or why not: the team tab says "already used or revoked"; the API tells an accepted one apart. */

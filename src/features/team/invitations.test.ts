@@ -175,6 +175,12 @@ forEachDialect((getDb) => {
       assert.match(res.text, message);
       assert.match(res.text, new RegExp(`name="token" value="${token}"`), 'the form keeps the token');
     }
+    // Every problem at once, in the fields' order, under the page's summary: the taken name and the short password.
+    const both = await t.client().post('/invite', { token, username: 'TAKEN', password: 'short' });
+    assert.equal(both.status, 400);
+    assert.match(both.text, /<h2 id="join-summary">There are 2 problems<\/h2><ul><li><a href="#join-username">That username is taken\. Choose another\.<\/a><\/li><li><a href="#join-password">[^<]*at least 8 characters/);
+    await buildAccount(t, { username: 'pool' });
+    assert.match((await t.client().post('/invite', { token, username: 'p00l', password: 'short' })).text, /looks like an existing one/, 'a look-alike too');
     const row = await t.deps.db.selectFrom('invitations').select('spent_at').executeTakeFirstOrThrow();
     assert.equal(row.spent_at, null);
     assert.equal((await t.client().post('/invite', { token, username: 'fresh-name', password: PASSWORD })).status, 303);

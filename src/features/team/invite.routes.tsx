@@ -8,13 +8,25 @@ import { TOKEN_PAGE_REFERRER_POLICY } from '../../http/middleware.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { passwordField, usernameField } from '../auth/credentials.schema.ts';
-import { acceptInvitation, openInvitation } from './invitations.service.ts';
+import { acceptInvitation, openInvitation, usernameClash } from './invitations.service.ts';
 import { InvitationInvalid, InvitePage } from './team.views.tsx';
 
 // The role is deliberately absent: it comes from the invitation row, so the form cannot change it.
 const acceptSchema = z.object({ token: z.string().default(''), username: usernameField, password: passwordField });
 
 const TITLE = 'Join svc';
+
+/** What the form says of a username the store would refuse. */
+const CLASH_MESSAGE = {
+  'username-taken': 'That username is taken. Choose another.',
+  'username-lookalike': 'That username looks like an existing one. Choose another.',
+} as const;
+
+/** The form's problems in the order of its fields, as its summary lists them. */
+function ordered(errors: Record<string, string>): Record<string, string> {
+  const { username, password, ...rest } = errors;
+  return { ...(username ? { username } : {}), ...(password ? { password } : {}), ...rest };
+}
 
 export function inviteRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
@@ -39,14 +51,19 @@ export function inviteRoutes(deps: Deps) {
     const opened = await openInvitation(deps, token);
     if (!opened.ok) return invalid(c);
     const form = parseForm(c, acceptSchema);
-    if (!form.ok) return render(c, TITLE, <InvitePage token={token} role={opened.role} values={form.values} errors={form.errors} />, 400);
+    if (!form.ok) {
+      // Every problem at once: a username another account holds is named now, not after the password is fixed.
+      const clash = form.errors.username === undefined ? await usernameClash(deps, form.values.username ?? '') : undefined;
+      const errors = { ...(clash ? { username: CLASH_MESSAGE[clash] } : {}), ...form.errors };
+      return render(c, TITLE, <InvitePage token={token} role={opened.role} values={form.values} errors={ordered(errors)} />, 400);
+    }
     const result = await acceptInvitation(deps, form.data);
     if (result.ok) {
       deps.log.info({ event: 'invitation-accepted', account: result.accountId, role: result.role }, 'invitation accepted');
       return c.redirect('/login?notice=invited', 303);
     }
     if (result.reason === 'invalid') return invalid(c);
-    const errors = { username: result.reason === 'username-lookalike' ? 'That username looks like an existing one. Choose another.' : 'That username is taken. Choose another.' };
+    const errors = { username: CLASH_MESSAGE[result.reason] };
     return render(c, TITLE, <InvitePage token={token} role={opened.role} values={{ username: form.data.username }} errors={errors} />, 409);
   });
 

@@ -225,11 +225,10 @@ export function InvitePage(props: { token: string; role: string; values?: Record
       <p class="lead">
         You are invited to join with the role <strong>{props.role}</strong>. Choose a username and a password.
       </p>
-      {e._form ? <Notice kind="error">{e._form}</Notice> : null}
-      <Form action="/invite">
+      <Form action="/invite" id="join" errors={e}>
         <input type="hidden" name="token" value={props.token} />
-        <Field label="Username" name="username" value={props.values?.username} autocomplete="username" required maxlength={64} error={e.username} />
-        <Field label="Password" name="password" type="password" autocomplete="new-password" required error={e.password} hint="8 to 72 characters." />
+        <Field label="Username" name="username" value={props.values?.username} autocomplete="username" required maxlength={64} />
+        <Field label="Password" name="password" type="password" autocomplete="new-password" required hint="8 to 72 characters." />
         <button type="submit">Create account</button>
       </Form>
     </section>
