@@ -17,9 +17,6 @@ const DEFAULT_SQLITE = './data/svc.sqlite';
 /** A value that looks like a URL (`scheme://`, `file:` or `sqlite:`) rather than a file path. */
 const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\/|^(file|sqlite):/i;
 
-// DATABASE_URL: a postgres:// URL, else a SQLite file path. Anything else is refused here, so a typo never becomes a new,
-// empty database (a blank value was once a throwaway in-memory one; `mysql://foo` a directory "mysql:"). The messages
-// never repeat the value: it may carry a password.
 /**
  * Whether a postgres:// URL parses with its credentials where they belong. A password with an unencoded `#`, `?` or `/`
  * still parses (`postgres://svc:2024#Secret@db/svc` is host "svc", port 2024 and a fragment), with the password then
@@ -28,10 +25,13 @@ const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\/|^(file|sqlite):/i;
 function isWellFormedPostgresUrl(v: string): boolean {
   if (!URL.canParse(v)) return false;
   const url = new URL(v);
-  if (url.hash !== '' || v.includes('#')) return false;
+  if (v.includes('#')) return false;
   return !(v.includes('@') && url.username === '' && url.password === '');
 }
 
+// DATABASE_URL: a postgres:// URL, else a SQLite file path. Anything else is refused here, so a typo never becomes a new,
+// empty database (a blank value was once a throwaway in-memory one; `mysql://foo` a directory "mysql:"). The messages
+// never repeat the value: it may carry a password.
 const databaseUrl = z
   .string()
   .default(DEFAULT_SQLITE)

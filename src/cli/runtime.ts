@@ -3,7 +3,7 @@ import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import pino from 'pino';
 import { absentSqliteFile, loadConfig, type Config } from '../config.ts';
-import { openDatabase } from '../db/connect.ts';
+import { openDatabase, type Dialect } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { DB } from '../db/schema.ts';
 import { systemClock, systemRandom, type Deps } from '../deps.ts';
@@ -34,20 +34,20 @@ export async function startRuntime(options: StartOptions = {}): Promise<Deps> {
   const { db, dialect } = await openDatabase(config.database, { create: options.create }).catch((err: unknown) =>
     fail(`cannot open the database (${where}): ${reasonOf(err, config.database)}`),
   );
-  // A trivial query first, so "cannot reach" is told apart from a migration that failed on a reachable database.
-  const reached = await sql`select 1`.execute(db).then(
-    () => undefined,
-    (err: unknown) => reasonOf(err, config.database),
+  // One query before migrating tells "cannot reach" apart from a migration that failed on a reachable database and,
+  // on PostgreSQL, whether it holds svc's tables: a database without them (DATABASE_URL naming the wrong one, such as
+  // `postgres`) is not migrated by a command that only works on an installation (a missing SQLite file's counterpart).
+  const probed = await hasSvcTables(db, dialect).then(
+    (found) => ({ found }),
+    (err: unknown) => ({ error: reasonOf(err, config.database) }),
   );
-  if (reached !== undefined) {
+  if ('error' in probed) {
     await db.destroy().catch(() => {});
-    fail(`cannot reach the database (${where}): ${reached}`);
+    fail(`cannot reach the database (${where}): ${probed.error}`);
   }
-  // PostgreSQL's counterpart of a missing SQLite file: a database without svc's tables (DATABASE_URL naming the wrong
-  // one, such as `postgres`) is not migrated by a command that only works on an installation.
-  if (!options.create && dialect === 'postgres' && !(await hasSvcTables(db))) {
+  if (!options.create && !probed.found && config.database.kind === 'postgres') {
     await db.destroy().catch(() => {});
-    const name = safeDecode(new URL(config.database.kind === 'postgres' ? config.database.url : 'x:').pathname.slice(1));
+    const name = safeDecode(new URL(config.database.url).pathname.slice(1));
     fail(`no svc tables in the database "${name}" (${where}); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL`);
   }
   const migrated = await migrateToLatest(db);
@@ -60,8 +60,12 @@ export async function startRuntime(options: StartOptions = {}): Promise<Deps> {
   return { db, dialect, config, clock: systemClock, random: systemRandom, log, wakeup };
 }
 
-/** Whether the database holds svc's migration table (PostgreSQL; in any schema on the search path). */
-async function hasSvcTables(db: Kysely<DB>): Promise<boolean> {
+/** Whether the database holds svc's migration table (PostgreSQL: in any schema on the search path; SQLite: not asked). */
+async function hasSvcTables(db: Kysely<DB>, dialect: Dialect): Promise<boolean> {
+  if (dialect === 'sqlite') {
+    await sql`select 1`.execute(db); // reached; whether the file existed was checked before opening it
+    return true;
+  }
   const found = await sql<{ found: string | null }>`select to_regclass('kysely_migration')::text as found`.execute(db);
   return found.rows[0]?.found != null;
 }

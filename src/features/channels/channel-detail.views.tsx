@@ -5,7 +5,7 @@ import type { CheckStep, ConnectionCheck } from '../../net/check-connection.ts';
 import { ConfirmedDelete, Form, StackedTable, Time } from '../../http/views/components.tsx';
 import type { ChannelAttempt, ChannelSummary } from './channels.repo.ts';
 import { channelHealth, type ChannelDetail } from './channels.service.ts';
-import { DeleteButton, HealthBadge, HealthSummary, SecretBadge } from './channels.views.tsx';
+import { DeleteButton, HealthBadge, HealthSummary, lastErrorLabel, SecretBadge } from './channels.views.tsx';
 
 const STEP_NAMES: Record<CheckStep['step'], string> = {
   resolve: 'Name resolution',
@@ -46,7 +46,7 @@ function Facts(props: { ch: ChannelSummary }) {
       </dd>
       {health.state === 'failing' || (health.state === 'disabled' && health.failures > 0) ? (
         <>
-          <dt>{health.state === 'disabled' ? 'Last error before it was disabled' : 'Last error'}</dt>
+          <dt>{lastErrorLabel(health)}</dt>
           <dd>
             <span class="last-error">{health.lastError ?? 'unknown'}</span> (<Time at={health.lastErrorAt} />)
           </dd>

@@ -8,7 +8,7 @@ import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { refuseControlQuery } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
-import { asksSecretAgain, owesSecret, readSecretRetry } from '../../http/views/secret-retry.tsx';
+import { secretRetry } from '../../http/views/secret-retry.tsx';
 import type { ConnectionCheck } from '../../net/check-connection.ts';
 import { setRetentionDays, RETENTION_RANGE_MESSAGE } from '../messages/retention.service.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
@@ -61,12 +61,11 @@ export function channelsRoutes(deps: Deps) {
 
   // A refused form never shows its secret again, so it asks for it again (secret-retry.tsx) and refuses a blank one.
   app.post('/settings/channels', async (c) => {
-    const retry = readSecretRetry(c.get('form'), 'secret');
-    const askSecret = asksSecretAgain(retry);
+    const { ask: askSecret, owed } = secretRetry(c.get('form'), 'secret');
     const form = parseForm(c, createSchema, { multi: ['classes'] });
     if (!form.ok) return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: form.errors, askSecret });
     const values = { url: form.data.url, classes: form.data.classes };
-    if (owesSecret(retry)) return refuse(deps, c, { form: 'create', values, errors: channelErrors(form.data), askSecret });
+    if (owed) return refuse(deps, c, { form: 'create', values, errors: channelErrors(form.data), askSecret });
     const result = await createChannel(deps, c.get('session')!.account.id, form.data);
     if (!result.ok) return refuse(deps, c, { form: 'create', values, errors: result.errors, askSecret });
     return c.redirect(`${TAB}&notice=created`, 303);
@@ -75,8 +74,7 @@ export function channelsRoutes(deps: Deps) {
   app.post('/settings/channels/update', async (c) => {
     const raw = c.get('form');
     // "Remove the secret" wins over a typed value, so a refused attempt with it ticked owes no secret.
-    const retry = readSecretRetry(raw, 'secret', raw?.has('clear_secret') ?? false);
-    const askSecret = asksSecretAgain(retry);
+    const { ask: askSecret, owed } = secretRetry(raw, 'secret', raw?.has('clear_secret') ?? false);
     const form = parseForm(c, updateSchema, { multi: ['classes'] });
     if (!form.ok) {
       if (!form.values.id) return errorPage(c, 400, 'No channel chosen', form.errors.id ?? NO_CHANNEL);
@@ -86,7 +84,7 @@ export function channelsRoutes(deps: Deps) {
     }
     const d = form.data;
     const values = { url: d.url, classes: d.classes, enabled: d.enabled !== undefined };
-    if (owesSecret(retry)) {
+    if (owed) {
       if (!(await findChannelSummary(deps.db, d.id))) return c.redirect(`${TAB}&notice=gone`, 303);
       return refuse(deps, c, { form: 'edit', id: d.id, values, errors: channelErrors(d), askSecret });
     }

@@ -2,7 +2,7 @@
 // retention dial. A channel's secret is never rendered: only a "set" / "none" badge.
 import type { Child } from 'hono/jsx';
 import { Checkbox, Field, Form, Notice, StackedTable, Time } from '../../http/views/components.tsx';
-import { SecretRetryFields, secretAgainMessage, withSecretAgain } from '../../http/views/secret-retry.tsx';
+import { SecretRetryFields, withSecretAgain } from '../../http/views/secret-retry.tsx';
 import { CLASSES } from '../messages/classes.ts';
 import { RETENTION_MAX_DAYS, RETENTION_MIN_DAYS } from '../messages/retention.service.ts';
 import type { ChannelSummary } from './channels.repo.ts';
@@ -47,7 +47,7 @@ const KEEP_SECRET = 'Keep the current secret';
  */
 export function CreateChannelForm(props: { values?: { url?: string; classes?: string[] }; errors?: ChannelErrors; askSecret?: boolean }) {
   const ask = props.askSecret ?? false;
-  const e = withSecretAgain(props.errors ?? {}, 'secret', ask, secretAgainMessage('secret', NO_SECRET));
+  const e = withSecretAgain(props.errors ?? {}, { field: 'secret', ask, what: 'secret', skipLabel: NO_SECRET });
   return (
     <Form action="/settings/channels" class="channel-create" id="channel-create" errors={e}>
       <h3>Add a channel</h3>
@@ -72,7 +72,7 @@ export function EditChannelForm(props: {
   const ch = props.channel;
   const ask = props.askSecret ?? false;
   const skipLabel = ch.hasSecret ? KEEP_SECRET : NO_SECRET;
-  const e = withSecretAgain(props.errors ?? {}, 'secret', ask, secretAgainMessage('new secret', skipLabel));
+  const e = withSecretAgain(props.errors ?? {}, { field: 'secret', ask, what: 'new secret', skipLabel });
   const classes = props.values?.classes ?? ch.classes.split(',');
   return (
     <Form action="/settings/channels/update" class="channel-edit" id="channel-edit" errors={e}>
@@ -98,6 +98,9 @@ export function HealthBadge(props: { health: ChannelHealth }) {
   const words = { healthy: 'Healthy', failing: 'Failing', disabled: 'Disabled' }[props.health.state];
   return <span class={`health ${props.health.state}`}>{words}</span>;
 }
+
+/** What a channel's last error is called: on a disabled channel it is history. */
+export const lastErrorLabel = (health: ChannelHealth) => (health.state === 'disabled' ? 'Last error before it was disabled' : 'Last error');
 
 const failuresWord = (n: number) => `${n} consecutive ${n === 1 ? 'failure' : 'failures'}`;
 
@@ -139,7 +142,7 @@ function ChannelRow(props: { ch: ChannelSummary }) {
         <HealthBadge health={health} /> <HealthSummary ch={ch} health={health} />
         {health.state !== 'healthy' && health.lastError ? (
           <span class="last-error">
-            {health.state === 'disabled' ? 'Last error before it was disabled' : 'Last error'}: {health.lastError}
+            {lastErrorLabel(health)}: {health.lastError}
           </span>
         ) : null}
       </td>

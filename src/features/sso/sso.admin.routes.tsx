@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
-import { asksSecretAgain, owesSecret, readSecretRetry } from '../../http/views/secret-retry.tsx';
+import { secretRetry } from '../../http/views/secret-retry.tsx';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import {
   changeProvider,
@@ -55,18 +55,18 @@ export function ssoAdminRoutes(deps: Deps) {
   // A refused form never shows its secret again, so it asks for it again (secret-retry.tsx) and refuses a blank one,
   // before discovery is tried: "Save anyway" alone never turns a confidential client into a public one.
   app.post('/settings/sso', async (c) => {
-    const retry = readSecretRetry(c.get('form'), 'client_secret');
-    const askSecret = asksSecretAgain(retry);
+    const { ask: askSecret, owed } = secretRetry(c.get('form'), 'client_secret');
     const form = parseForm(c, createSchema);
     if (!form.ok) return invalid(c, 'create', form, askSecret);
     const { save_anyway, ...input } = form.data;
-    if (owesSecret(retry)) return again(c, { form: 'create', errors: {}, values: values(c), offerSaveAnyway: save_anyway, askSecret });
+    if (owed) return again(c, { form: 'create', errors: {}, values: values(c), offerSaveAnyway: save_anyway, askSecret });
     const result = await createProvider(deps, c.get('session')!.account.id, input, { checkDiscovery: !save_anyway });
     if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'create', input, result.problem, askSecret);
     if (!result.ok) return again(c, { form: 'create', errors: { slug: DUPLICATE_SLUG }, values: values(c), offerSaveAnyway: save_anyway, askSecret }, undefined, 409);
     return done(c, save_anyway ? 'created-unchecked' : 'created');
   });
 
+  // A disabled provider is saved without discovery (the domain's rule): nobody signs in with it.
   app.post('/settings/sso/update', async (c) => {
     const form = parseForm(c, updateSchema);
     if (!form.ok) return invalid(c, 'update', form);
@@ -82,11 +82,10 @@ export function ssoAdminRoutes(deps: Deps) {
   // "Clear the secret" wins over a typed value, so a refused attempt with it ticked owes no secret.
   app.post('/settings/sso/secret', async (c) => {
     const raw = c.get('form');
-    const retry = readSecretRetry(raw, 'client_secret', raw?.has('clear_secret') ?? false);
-    const askSecret = asksSecretAgain(retry);
+    const { ask: askSecret, owed } = secretRetry(raw, 'client_secret', raw?.has('clear_secret') ?? false);
     const form = parseForm(c, providerSecretSchema);
     if (!form.ok) return invalid(c, 'secret', form, askSecret);
-    if (owesSecret(retry)) {
+    if (owed) {
       if (!(await providerDetails(deps, form.data.id)).length) return again(c, { form: 'secret', errors: {}, values: {} }, GONE, 404);
       return again(c, { form: 'secret', id: form.data.id, errors: {}, values: {}, askSecret });
     }

@@ -1,7 +1,7 @@
 // SSO views: sign-in buttons, the Settings tab (providers, callback URLs, bindings) and the profile section body.
 import type { Child } from 'hono/jsx';
 import { Checkbox, ConfirmedDelete, Field, Form, Notice, Time } from '../../http/views/components.tsx';
-import { SecretRetryFields, secretAgainMessage, withSecretAgain } from '../../http/views/secret-retry.tsx';
+import { SecretRetryFields, withSecretAgain } from '../../http/views/secret-retry.tsx';
 import type { DiscoveryProblem, ProviderView } from './sso.providers.service.ts';
 import type { IdentityListing } from './sso.repo.ts';
 
@@ -91,7 +91,7 @@ export function SsoTabView(props: {
   const { state } = props;
   const createState = state?.form === 'create' ? state : undefined;
   const askSecret = createState?.askSecret ?? false;
-  const createErrors = withSecretAgain(createState?.errors ?? {}, 'client_secret', askSecret, secretAgainMessage('client secret', NO_SECRET));
+  const createErrors = withSecretAgain(createState?.errors ?? {}, { field: 'client_secret', ask: askSecret, what: 'client secret', skipLabel: NO_SECRET });
   return (
     <section>
       <h2>Single sign-on</h2>
@@ -141,7 +141,7 @@ function ProviderPanel(props: { provider: ProviderView; origin: string; linked: 
   const sec = props.state?.form === 'secret' ? props.state : undefined;
   const askSecret = sec?.askSecret ?? false;
   const skipLabel = p.secretSet ? KEEP_SECRET : NO_SECRET;
-  const secErrors = withSecretAgain(sec?.errors ?? {}, 'client_secret', askSecret, secretAgainMessage('new client secret', skipLabel));
+  const secErrors = withSecretAgain(sec?.errors ?? {}, { field: 'client_secret', ask: askSecret, what: 'new client secret', skipLabel });
   return (
     <article class="sso-provider" id={`provider-${p.slug}`}>
       <h4>

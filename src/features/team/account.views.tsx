@@ -334,23 +334,23 @@ function RevealedLink(props: { url: string; detail: AccountDetail }) {
   const { account: a, resetLinkExpiresAt } = props.detail;
   return (
     <div id="reset-link-result">
-    <Notice kind="success">
-      <p>
-        Reset link created for <strong>{a.username}</strong>
-        {resetLinkExpiresAt !== undefined ? (
-          <>
-            , valid until <Time at={resetLinkExpiresAt} />
-          </>
-        ) : null}
-        . Send it to them over a channel you trust; it is shown only this once, works once, and is not in any log:
-      </p>
-      <p>
-        <code class="secret" id="reset-link">
-          {props.url}
-        </code>
-      </p>
-      {a.suspended_at !== null ? <p>The account is suspended: the link works only once it is reactivated.</p> : null}
-    </Notice>
+      <Notice kind="success">
+        <p>
+          Reset link created for <strong>{a.username}</strong>
+          {resetLinkExpiresAt !== undefined ? (
+            <>
+              , valid until <Time at={resetLinkExpiresAt} />
+            </>
+          ) : null}
+          . Send it to them over a channel you trust; it is shown only this once, works once, and is not in any log:
+        </p>
+        <p>
+          <code class="secret" id="reset-link">
+            {props.url}
+          </code>
+        </p>
+        {a.suspended_at !== null ? <p>The account is suspended: the link works only once it is reactivated.</p> : null}
+      </Notice>
     </div>
   );
 }

@@ -22,12 +22,6 @@ const CLASH_MESSAGE = {
   'username-lookalike': 'That username looks like an existing one. Choose another.',
 } as const;
 
-/** The form's problems in the order of its fields, as its summary lists them. */
-function ordered(errors: Record<string, string>): Record<string, string> {
-  const { username, password, ...rest } = errors;
-  return { ...(username ? { username } : {}), ...(password ? { password } : {}), ...rest };
-}
-
 export function inviteRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
@@ -54,8 +48,9 @@ export function inviteRoutes(deps: Deps) {
     if (!form.ok) {
       // Every problem at once: a username another account holds is named now, not after the password is fixed.
       const clash = form.errors.username === undefined ? await usernameClash(deps, form.values.username ?? '') : undefined;
+      // The clash first, then the parser's errors in the schema's (the fields') order, as the summary lists them.
       const errors = { ...(clash ? { username: CLASH_MESSAGE[clash] } : {}), ...form.errors };
-      return render(c, TITLE, <InvitePage token={token} role={opened.role} values={form.values} errors={ordered(errors)} />, 400);
+      return render(c, TITLE, <InvitePage token={token} role={opened.role} values={form.values} errors={errors} />, 400);
     }
     const result = await acceptInvitation(deps, form.data);
     if (result.ok) {

@@ -30,11 +30,6 @@ const mintSchema = z.object({
 });
 const revokeSchema = z.object({ token: idField('Choose a token to revoke.') });
 
-/** A refused mint's field errors and status, by the service's reason ('reauth-required' redirects to the confirm form). */
-const MINT_REFUSALS = {
-  'name-taken': [409, (name: string) => ({ name: `You already have a token named “${name}”. Choose another name, or revoke that token first.` })],
-} as const;
-
 export function tokensRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
@@ -53,9 +48,10 @@ export function tokensRoutes(deps: Deps) {
     const minted = await mintToken(deps, { accountId: session.account.id, sessionIdHash: session.idHash, name, expiry, readOnly });
     if (!minted.ok) {
       if (minted.reason === 'reauth-required') return c.redirect('/profile?notice=confirm-first-tokens#profile-tokens', 303);
-      const [status, errors] = MINT_REFUSALS[minted.reason];
-      const refused = { id: 'token-mint', errors: errors(name), values: { name, expiry, ...(readOnly ? { read_only: 'on' } : {}) } };
-      return renderProfile(deps, c, { section: 'tokens', kind: 'error', message: '', form: refused }, status);
+      // 'name-taken': at the name field, the form as it was sent.
+      const errors = { name: `You already have a token named “${name}”. Choose another name, or revoke that token first.` };
+      const refused = { id: 'token-mint', errors, values: { name, expiry, ...(readOnly ? { read_only: 'on' } : {}) } };
+      return renderProfile(deps, c, { section: 'tokens', kind: 'error', message: '', form: refused }, 409);
     }
     await revealLater(c, TOKEN_REVEAL, JSON.stringify({ name, token: minted.token, readOnly }));
     return c.redirect(TOKEN_REVEAL_PATH, 303);

@@ -4,50 +4,37 @@
 import { Checkbox } from './components.tsx';
 
 /** The hidden marker's field name: present (value "1") when the refused attempt carried a secret. */
-export const SECRET_RETRY_FIELD = 'secret_retry';
+const SECRET_RETRY_FIELD = 'secret_retry';
 /** The checkbox's field name: "go on without the secret I was asked to enter again". */
-export const SECRET_SKIP_FIELD = 'secret_skip';
+const SECRET_SKIP_FIELD = 'secret_skip';
 
-/** What one submission says about its secret field. */
+/** What one submission means for its secret field. */
 export interface SecretRetry {
-  /** A secret is typed in this submission. */
-  typed: boolean;
-  /** The form was re-shown after a refused attempt that carried a secret. */
-  marked: boolean;
-  /** The admin chose to go on without it (the skip box, or a form's own "remove the secret" box). */
-  skipped: boolean;
-}
-
-/** Reads a submission's secret field, marker and skip box; `cleared` is a form's own "remove the secret" box, which wins. */
-export function readSecretRetry(form: URLSearchParams | undefined, field: string, cleared = false): SecretRetry {
-  return {
-    typed: !cleared && (form?.get(field) ?? '').trim() !== '',
-    marked: form?.get(SECRET_RETRY_FIELD) === '1',
-    skipped: cleared || (form?.has(SECRET_SKIP_FIELD) ?? false),
-  };
-}
-
-/** True when this submission must be refused: a secret was given before, none now, and nobody chose to go without. */
-export function owesSecret(r: SecretRetry): boolean {
-  return r.marked && !r.typed && !r.skipped;
-}
-
-/** True when the form shown after this refused submission must ask for the secret again. */
-export function asksSecretAgain(r: SecretRetry): boolean {
-  return r.typed || owesSecret(r);
-}
-
-/** The message at the secret field when it must be entered again. */
-export function secretAgainMessage(what: string, skipLabel: string): string {
-  return `The ${what} was not kept because the form was refused. Enter it again, or tick "${skipLabel}".`;
+  /** The form shown after this submission, if it is refused, asks for the secret again (one was typed, or is owed). */
+  ask: boolean;
+  /** This submission must be refused: a secret was given in the refused attempt before, none now, and nobody chose to go without. */
+  owed: boolean;
 }
 
 /**
- * `errors` with the "enter it again" message at the secret field when the form asks for it again (an error of the
- * field's own, such as its length, is kept instead).
+ * Reads a submission's secret `field`, marker and skip box. `cleared` is a form's own "remove the secret" box, which
+ * wins over a typed value and counts as choosing to go without.
  */
-export function withSecretAgain(errors: Record<string, string>, field: string, ask: boolean, message: string): Record<string, string> {
-  return ask && errors[field] === undefined ? { ...errors, [field]: message } : errors;
+export function secretRetry(form: URLSearchParams | undefined, field: string, cleared = false): SecretRetry {
+  const typed = !cleared && (form?.get(field) ?? '').trim() !== '';
+  const marked = form?.get(SECRET_RETRY_FIELD) === '1';
+  const skipped = cleared || (form?.has(SECRET_SKIP_FIELD) ?? false);
+  const owed = marked && !typed && !skipped;
+  return { ask: typed || owed, owed };
+}
+
+/**
+ * `errors` with "enter it again" at the secret `field` when the form asks for it again (`what` names the secret,
+ * `skipLabel` is the box's label); an error of the field's own, such as its length, is kept instead.
+ */
+export function withSecretAgain(errors: Record<string, string>, secret: { field: string; ask: boolean; what: string; skipLabel: string }): Record<string, string> {
+  if (!secret.ask || errors[secret.field] !== undefined) return errors;
+  return { ...errors, [secret.field]: `The ${secret.what} was not kept because the form was refused. Enter it again, or tick "${secret.skipLabel}".` };
 }
 
 /** The marker and the skip box, placed right after the secret field; nothing unless the form asks for the secret again. */
