@@ -10,6 +10,7 @@ import { buildTestApp } from '../helpers/app.ts';
 import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
+import { buildInvitation } from '../helpers/team-factories.ts';
 
 /** 64 characters, the maximum, with no place to break. */
 const LONG_USERNAME = 'maximilianalexanderhohenzollernsigmaringenoperationsteamlead2026';
@@ -104,8 +105,10 @@ forEachDialect((getDb) => {
 
       // Settings > Team: the accounts table stacks, one block per account with its last sign-in on screen; the
       // long name's own account page fits too.
+      await buildInvitation(t, me.id);
       await page.goto(`${server.url}/settings?tab=team`);
       await fitsPhone(page, '/settings?tab=team');
+      await onScreen(page, 'Revoke (an open invitation)', await page.locator('table.invitations').getByRole('button', { name: 'Revoke' }).boundingBox());
       const mine = page.locator('table.accounts tr', { has: page.getByRole('link', { name: LONG_USERNAME }) });
       await onScreen(page, 'Last sign-in', await mine.getByText('Last sign-in:').boundingBox());
       await mine.getByRole('link', { name: LONG_USERNAME }).click();

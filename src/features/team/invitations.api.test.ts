@@ -162,7 +162,7 @@ forEachDialect((getDb) => {
   test('an invitation minted through the API is on the console’s team tab, and one minted there is in the API list', async () => {
     const viaApi = await api.post('/api/invitations', { role: 'viewer', note: 'made over the API' });
     const tab = await admin.get('/settings?tab=team');
-    assert.match(tab.text, /<td>made over the API<\/td>\s*<td>[^<]+<\/td>/);
+    assert.match(tab.text, /<td><span class="cell-label">Note: <\/span>made over the API<\/td>\s*<td><span class="cell-label">Created by: <\/span>[^<]+<\/td>/);
     assert.ok(tab.text.includes(`name="invitation" value="${viaApi.body.id}"`));
     assert.ok(!tab.text.includes(viaApi.body.join_link), 'the console does not show the API’s link');
 

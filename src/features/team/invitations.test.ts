@@ -266,7 +266,7 @@ forEachDialect((getDb) => {
     const { token } = await mint(admin, 'viewer', '  for Dana, on-call  ');
     const row = await t.deps.db.selectFrom('invitations').selectAll().executeTakeFirstOrThrow();
     assert.equal(row.note, 'for Dana, on-call');
-    assert.match((await admin.get('/settings?tab=team')).text, /<td>for Dana, on-call<\/td>/);
+    assert.match((await admin.get('/settings?tab=team')).text, /<td><span class="cell-label">Note: <\/span>for Dana, on-call<\/td>/);
     const invitee = t.client();
     assert.ok(!(await invitee.get(`/invite?token=${token}`)).text.includes('Dana'), 'the invitee never sees it');
     // It binds nothing: any username joins, at the invitation's role.
@@ -300,7 +300,7 @@ forEachDialect((getDb) => {
     assert.ok(minted.ok, 'the command line needs no confirmation');
     const row = await t.deps.db.selectFrom('invitations').select(['created_by', 'note']).where('id', '=', minted.id).executeTakeFirstOrThrow();
     assert.deepEqual(row, { created_by: null, note: 'break glass' });
-    assert.match((await admin.get('/settings?tab=team')).text, /<td>break glass<\/td>\s*<td>command line<\/td>/);
+    assert.match((await admin.get('/settings?tab=team')).text, /<td><span class="cell-label">Note: <\/span>break glass<\/td>\s*<td><span class="cell-label">Created by: <\/span>command line<\/td>/);
     await assert.rejects(mintInvitation(t.deps, { actorId: null, role: 'viewer', note: 'x'.repeat(201), base: 'http://localhost' }), RangeError);
   });
 

@@ -67,45 +67,40 @@ export function TeamTab(props: {
       {team.invitations.length === 0 ? (
         <p class="empty">No pending or expired invitations.</p>
       ) : (
-        <table>
-          <thead>
+        <StackedTable class="invitations" columns={['Role', 'State', 'Created', 'Expires', 'Note', 'Created by', 'Revoke']}>
+          {team.invitations.map((i) => (
             <tr>
-              <th>Role</th>
-              <th>State</th>
-              <th>Created</th>
-              <th>Expires</th>
-              <th>Note</th>
-              <th>Created by</th>
-              <th>Revoke</th>
+              <td>{i.role}</td>
+              <td>
+                <span class="badge">{i.state}</span>
+              </td>
+              <td>
+                <span class="cell-label">Created: </span>
+                <Time at={i.created_at} />
+              </td>
+              <td>
+                <span class="cell-label">Expires: </span>
+                <Time at={i.expires_at} />
+              </td>
+              <td>
+                <span class="cell-label">Note: </span>
+                {i.note ?? <span class="empty">—</span>}
+              </td>
+              <td>
+                <span class="cell-label">Created by: </span>
+                {i.created_by_username ?? 'command line'}
+              </td>
+              <td>
+                <Form action="/settings/accounts/invitations/revoke">
+                  <input type="hidden" name="invitation" value={i.id} />
+                  <button type="submit" class="secondary">
+                    {i.state === 'pending' ? 'Revoke' : 'Dismiss'}
+                  </button>
+                </Form>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {team.invitations.map((i) => (
-              <tr>
-                <td>{i.role}</td>
-                <td>
-                  <span class="badge">{i.state}</span>
-                </td>
-                <td>
-                  <Time at={i.created_at} />
-                </td>
-                <td>
-                  <Time at={i.expires_at} />
-                </td>
-                <td>{i.note ?? <span class="empty">—</span>}</td>
-                <td>{i.created_by_username ?? 'command line'}</td>
-                <td>
-                  <Form action="/settings/accounts/invitations/revoke">
-                    <input type="hidden" name="invitation" value={i.id} />
-                    <button type="submit" class="secondary">
-                      {i.state === 'pending' ? 'Revoke' : 'Dismiss'}
-                    </button>
-                  </Form>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </StackedTable>
       )}
     </section>
   );
