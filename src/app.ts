@@ -13,7 +13,7 @@ import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
 import { channelsRoutes } from './features/channels/channels.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
 import { inboxRoutes } from './features/messages/inbox.routes.tsx';
-import { secondFactorRoutes } from './features/auth/second-factor.routes.tsx';
+import { secondFactorRoutes } from './features/second-factor/second-factor.routes.tsx';
 import { profileRoutes } from './features/profile/profile.routes.tsx';
 import { tokensRoutes } from './features/tokens/tokens.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';

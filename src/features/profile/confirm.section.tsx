@@ -2,8 +2,8 @@
 // minutes, it holds the only confirm form, and the sections whose acts need it (second factor, single sign-on, API
 // tokens) show a ConfirmFirstHint linking here in place of their buttons; once confirmed it is gone (its "Confirmed"
 // notice aside) and they show their acts. The rule itself stays in the services.
-import { recentlyConfirmed } from '../auth/reauth.service.ts';
-import { ConfirmForm } from './confirm-step.tsx';
+import { recentlyConfirmed } from '../second-factor/reauth.service.ts';
+import { ConfirmForm } from '../second-factor/confirm-step.tsx';
 import type { ProfileSection } from './sections.ts';
 
 /** The anchor of this section (renderProfile wraps each section in `profile-<key>`). */

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { render } from '../../http/render.tsx';
 import { Notice } from '../../http/views/components.tsx';
-import { CONFIRM_FIRST } from './confirm-step.tsx';
+import { CONFIRM_FIRST } from '../second-factor/confirm-step.tsx';
 import { profileSections } from './sections.ts';
 
 /** A notice shown at the top of one section, or a refused form's field errors shown by the section itself. */

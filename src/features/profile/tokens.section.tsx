@@ -4,7 +4,7 @@
 import type { Ctx } from '../../http/env.ts';
 import { OnceField, revealNow } from '../../http/reveal.tsx';
 import { Checkbox, Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
-import { recentlyConfirmed } from '../auth/reauth.service.ts';
+import { recentlyConfirmed } from '../second-factor/reauth.service.ts';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, listTokens, type TokenSummary } from '../tokens/tokens.service.ts';
 import { ConfirmFirstHint } from './confirm.section.tsx';
 import type { ProfileFeedback } from './profile.page.tsx';

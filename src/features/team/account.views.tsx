@@ -3,7 +3,7 @@
 import type { Child } from 'hono/jsx';
 import { OnceField } from '../../http/reveal.tsx';
 import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
-import { ConfirmStep as ConfirmItsYou } from '../profile/confirm-step.tsx';
+import { ConfirmStep as ConfirmItsYou } from '../second-factor/confirm-step.tsx';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import { REAUTH_ACTION, ROLE_OPTIONS, type OwedConfirmation } from './team.views.tsx';
 

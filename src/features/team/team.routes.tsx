@@ -11,7 +11,7 @@ import { externalOrigin } from '../../http/request.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import { revealLater, spendOnce } from '../../http/reveal.tsx';
 import { checkInvitationNote, mintInvitation, revokeInvitation } from './invitations.service.ts';
-import { CONFIRM_FIRST } from '../profile/confirm-step.tsx';
+import { CONFIRM_FIRST } from '../second-factor/confirm-step.tsx';
 import { INVITATION_REVEAL, INVITATION_REVEAL_PATH, renderTeamTab, type TeamTabExtra } from './team.tab.tsx';
 
 const role = z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' });

@@ -2,7 +2,7 @@
 // open invitations.
 import { OnceField } from '../../http/reveal.tsx';
 import { Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
-import { ConfirmStep } from '../profile/confirm-step.tsx';
+import { ConfirmStep } from '../second-factor/confirm-step.tsx';
 import { INVITATION_NOTE_MAX, type MintedInvitation } from './invitations.service.ts';
 import type { Team } from './team.service.ts';
 
