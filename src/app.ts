@@ -9,6 +9,9 @@ import { apiNotFound, problem } from './http/problem.ts';
 import { API_MOUNT, isApiPath } from './http/gate.ts';
 import type { Handler } from 'hono';
 import { loginRoutes } from './features/auth/login.routes.tsx';
+import { resolveSession } from './features/auth/sessions.service.ts';
+import { unreadCount } from './features/messages/read-state.service.ts';
+import { authenticateBearer } from './features/tokens/tokens.service.ts';
 import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
 import { channelsRoutes } from './features/channels/channels.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
@@ -41,12 +44,14 @@ export function createApp(deps: Deps) {
   app.use(requestLog(deps));
   app.use(async (c, next) => {
     c.set('deps', deps);
+    // The bell's unread count, asked for by render() only when it draws the layout for a fully signed-in viewer.
+    c.set('unreadCount', (accountId) => unreadCount(deps, accountId));
     await next();
   });
   app.use(securityHeaders(deps.config.secureCookies));
   app.use(limitBody(BODY_LIMIT_BYTES));
-  app.use(loadSession(deps));
-  app.use(loadApiAccount(deps));
+  app.use(loadSession(deps, resolveSession));
+  app.use(loadApiAccount(deps, authenticateBearer));
   app.use(enforceGate());
   app.use(formAndCsrf(deps));
 

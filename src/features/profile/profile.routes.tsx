@@ -9,7 +9,7 @@ import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress } from '../../http/request.ts';
-import { revealLater, revealNow, spendOnce } from '../../http/reveal.tsx';
+import { revealLater, revealNow, spendOnce } from '../auth/reveal.tsx';
 import { passwordField } from '../auth/credentials.schema.ts';
 import { qrSvg } from '../second-factor/qr.ts';
 import { confirmIdentity } from '../second-factor/reauth.service.ts';

@@ -2,7 +2,7 @@
 // token shown once on the page after the mint's redirect, the list (id, created, expires, last used, read-only), and
 // revoke behind a confirmation step (`?revoke=<id>`: a second page state with its own button; no script).
 import type { Ctx } from '../../http/env.ts';
-import { OnceField, revealNow } from '../../http/reveal.tsx';
+import { OnceField, revealNow } from '../auth/reveal.tsx';
 import { Checkbox, Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
 import { recentlyConfirmed } from '../second-factor/reauth.service.ts';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, listTokens, type TokenSummary } from '../tokens/tokens.service.ts';

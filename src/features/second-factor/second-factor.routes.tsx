@@ -8,7 +8,7 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress } from '../../http/request.ts';
-import { revealLater, revealNow, spendOnce } from '../../http/reveal.tsx';
+import { revealLater, revealNow, spendOnce } from '../auth/reveal.tsx';
 import { issueDeviceTokenForSession } from '../auth/device.ts';
 import { rememberDevice } from '../auth/device-cookie.ts';
 import { landingFor } from '../auth/landing.ts';

@@ -1,6 +1,6 @@
 // Pages of the second factor: the two-factor step, the enrolment offer, the QR/secret page, the recovery codes.
 import { raw } from 'hono/html';
-import { OnceField } from '../../http/reveal.tsx';
+import { OnceField } from '../auth/reveal.tsx';
 import { Field, Form, Notice } from '../../http/views/components.tsx';
 
 /** A "leave" button for half-signed-in pages, which have no navigation. */

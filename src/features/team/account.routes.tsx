@@ -9,7 +9,7 @@ import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { clientAddress, externalOrigin } from '../../http/request.ts';
-import { revealLater, revealNow, spendOnce } from '../../http/reveal.tsx';
+import { revealLater, revealNow, spendOnce } from '../auth/reveal.tsx';
 import { isId } from '../../http/text.ts';
 import { confirmIdentity, recentlyConfirmed } from '../second-factor/reauth.service.ts';
 import { CONFIRM_FIRST, confirmRefusal } from '../second-factor/confirm-step.tsx';

@@ -9,7 +9,7 @@ import { idField, parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { externalOrigin } from '../../http/request.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
-import { revealLater, spendOnce } from '../../http/reveal.tsx';
+import { revealLater, spendOnce } from '../auth/reveal.tsx';
 import { checkInvitationNote, mintInvitation, revokeInvitation } from './invitations.service.ts';
 import { CONFIRM_FIRST } from '../second-factor/confirm-step.tsx';
 import { INVITATION_REVEAL, INVITATION_REVEAL_PATH, renderTeamTab, type TeamTabExtra } from './team.tab.tsx';

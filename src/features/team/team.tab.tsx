@@ -2,7 +2,7 @@
 import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
-import { revealNow } from '../../http/reveal.tsx';
+import { revealNow } from '../auth/reveal.tsx';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
 import type { SettingsTab } from '../settings/tabs.ts';
 import type { MintedInvitation } from './invitations.service.ts';

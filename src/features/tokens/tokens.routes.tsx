@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
-import { revealLater, spendOnce } from '../../http/reveal.tsx';
+import { revealLater, spendOnce } from '../auth/reveal.tsx';
 import { renderProfile } from '../profile/profile.page.tsx';
 import { TOKEN_REVEAL, TOKEN_REVEAL_PATH } from '../profile/tokens.section.tsx';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, mintToken, revokeToken } from './tokens.service.ts';
