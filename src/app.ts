@@ -17,9 +17,11 @@ import { channelsRoutes } from './features/channels/channels.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
 import { inboxRoutes } from './features/messages/inbox.routes.tsx';
 import { secondFactorRoutes } from './features/second-factor/second-factor.routes.tsx';
+import { renderProfile } from './features/profile/profile.page.tsx';
 import { profileRoutes } from './features/profile/profile.routes.tsx';
 import { tokensRoutes } from './features/tokens/tokens.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
+import { renderSettings } from './features/settings/settings.views.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
 import { inviteRoutes } from './features/team/invite.routes.tsx';
 import { teamRoutes } from './features/team/team.routes.tsx';
@@ -66,19 +68,19 @@ export function createApp(deps: Deps) {
   app.route('/', loginRoutes(deps));
   app.route('/', homeRoutes(deps));
   app.route('/', settingsRoutes(deps));
-  app.route('/', teamRoutes(deps));
-  app.route('/', accountRoutes(deps));
+  app.route('/', teamRoutes(deps, renderSettings));
+  app.route('/', accountRoutes(deps, renderSettings));
   app.route('/', resetRoutes(deps));
   app.route('/', inviteRoutes(deps));
-  app.route('/', deliveryRoutes(deps));
+  app.route('/', deliveryRoutes(deps, renderSettings));
   app.route('/', inboxRoutes(deps));
-  app.route('/', channelsRoutes(deps));
+  app.route('/', channelsRoutes(deps, renderSettings));
   app.route('/', secondFactorRoutes(deps));
   app.route('/', profileRoutes(deps));
-  app.route('/', tokensRoutes(deps));
+  app.route('/', tokensRoutes(deps, renderProfile));
   app.all(API_MOUNT, lazyApi(deps));
-  app.route('/', ssoRoutes(deps));
-  app.route('/', ssoAdminRoutes(deps));
+  app.route('/', ssoRoutes(deps, renderProfile));
+  app.route('/', ssoAdminRoutes(deps, renderSettings));
 
   app.notFound((c) => (isApiPath(c.req.path) ? apiNotFound(c, app.routes) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
   app.onError((err, c) => {

@@ -3,7 +3,7 @@ import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { retentionDays } from '../messages/retention.service.ts';
-import type { SettingsTab } from '../settings/tabs.ts';
+import type { SettingsTab } from '../../http/views/settings.ts';
 import { isId } from '../../http/text.ts';
 import { findChannelSummary } from './channels.repo.ts';
 import { channelsPage, parsePageNumber, type ChannelErrors } from './channels.service.ts';

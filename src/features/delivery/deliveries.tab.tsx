@@ -3,7 +3,7 @@ import type { Ctx } from '../../http/env.ts';
 import { isId } from '../../http/text.ts';
 import { Notice } from '../../http/views/components.tsx';
 import { parsePageNumber } from '../channels/channels.service.ts';
-import type { SettingsTab } from '../settings/tabs.ts';
+import type { SettingsTab } from '../../http/views/settings.ts';
 import { deliveriesPage } from './deliveries-view.service.ts';
 import { DeliveriesTabView, STATE_FILTERS } from './deliveries-list.views.tsx';
 import { resendNotice } from './resend-notice.tsx';

@@ -5,8 +5,7 @@ import { Form } from '../../http/views/components.tsx';
 import { recentlyConfirmed } from '../second-factor/reauth.service.ts';
 import { RECOVERY_CODE_COUNT } from '../second-factor/recovery-codes.ts';
 import { secondFactorState } from '../second-factor/second-factor.service.ts';
-import { ConfirmFirstHint } from './confirm.section.tsx';
-import type { ProfileSection } from './sections.ts';
+import { ConfirmFirstHint, type ProfileSection } from '../../http/views/profile.tsx';
 
 export const secondFactorSection: ProfileSection = {
   key: 'second-factor',
