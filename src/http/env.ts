@@ -1,5 +1,6 @@
-// The Hono environment: what middleware puts on the context for handlers, and the shapes of the signed-in session
-// and the API caller that the auth and tokens features produce for it (they are wired in by app.ts).
+// The Hono environment: what middleware puts on the context for handlers. The session and the API caller are described
+// here as the web layer reads them; the auth and tokens features produce them (their resolveSession and
+// authenticateBearer, wired in by app.ts, where the compiler checks that the shapes agree).
 import type { Context } from 'hono';
 import type { Selectable } from 'kysely';
 import type { AccountsTable, SessionsTable } from '../db/schema.ts';

@@ -1,9 +1,8 @@
 // Server-side sessions: the cookie carries a 256-bit random id, the database only its SHA-256.
 import type { Kysely, Transaction } from 'kysely';
-import type { DB } from '../../db/schema.ts';
+import type { DB, SessionsTable } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
-import type { SessionContext, Stage } from '../../http/env.ts';
 import { recordSignIn, type Account } from './accounts.repo.ts';
 
 /** A signed-in session ends after this long without a request. */
@@ -15,8 +14,17 @@ const SESSION_PENDING_MS = 10 * 60 * 1000;
 /** last_seen_at is written at most this often, so reads stay reads. */
 const TOUCH_EVERY_MS = 60 * 1000;
 
-/** The request context's session shape (src/http/env.ts), which resolveSession produces. */
-export type { SessionContext, Stage };
+export type Stage = SessionsTable['stage'];
+
+/** The session and its account as read together on every request. */
+export interface SessionContext {
+  idHash: string;
+  /** Non-secret id shown in the owner's session list. */
+  publicId: string;
+  stage: Stage;
+  csrfToken: string;
+  account: Pick<Account, 'id' | 'username' | 'role' | 'totp_enabled'>;
+}
 
 /** The stage a session starts in after a verified first factor (password now, SSO later). */
 export function stageAfterFirstFactor(account: Pick<Account, 'totp_enabled' | 'totp_enrol_prompt'>): Stage {

@@ -1,7 +1,6 @@
 // Personal API tokens: minted from a session, shown once, stored as SHA-256, presented as a bearer token on /api/.
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
-import type { ApiAccount } from '../../http/env.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
 import { ADDRESS_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from '../auth/throttle.service.ts';
@@ -37,11 +36,16 @@ export interface TokenSummary {
   readOnly: boolean;
 }
 
-/**
- * The account a bearer token acts as, with the role read from the account row on this request: the request context's
- * API caller (src/http/env.ts), which authenticateToken produces.
- */
-export type { ApiAccount };
+/** The account a bearer token acts as, with the role read from the account row on this request. */
+export interface ApiAccount {
+  id: string;
+  username: string;
+  role: 'admin' | 'viewer';
+  /** The token that authenticated this request. */
+  tokenId: string;
+  /** The token was minted read-only: every write through it is refused. */
+  readOnly: boolean;
+}
 
 /**
  * Mints a token from a signed-in session, which must have confirmed itself ("Confirm it's you") within the last 10
