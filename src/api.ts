@@ -11,7 +11,7 @@ import { accountsApiRoutes } from './features/team/accounts.api.routes.ts';
 import { channelsApiRoutes } from './features/channels/channels.api.routes.ts';
 import { deliveriesApiRoutes } from './features/delivery/deliveries.api.routes.ts';
 import { invitationsApiRoutes } from './features/team/invitations.api.routes.ts';
-import { messagesApiRoutes } from './features/messages/messages.api.routes.ts';
+import { messagesApiRoutes } from './features/inbox/messages.api.routes.ts';
 import { retentionApiRoutes } from './features/messages/retention.api.routes.ts';
 import { ssoApiRoutes } from './features/sso/sso.api.routes.ts';
 import { tokensApiRoutes } from './features/tokens/tokens.api.routes.ts';

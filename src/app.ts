@@ -9,20 +9,27 @@ import { apiNotFound, problem } from './http/problem.ts';
 import { API_MOUNT, isApiPath } from './http/gate.ts';
 import type { Handler } from 'hono';
 import { loginRoutes } from './features/auth/login.routes.tsx';
+import { resolveSession } from './features/auth/sessions.service.ts';
+import { unreadCount } from './features/messages/read-state.service.ts';
+import { authenticateBearer } from './features/tokens/tokens.service.ts';
 import { deliveryRoutes } from './features/delivery/delivery.routes.tsx';
 import { channelsRoutes } from './features/channels/channels.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
-import { inboxRoutes } from './features/messages/inbox.routes.tsx';
-import { secondFactorRoutes } from './features/auth/second-factor.routes.tsx';
+import { inboxRoutes } from './features/inbox/inbox.routes.tsx';
+import { secondFactorRoutes } from './features/second-factor/second-factor.routes.tsx';
+import { renderProfile } from './features/profile/profile.page.tsx';
 import { profileRoutes } from './features/profile/profile.routes.tsx';
 import { tokensRoutes } from './features/tokens/tokens.routes.tsx';
 import { settingsRoutes } from './features/settings/settings.routes.tsx';
+import { renderSettings } from './features/settings/settings.views.tsx';
 import { setupRoutes } from './features/setup/setup.routes.tsx';
+import { setupOpen } from './features/setup/setup.service.ts';
 import { inviteRoutes } from './features/team/invite.routes.tsx';
 import { teamRoutes } from './features/team/team.routes.tsx';
 import { accountRoutes } from './features/team/account.routes.tsx';
 import { resetRoutes } from './features/reset/reset.routes.tsx';
 import { ssoAdminRoutes } from './features/sso/sso.admin.routes.tsx';
+import { ssoSignInButtons } from './features/sso/sso.login.tsx';
 import { ssoRoutes } from './features/sso/sso.routes.tsx';
 import { attachMetrics } from './features/ops/metrics.service.ts';
 import { opsRoutes } from './features/ops/ops.routes.ts';
@@ -41,12 +48,14 @@ export function createApp(deps: Deps) {
   app.use(requestLog(deps));
   app.use(async (c, next) => {
     c.set('deps', deps);
+    // The bell's unread count, asked for by render() only when it draws the layout for a fully signed-in viewer.
+    c.set('unreadCount', (accountId) => unreadCount(deps, accountId));
     await next();
   });
   app.use(securityHeaders(deps.config.secureCookies));
   app.use(limitBody(BODY_LIMIT_BYTES));
-  app.use(loadSession(deps));
-  app.use(loadApiAccount(deps));
+  app.use(loadSession(deps, resolveSession));
+  app.use(loadApiAccount(deps, authenticateBearer));
   app.use(enforceGate());
   app.use(formAndCsrf(deps));
 
@@ -58,22 +67,22 @@ export function createApp(deps: Deps) {
   app.route('/', opsRoutes(deps, metrics));
 
   app.route('/', setupRoutes(deps));
-  app.route('/', loginRoutes(deps));
+  app.route('/', loginRoutes(deps, { setupPending: setupOpen, otherWaysIn: ssoSignInButtons }));
   app.route('/', homeRoutes(deps));
   app.route('/', settingsRoutes(deps));
-  app.route('/', teamRoutes(deps));
-  app.route('/', accountRoutes(deps));
+  app.route('/', teamRoutes(deps, renderSettings));
+  app.route('/', accountRoutes(deps, renderSettings));
   app.route('/', resetRoutes(deps));
   app.route('/', inviteRoutes(deps));
-  app.route('/', deliveryRoutes(deps));
+  app.route('/', deliveryRoutes(deps, renderSettings));
   app.route('/', inboxRoutes(deps));
-  app.route('/', channelsRoutes(deps));
+  app.route('/', channelsRoutes(deps, renderSettings));
   app.route('/', secondFactorRoutes(deps));
   app.route('/', profileRoutes(deps));
-  app.route('/', tokensRoutes(deps));
+  app.route('/', tokensRoutes(deps, renderProfile));
   app.all(API_MOUNT, lazyApi(deps));
-  app.route('/', ssoRoutes(deps));
-  app.route('/', ssoAdminRoutes(deps));
+  app.route('/', ssoRoutes(deps, renderProfile));
+  app.route('/', ssoAdminRoutes(deps, renderSettings));
 
   app.notFound((c) => (isApiPath(c.req.path) ? apiNotFound(c, app.routes) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
   app.onError((err, c) => {

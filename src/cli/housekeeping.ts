@@ -2,7 +2,7 @@
 // and API Idempotency-Keys past their 24 hours.
 // Every task is idempotent, so several instances running it against one database is harmless.
 import type { Deps } from '../deps.ts';
-import { pruneEnrolments } from '../features/auth/second-factor.service.ts';
+import { pruneEnrolments } from '../features/second-factor/second-factor.service.ts';
 import { pruneSessions } from '../features/auth/sessions.service.ts';
 import { pruneThrottles } from '../features/auth/throttle.service.ts';
 import { pruneIdempotencyKeys } from '../features/messages/idempotency.service.ts';

@@ -5,8 +5,7 @@ import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi
 import type { MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
 import '../zod-messages.ts';
-import type { ApiAccount } from '../features/tokens/tokens.service.ts';
-import type { AppEnv, Ctx } from './env.ts';
+import type { ApiAccount, AppEnv, Ctx } from './env.ts';
 import { accessFor } from './gate.ts';
 import { ID_PATTERN, isId } from './text.ts';
 import { invalid, PROBLEM_MEDIA_TYPE, problem, type FieldError, type ProblemResponse } from './problem.ts';

@@ -7,11 +7,9 @@ import { matchedRoutes } from 'hono/route';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from '../deps.ts';
 import { safeEqual } from '../deps.ts';
-import { resolveSession } from '../features/auth/sessions.service.ts';
-import { authenticateBearer } from '../features/tokens/tokens.service.ts';
 import { problem } from './problem.ts';
 import { readSessionCookie } from './cookies.ts';
-import type { AppEnv, Ctx } from './env.ts';
+import type { ApiAccount, AppEnv, Ctx, SessionContext } from './env.ts';
 import { accessFor, API_MOUNT, isApiPath } from './gate.ts';
 import { clientAddress, externalOrigin } from './request.ts';
 import { errorPage } from './render.tsx';
@@ -140,8 +138,11 @@ async function noStore(c: Ctx, next: () => Promise<void>): Promise<void> {
   }
 }
 
-/** Loads the session named by the cookie (role read from the account row, every request). */
-export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
+/** How a session cookie's value becomes the session and its account (the auth feature's resolveSession). */
+export type ResolveSession = (deps: Deps, cookie: string) => Promise<SessionContext | undefined>;
+
+/** Loads the session named by the cookie, through `resolveSession` (role read from the account row, every request). */
+export function loadSession(deps: Deps, resolveSession: ResolveSession): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     // API requests authenticate by bearer token only; static assets need no one.
     const path = c.req.path;
@@ -152,10 +153,21 @@ export function loadSession(deps: Deps): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * On /api/ only: resolves `Authorization: Bearer <token>` to its account (role read from the row, every request). An
- * address that sent too many bad tokens is answered 429 with Retry-After before its token is looked up.
+ * How a bearer token sent from an address becomes its account (the tokens feature's authenticateBearer): refused as
+ * unknown, or as throttled when that address sent too many bad tokens.
  */
-export function loadApiAccount(deps: Deps): MiddlewareHandler<AppEnv> {
+export type AuthenticateBearer = (
+  deps: Deps,
+  token: string,
+  address: string,
+) => Promise<{ ok: true; account: ApiAccount } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'throttled'; retryAfterMs: number }>;
+
+/**
+ * On /api/ only: resolves `Authorization: Bearer <token>` to its account through `authenticateBearer` (role read from
+ * the row, every request). An address that sent too many bad tokens is answered 429 with Retry-After before its token
+ * is looked up.
+ */
+export function loadApiAccount(deps: Deps, authenticateBearer: AuthenticateBearer): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set('apiAccount', undefined);
     const path = c.req.path;

@@ -1,7 +1,6 @@
 // Renders a page inside the layout for the current viewer; the one way routes produce HTML.
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { unreadCount } from '../features/messages/read-state.service.ts';
 import { problem } from './problem.ts';
 import type { Ctx } from './env.ts';
 import { isApiPath } from './gate.ts';
@@ -9,7 +8,7 @@ import { Layout, type Viewer } from './views/layout.tsx';
 
 /**
  * Renders `body` as a full page: the layout shows a fully signed-in viewer their name, role and (unless `bell` is
- * false) unread count, counted here unless the page already counted it (`unread`).
+ * false) unread count, asked of the context's `unreadCount` here unless the page already counted it (`unread`).
  */
 export async function render(
   c: Ctx,
@@ -22,7 +21,8 @@ export async function render(
   let viewer: Viewer | undefined;
   if (session?.stage === 'full') {
     const { id, username, role } = session.account;
-    viewer = { username, role, unread: options.bell === false ? undefined : (options.unread ?? (await unreadCount(c.get('deps'), id))) };
+    const count = c.get('unreadCount');
+    viewer = { username, role, unread: options.bell === false ? undefined : (options.unread ?? (await count?.(id))) };
   }
   return c.html(
     <Layout title={title} viewer={viewer} csrf={session?.csrfToken} path={c.req.path}>

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { totpCode } from '../../src/features/auth/totp.ts';
+import { totpCode } from '../../src/features/second-factor/totp.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';

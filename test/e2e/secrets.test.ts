@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { test } from 'node:test';
-import { totpCode } from '../../src/features/auth/totp.ts';
+import { totpCode } from '../../src/features/second-factor/totp.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';

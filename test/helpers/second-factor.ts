@@ -1,10 +1,15 @@
 // Test shortcuts for the second factor: enrol an account directly, and sign in through the two-factor step.
 import { sha256 } from '../../src/deps.ts';
-import { confirmIdentity } from '../../src/features/auth/reauth.service.ts';
-import { confirmEnrolment, startEnrolment } from '../../src/features/auth/second-factor.service.ts';
+import { confirmIdentity } from '../../src/features/second-factor/reauth.service.ts';
+import { confirmEnrolment, startEnrolment } from '../../src/features/second-factor/second-factor.service.ts';
 import { createSession, endSession } from '../../src/features/auth/sessions.service.ts';
-import { totpCode } from '../../src/features/auth/totp.ts';
+import { totpCode } from '../../src/features/second-factor/totp.ts';
 import type { TestApp, TestClient } from './app.ts';
+
+/** The authenticator code for `secret` at the test clock's now. */
+export function codeNow(t: TestApp, secret: string): string {
+  return totpCode(secret, t.clock.now());
+}
 
 /** Turns TOTP on for the account (as Profile would, from a session of its own that then ends) and moves the clock past the confirming step. */
 export async function enrolTotp(t: TestApp, account: { id: string; password: string }): Promise<{ secret: string; recoveryCodes: string[] }> {

@@ -1,6 +1,7 @@
 // GET/POST /login and POST /logout.
 import { setTimeout } from 'node:timers/promises';
 import { Hono } from 'hono';
+import type { Child } from 'hono/jsx';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
@@ -12,13 +13,9 @@ import { clientAddress, userAgent } from '../../http/request.ts';
 import { issueDeviceToken } from './device.ts';
 import { presentedDevice, rememberDevice } from './device-cookie.ts';
 import { landingFor } from './landing.ts';
-import { LOGIN_NOTICES, LoginPage, SetupPendingPage } from './login.views.tsx';
-import { lockedMessage } from './second-factor.views.tsx';
+import { lockedMessage, LOGIN_NOTICES, LoginPage, SetupPendingPage } from './login.views.tsx';
 import { createSession, endSession, stageAfterFirstFactor } from './sessions.service.ts';
 import { signInWithPassword } from './signin.service.ts';
-import { setupOpen } from '../setup/setup.service.ts';
-import { enabledProviders } from '../sso/sso.providers.service.ts';
-import { SsoButtons } from '../sso/sso.views.tsx';
 
 // parseForm refuses control characters in any field (PostgreSQL refuses NUL): such a form is signed in as the empty
 // name, so it gets the usual answer and counts like any failure.
@@ -30,17 +27,25 @@ const loginSchema = z.object({ username: z.string().max(256).default(''), passwo
 /** Where a session in a given stage goes next (kept here too for callers that import it from this file). */
 export { landingFor };
 
-export function loginRoutes(deps: Deps) {
+/** What the sign-in page shows that features above this one decide, wired in by app.ts. */
+export interface SignInPageParts {
+  /** True while no account exists yet (first run): the page then says where the setup link is instead. */
+  setupPending(deps: Deps): Promise<boolean>;
+  /** Other ways in, shown under the password form (the single sign-on providers' buttons). */
+  otherWaysIn(deps: Deps): Promise<Child>;
+}
+
+export function loginRoutes(deps: Deps, parts: SignInPageParts) {
   const app = new Hono<AppEnv>();
 
   app.get('/login', refuseControlQuery, async (c) => {
     const session = c.get('session');
     if (session) return c.redirect(landingFor(session.stage), 303);
     // First run: no account to sign in to yet, so say where the setup link is instead of offering a sign-in form.
-    if (await setupOpen(deps)) return render(c, 'Setup pending', <SetupPendingPage />);
+    if (await parts.setupPending(deps)) return render(c, 'Setup pending', <SetupPendingPage />);
     const key = c.req.query('notice') ?? '';
     const notice = Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
-    const sso = <SsoButtons providers={await enabledProviders(deps)} />;
+    const sso = await parts.otherWaysIn(deps);
     return render(c, 'Sign in', <LoginPage notice={notice} extra={sso} />);
   });
 
@@ -58,7 +63,7 @@ export function loginRoutes(deps: Deps) {
           : result.reason === 'suspended'
             ? SUSPENDED_MESSAGE
             : 'Incorrect username or password.';
-      const sso = <SsoButtons providers={await enabledProviders(deps)} />;
+      const sso = await parts.otherWaysIn(deps);
       const status = result.reason === 'locked' ? 429 : result.reason === 'suspended' ? 403 : 401;
       return render(c, 'Sign in', <LoginPage username={input.username.slice(0, 64)} error={error} extra={sso} />, status);
     }

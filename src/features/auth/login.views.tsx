@@ -2,6 +2,14 @@
 import type { Child } from 'hono/jsx';
 import { Field, Form, Notice } from '../../http/views/components.tsx';
 
+/** The refusal text for a throttled attempt. */
+export function lockedMessage(retryAfterMs: number): string {
+  const minutes = Math.ceil(retryAfterMs / 60_000);
+  // Second-factor locks grow to a day: past two hours, say hours.
+  const wait = minutes > 120 ? `${Math.ceil(minutes / 60)} hours` : minutes === 1 ? '1 minute' : `${minutes} minutes`;
+  return `Too many failed attempts. Try again in ${wait}.`;
+}
+
 /** Fixed notices selected by a query key, so no text is ever reflected from the URL. */
 export const LOGIN_NOTICES: Record<string, string> = {
   'signed-out': 'You are signed out.',

@@ -1,8 +1,7 @@
-// The re-authentication window (see reauth.service.ts): whether a session confirmed itself recently. Kept apart so
-// the acts that require it (tokens, second factor, admin invitations, reset links, SSO links) import it without
-// importing how a confirmation is checked.
+// The re-authentication window: whether a session confirmed itself recently (how a confirmation is checked, by password
+// or authenticator code, is second-factor/reauth.service.ts). Kept apart so the acts that require it (tokens, second
+// factor, admin invitations, reset links, SSO links) import it without importing how a confirmation is checked.
 import type { Deps } from '../../deps.ts';
-import { findTokenOf } from '../tokens/tokens.repo.ts';
 import { findReauthState } from './reauth.repo.ts';
 
 /** How long a confirmation lasts. */
@@ -31,20 +30,8 @@ export type Actor =
   | { actorId: string | null; via?: 'session'; sessionIdHash?: string }
   | { actorId: string; via: 'token'; tokenId: string };
 
-/**
- * Whether `actor` may do an act that hands out lasting access: the host command line (`actorId` null; shell access is
- * the trust boundary) always; a session only when it is the actor's own and confirmed itself within the window; a
- * personal API token when it is the actor's own, unexpired and not read-only, of an active account (it was minted
- * behind that very confirmation on the Profile page and already carries every power of its account).
- */
-export async function actorRecentlyConfirmed(deps: Deps, actor: Actor): Promise<boolean> {
-  if (actor.actorId === null) return true;
-  if (actor.via === 'token') {
-    const token = await findTokenOf(deps.db, actor.actorId, actor.tokenId);
-    if (!token || token.read_only !== 0 || token.suspended_at !== null) return false;
-    return token.expires_at === null || deps.clock.now() < token.expires_at;
-  }
-  if (actor.sessionIdHash === undefined) return false;
-  const row = await findReauthState(deps.db, actor.sessionIdHash);
-  return row !== undefined && row.account_id === actor.actorId && withinWindow(deps, row);
+/** Whether `sessionIdHash` is a session of account `accountId` that confirmed itself within the window. */
+export async function sessionOfAccountConfirmed(deps: Deps, accountId: string, sessionIdHash: string): Promise<boolean> {
+  const row = await findReauthState(deps.db, sessionIdHash);
+  return row !== undefined && row.account_id === accountId && withinWindow(deps, row);
 }

@@ -5,11 +5,10 @@ import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { atTotpStep, codesOn, enrolTotp, startEnrolmentAtSignIn } from '../../../test/helpers/second-factor.ts';
+import { atTotpStep, codeNow, codesOn, enrolTotp, startEnrolmentAtSignIn } from '../../../test/helpers/second-factor.ts';
 import { sha256 } from '../../deps.ts';
 import { createSession } from './sessions.service.ts';
 import { signInWithPassword } from './signin.service.ts';
-import { totpCode } from './totp.ts';
 
 const COOKIE = 'svc_session';
 
@@ -77,7 +76,7 @@ forEachDialect((getDb) => {
     const [pending] = await sessionRows(account.id);
     assert.equal(pending!.id_hash, sha256(pendingCookie));
 
-    const res = await c.post('/login/totp', { code: totpCode(secret, t.clock.now()) });
+    const res = await c.post('/login/totp', { code: codeNow(t, secret) });
     assert.equal(res.location, '/');
     const fullCookie = c.cookies.get(COOKIE)!;
     assert.notEqual(fullCookie, pendingCookie);
@@ -109,7 +108,7 @@ forEachDialect((getDb) => {
     const enrolling = await signInToEnrol();
     const pendingCookie = enrolling.cookies.get(COOKIE)!;
     const secret = await startEnrolmentAtSignIn(enrolling);
-    const done = await enrolling.post('/login/enrol', { action: 'confirm', code: totpCode(secret, t.clock.now()) });
+    const done = await enrolling.post('/login/enrol', { action: 'confirm', code: codeNow(t, secret) });
     assert.equal(done.status, 303);
     assert.notEqual(enrolling.cookies.get(COOKIE), pendingCookie);
     assert.equal((await withCookie(pendingCookie).get('/')).location, '/login');

@@ -5,13 +5,13 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
-import { errorPage, render } from '../../http/render.tsx';
+import { errorPage } from '../../http/render.tsx';
 import { refuseControlQuery } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
 import { secretRetry } from '../../http/views/secret-retry.tsx';
+import type { RenderSettings } from '../../http/views/settings.ts';
 import type { ConnectionCheck } from '../../net/check-connection.ts';
 import { setRetentionDays, RETENTION_RANGE_MESSAGE } from '../messages/retention.service.ts';
-import { SettingsFrame } from '../settings/settings.views.tsx';
 import { channelsTabBody, type ChannelsTabState } from './channels.tab.tsx';
 import { ChannelDetailView, DeleteChannelConfirm } from './channel-detail.views.tsx';
 import { findChannelSummary } from './channels.repo.ts';
@@ -43,21 +43,21 @@ const retentionSchema = z.object({ days: z.string().default('') });
 
 const TAB = '/settings?tab=channels';
 
-async function refuse(deps: Deps, c: Ctx, state: ChannelsTabState) {
-  return render(c, 'Settings', <SettingsFrame current="channels">{await channelsTabBody(deps, c, state)}</SettingsFrame>, 400);
-}
-
-/** One channel's page, with a connection check's result when one was just run; a channel gone sends back to the list. */
-async function channelPage(deps: Deps, c: Ctx, id: string, check?: ConnectionCheck) {
-  const detail = isId(id) ? await channelDetail(deps, id) : undefined;
-  if (!detail) return c.redirect(`${TAB}&notice=gone`, 303);
-  const body = <ChannelDetailView detail={detail} check={check} notice={channelNotice(c.req.query('notice'))} />;
-  return render(c, 'Settings', <SettingsFrame current="channels">{body}</SettingsFrame>);
-}
-
 /** Channel administration and the retention dial; admin-only because they sit under /settings. */
-export function channelsRoutes(deps: Deps) {
+export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
   const app = new Hono<AppEnv>();
+
+  async function refuse(deps: Deps, c: Ctx, state: ChannelsTabState) {
+    return renderSettings(c, 'channels', await channelsTabBody(deps, c, state), 400);
+  }
+
+  /** One channel's page, with a connection check's result when one was just run; a channel gone sends back to the list. */
+  async function channelPage(deps: Deps, c: Ctx, id: string, check?: ConnectionCheck) {
+    const detail = isId(id) ? await channelDetail(deps, id) : undefined;
+    if (!detail) return c.redirect(`${TAB}&notice=gone`, 303);
+    const body = <ChannelDetailView detail={detail} check={check} notice={channelNotice(c.req.query('notice'))} />;
+    return renderSettings(c, 'channels', body);
+  }
 
   // A refused form never shows its secret again, so it asks for it again (secret-retry.tsx) and refuses a blank one.
   app.post('/settings/channels', async (c) => {
@@ -108,7 +108,7 @@ export function channelsRoutes(deps: Deps) {
     if (form.ok && form.data.confirm === undefined) {
       const ch = await findChannelSummary(deps.db, form.data.id);
       if (!ch) return c.redirect(`${TAB}&notice=gone`, 303);
-      return render(c, 'Settings', <SettingsFrame current="channels"><DeleteChannelConfirm ch={ch} /></SettingsFrame>);
+      return renderSettings(c, 'channels', <DeleteChannelConfirm ch={ch} />);
     }
     const { existed } = form.ok ? await deleteChannel(deps, form.data.id) : { existed: false };
     return c.redirect(`${TAB}&notice=${existed ? 'deleted' : 'gone'}`, 303);

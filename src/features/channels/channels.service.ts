@@ -158,11 +158,6 @@ export async function deleteChannel(deps: Deps, id: string): Promise<{ existed: 
   });
 }
 
-/** The page number from a `page` query value: only 1 to 6 digits count (no "1.5", "1e400", "-1"), anything else is page 1. */
-export function parsePageNumber(raw: string | undefined): number {
-  return raw !== undefined && /^\d{1,6}$/.test(raw) ? Number(raw) : 1;
-}
-
 /** A page of channels for the admin surface (secrets reduced to a flag), with the total. */
 export async function channelsPage(deps: Deps, page: number): Promise<{ channels: ChannelSummary[]; total: number; page: number; pages: number }> {
   const total = await countChannels(deps.db);

@@ -3,10 +3,11 @@ import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { retentionDays } from '../messages/retention.service.ts';
-import type { SettingsTab } from '../settings/tabs.ts';
+import type { SettingsTab } from '../../http/views/settings.ts';
+import { parsePageNumber } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
 import { findChannelSummary } from './channels.repo.ts';
-import { channelsPage, parsePageNumber, type ChannelErrors } from './channels.service.ts';
+import { channelsPage, type ChannelErrors } from './channels.service.ts';
 import { ChannelList, ChannelsTabView, CreateChannelForm, EditChannelForm, RetentionForm, channelNotice } from './channels.views.tsx';
 
 /** What a failed POST hands back to the tab: which form, its values and errors, and whether to ask for the secret again. */

@@ -3,7 +3,6 @@
 import type { DeliveriesTable } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { attemptsOf, type AttemptRow } from './attempts.repo.ts';
-import { findChannelSummary } from '../channels/channels.repo.ts';
 import {
   channelChoices,
   countDeliveriesOfMessage,
@@ -14,6 +13,7 @@ import {
   findDeliveryRow,
   listDeliveries,
   listDeliveriesAfter,
+  resendChannel,
   type DeliveryFilter,
   type DeliveryListRow,
   type DeliveryPosition,
@@ -210,7 +210,7 @@ export async function deliveryById(deps: Deps, id: string): Promise<(DeliveryRow
 
 /** What "re-send all dead letters" of a channel would do: the channel (null once deleted) and how many it would re-queue. */
 export async function resendAllOffer(deps: Deps, channelId: string): Promise<NonNullable<DeliveriesPage['chosen']>> {
-  const channel = await findChannelSummary(deps.db, channelId);
+  const channel = await resendChannel(deps.db, channelId);
   if (!channel) return { channel: null, deadLetters: 0 };
   return { channel: { id: channel.id, url: channel.url, enabled: channel.enabled === 1 }, deadLetters: await countResendableDead(deps.db, channelId) };
 }

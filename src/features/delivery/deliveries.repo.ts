@@ -138,6 +138,11 @@ export function deliveryChannel(db: Q, deliveryId: string): Promise<{ id: string
     .executeTakeFirst();
 }
 
+/** The channel a "re-send all dead letters" would re-queue for (id, URL and whether it is enabled); undefined when gone. */
+export function resendChannel(db: Q, channelId: string) {
+  return db.selectFrom('channels').select(['id', 'url', 'enabled']).where('id', '=', channelId).executeTakeFirst();
+}
+
 /** Channels to filter by, by URL (id and URL only). */
 export function channelChoices(db: Q, limit: number) {
   return db.selectFrom('channels').select(['id', 'url']).orderBy('url').orderBy('id').limit(limit).execute();

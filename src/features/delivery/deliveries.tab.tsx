@@ -1,9 +1,9 @@
 // The Deliveries settings tab: every delivery, filtered by state and channel, each undelivered one re-sendable.
 import type { Ctx } from '../../http/env.ts';
+import { parsePageNumber } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
 import { Notice } from '../../http/views/components.tsx';
-import { parsePageNumber } from '../channels/channels.service.ts';
-import type { SettingsTab } from '../settings/tabs.ts';
+import type { SettingsTab } from '../../http/views/settings.ts';
 import { deliveriesPage } from './deliveries-view.service.ts';
 import { DeliveriesTabView, STATE_FILTERS } from './deliveries-list.views.tsx';
 import { resendNotice } from './resend-notice.tsx';

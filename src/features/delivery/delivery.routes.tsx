@@ -6,10 +6,10 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
-import { errorPage, render } from '../../http/render.tsx';
+import { errorPage } from '../../http/render.tsx';
+import type { RenderSettings } from '../../http/views/settings.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
-import { SettingsFrame } from '../settings/settings.views.tsx';
 import { resendAllOffer } from './deliveries-view.service.ts';
 import { deliveriesHref, ResendAllConfirm } from './deliveries-list.views.tsx';
 import { RESEND_REFUSALS } from './delivery.views.tsx';
@@ -30,7 +30,7 @@ export function safeBack(back: string | undefined): string | undefined {
 }
 
 /** The delivery admin routes (under /settings, so admin-only by the gate). */
-export function deliveryRoutes(deps: Deps) {
+export function deliveryRoutes(deps: Deps, renderSettings: RenderSettings) {
   const app = new Hono<AppEnv>();
 
   app.post('/settings/deliveries/resend', async (c) => {
@@ -45,7 +45,7 @@ export function deliveryRoutes(deps: Deps) {
     const id = c.req.query('channel');
     const offer = id && isId(id) ? await resendAllOffer(deps, id) : { channel: null, deadLetters: 0 };
     if (!offer.channel) return c.redirect('/settings?tab=deliveries&notice=gone', 303);
-    return render(c, 'Settings', <SettingsFrame current="deliveries"><ResendAllConfirm channel={offer.channel} count={offer.deadLetters} /></SettingsFrame>);
+    return renderSettings(c, 'deliveries', <ResendAllConfirm channel={offer.channel} count={offer.deadLetters} />);
   });
 
   app.post('/settings/deliveries/resend-all', async (c) => {

@@ -1,6 +1,6 @@
 // What the store shows about deliveries (SPEC 6.7): per channel on a message, and the pieces the admin's list reuses.
 import { Form, Notice, StackedTable, Time } from '../../http/views/components.tsx';
-import { channelLabel } from '../channels/channel-label.ts';
+import { channelLabel } from './channel-label.ts';
 import type { AttemptView, DeliveryView, MessageDeliveriesView } from './deliveries-view.service.ts';
 import type { ResendRefusal } from './resend.service.ts';
 

@@ -4,7 +4,7 @@ import type { Selectable, Transaction } from 'kysely';
 import type { DB, DeliveriesTable } from '../../db/schema.ts';
 import { newId, type Deps } from '../../deps.ts';
 import { channelsEnabled, findDeliveryForUpdate, insertDeliveries, lockDeadOfChannel, withLaterSeries } from './deliveries.repo.ts';
-import { notifyDeliveriesDue } from './wakeup.ts';
+import { notifyDeliveriesDue } from '../messages/deliveries-due.ts';
 
 /** Why a re-send was refused. */
 export type ResendRefusal = 'not-found' | 'not-undelivered' | 'already-resent' | 'channel-deleted' | 'channel-disabled';

@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Deps } from '../../deps.ts';
-import { DELIVERIES_DUE_CHANNEL } from './wakeup.ts';
+import { DELIVERIES_DUE_CHANNEL } from '../messages/deliveries-due.ts';
 
 /** How the listener appears in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = 'svc delivery listener';

@@ -11,7 +11,8 @@ import { buildAccount } from '../../../test/helpers/factories.ts';
 import { buildChannel, clearOutbox } from '../../../test/helpers/outbox.ts';
 import { emit, type EmitInput } from '../messages/emit.service.ts';
 import { LISTENER_APPLICATION_NAME, startDeliveryListener, wireWakeups } from './wakeup.listener.ts';
-import { createDeliveryWakeup, notifyDeliveriesDue } from './wakeup.ts';
+import { notifyDeliveriesDue } from '../messages/deliveries-due.ts';
+import { createDeliveryWakeup } from './wakeup.ts';
 
 const input: EmitInput = { cause: 'drift', subject: { kind: 'service', key: 'api.example.com' }, instant: Date.UTC(2026, 0, 15, 11), headline: 'It moved.' };
 const SECRET = 'listener-secret-pw';

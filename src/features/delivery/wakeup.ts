@@ -1,11 +1,6 @@
 // Real-time delivery: whoever makes deliveries due wakes the workers at once instead of leaving them to the idle poll.
-// In this process through a DeliveryWakeup; across processes on PostgreSQL through NOTIFY (see wakeup.listener.ts).
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Dialect } from '../../db/connect.ts';
-import type { DB } from '../../db/schema.ts';
-
-/** The PostgreSQL notification channel every worker process listens on. */
-export const DELIVERIES_DUE_CHANNEL = 'svc_deliveries_due';
+// In this process through a DeliveryWakeup; across processes on PostgreSQL through NOTIFY (notifyDeliveriesDue in
+// messages/deliveries-due.ts, which emit() calls too; heard by wakeup.listener.ts).
 
 /** This process's wake-up line: emit() and re-send pull it, the workers of this process subscribe to it. */
 export interface DeliveryWakeup {
@@ -37,14 +32,4 @@ export function createDeliveryWakeup(onError: (err: unknown) => void = () => {})
       };
     },
   };
-}
-
-/**
- * Called inside the transaction that made deliveries due: on PostgreSQL every listening process is notified when it
- * commits (and nobody when it rolls back; one notification per transaction however often it is called). SQLite has no
- * cross-process signal: other processes find the work by polling.
- */
-export async function notifyDeliveriesDue(db: Kysely<DB> | Transaction<DB>, dialect: Dialect): Promise<void> {
-  if (dialect !== 'postgres') return;
-  await sql`select pg_notify(${DELIVERIES_DUE_CHANNEL}, '')`.execute(db);
 }

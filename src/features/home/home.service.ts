@@ -1,6 +1,6 @@
 // What the home page shows: the latest unread messages for everyone; for admins what needs attention and first steps.
 import type { Deps } from '../../deps.ts';
-import { listInboxMessages } from '../messages/inbox.repo.ts';
+import { listInboxMessages } from '../inbox/inbox.repo.ts';
 import type { MessageRow } from '../messages/messages.repo.ts';
 import { unreadCount } from '../messages/read-state.service.ts';
 import { countDeadSince, failingChannels } from '../ops/ops.repo.ts';

@@ -7,7 +7,7 @@ import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
-import { notifyDeliveriesDue } from '../delivery/wakeup.ts';
+import { notifyDeliveriesDue } from './deliveries-due.ts';
 import { CAUSES, CLASS_OF_CAUSE, isCause, type Cause, type MessageClass } from './classes.ts';
 import { insertDeliveriesForClass, insertMessage, type MessageRow } from './messages.repo.ts';
 

@@ -5,7 +5,6 @@ import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signedInAs } from '../../../test/helpers/factories.ts';
 import { attemptsOf } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessage, clearOutbox } from '../../../test/helpers/outbox.ts';
-import { insertAttempt } from '../delivery/attempts.repo.ts';
 import { markRead } from './read-state.service.ts';
 import { DEFAULT_RETENTION_DAYS, pruneMessages, retentionDays, setRetentionDays } from './retention.service.ts';
 
@@ -50,7 +49,7 @@ forEachDialect((getDb) => {
     for (const d of deliveries) {
       for (const attempt_no of [1, 2]) {
         const verdict = attempt_no === 2 ? 'delivered' : 'failed';
-        await insertAttempt(t.deps.db, { delivery_id: d.id, attempt_no, started_at: t.clock.now(), duration_ms: 3, verdict, status_code: verdict === 'failed' ? 500 : 204, error: verdict === 'failed' ? 'HTTP 500' : null, response_excerpt: 'ok' });
+        await t.deps.db.insertInto('delivery_attempts').values({ delivery_id: d.id, attempt_no, started_at: t.clock.now(), duration_ms: 3, verdict, status_code: verdict === 'failed' ? 500 : 204, error: verdict === 'failed' ? 'HTTP 500' : null, response_excerpt: 'ok' }).execute();
       }
     }
     await t.deps.db.updateTable('deliveries').set({ state: 'delivered' }).execute();

@@ -1,22 +1,10 @@
 // Profile section: the page's one "Confirm it's you" step. Until this session confirmed itself within the last 10
 // minutes, it holds the only confirm form, and the sections whose acts need it (second factor, single sign-on, API
-// tokens) show a ConfirmFirstHint linking here in place of their buttons; once confirmed it is gone (its "Confirmed"
+// tokens) show a ConfirmFirstHint (src/http/views/profile.tsx) linking here in place of their buttons; once confirmed it is gone (its "Confirmed"
 // notice aside) and they show their acts. The rule itself stays in the services.
-import { recentlyConfirmed } from '../auth/reauth.service.ts';
-import { ConfirmForm } from './confirm-step.tsx';
-import type { ProfileSection } from './sections.ts';
-
-/** The anchor of this section (renderProfile wraps each section in `profile-<key>`). */
-export const CONFIRM_ANCHOR = '#profile-confirm';
-
-/** What a section shows in place of its act until the session has confirmed: `act` completes "… above to". */
-export function ConfirmFirstHint(props: { act: string }) {
-  return (
-    <p class="confirm-hint">
-      <a href={CONFIRM_ANCHOR}>Confirm it’s you</a> above to {props.act}.
-    </p>
-  );
-}
+import { recentlyConfirmed } from '../second-factor/reauth.service.ts';
+import { ConfirmForm } from '../second-factor/confirm-step.tsx';
+import type { ProfileSection } from '../../http/views/profile.tsx';
 
 export const confirmSection: ProfileSection = {
   key: 'confirm',

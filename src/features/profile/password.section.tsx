@@ -1,7 +1,7 @@
 // Profile section: change one's own password (the current one is required).
 import { Field, Form } from '../../http/views/components.tsx';
 import { NewPasswordField } from '../auth/new-password-field.tsx';
-import type { ProfileSection } from './sections.ts';
+import type { ProfileSection } from '../../http/views/profile.tsx';
 
 export const passwordSection: ProfileSection = {
   key: 'password',

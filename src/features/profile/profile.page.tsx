@@ -1,23 +1,14 @@
-// Renders /profile: every registered section, with a notice (a result, an error, a secret shown once) in one of them.
-// A section may render nothing (the "Confirm it's you" step once this session has confirmed).
+// Renders /profile: every section listed in sections.ts, with a notice (a result, an error, a secret shown once) in
+// one of them. A section may render nothing (the "Confirm it's you" step once this session has confirmed).
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { render } from '../../http/render.tsx';
 import { Notice } from '../../http/views/components.tsx';
-import { CONFIRM_FIRST } from './confirm-step.tsx';
+import type { ProfileFeedback } from '../../http/views/profile.tsx';
+import { CONFIRM_FIRST } from '../second-factor/confirm-step.tsx';
 import { profileSections } from './sections.ts';
-
-/** A notice shown at the top of one section, or a refused form's field errors shown by the section itself. */
-export interface ProfileFeedback {
-  /** The key of the section it belongs to. */
-  section: string;
-  kind: 'info' | 'error' | 'success';
-  message: Child;
-  /** The id of the refused form and its errors by field name (parseForm's map); the notice is then left out. */
-  form?: { id: string; errors: Record<string, string>; values?: Record<string, string> };
-}
 
 /** Fixed notices selected by ?notice= after a redirect, so no text is ever reflected from the URL. */
 export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
@@ -46,7 +37,7 @@ export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
   },
 };
 
-/** The whole profile page, optionally with feedback for one section. */
+/** The whole profile page, optionally with feedback for one section (app.ts hands it to other features' routes too). */
 export async function renderProfile(deps: Deps, c: Ctx, feedback?: ProfileFeedback, status: ContentfulStatusCode = 200): Promise<Response> {
   const parts: Child[] = [];
   for (const section of profileSections) {

@@ -6,7 +6,7 @@ import { buildAccount, signIn, signedInAs } from '../../../test/helpers/factorie
 import { confirmItsMe, submitMinting } from '../../../test/helpers/once.ts';
 import { atTotpStep, codesOn, enrolTotp, keyOn, signInWithTotp, startEnrolmentInProfile } from '../../../test/helpers/second-factor.ts';
 import { newFormToken } from '../auth/reveals.service.ts';
-import { totpCode } from '../auth/totp.ts';
+import { totpCode } from '../second-factor/totp.ts';
 import { profileSections } from './sections.ts';
 
 forEachDialect((getDb) => {

@@ -1,12 +1,11 @@
 // Profile section: the second factor. Set up when off; when on, its state, recovery codes left, and new codes. Both
 // acts need "Confirm it's you" (the page's one confirm step) within the last 10 minutes of this session first.
-import { OnceField } from '../../http/reveal.tsx';
+import { OnceField } from '../auth/reveal.tsx';
 import { Form } from '../../http/views/components.tsx';
-import { recentlyConfirmed } from '../auth/reauth.service.ts';
-import { RECOVERY_CODE_COUNT } from '../auth/recovery-codes.ts';
-import { secondFactorState } from '../auth/second-factor.service.ts';
-import { ConfirmFirstHint } from './confirm.section.tsx';
-import type { ProfileSection } from './sections.ts';
+import { recentlyConfirmed } from '../second-factor/reauth.service.ts';
+import { RECOVERY_CODE_COUNT } from '../second-factor/recovery-codes.ts';
+import { secondFactorState } from '../second-factor/second-factor.service.ts';
+import { ConfirmFirstHint, type ProfileSection } from '../../http/views/profile.tsx';
 
 export const secondFactorSection: ProfileSection = {
   key: 'second-factor',

@@ -2,7 +2,7 @@
 // Stacked into one block per session on a phone, so the button is never off-screen in a sideways-scrolling box.
 import { Form, StackedTable, Time } from '../../http/views/components.tsx';
 import { listOwnSessions } from '../auth/sessions.service.ts';
-import type { ProfileSection } from './sections.ts';
+import type { ProfileSection } from '../../http/views/profile.tsx';
 
 export const sessionsSection: ProfileSection = {
   key: 'sessions',

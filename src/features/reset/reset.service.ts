@@ -5,7 +5,8 @@ import { randomToken, sha256 } from '../../deps.ts';
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import { findAccountById, replacePasswordHash } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { actorRecentlyConfirmed, type Actor } from '../auth/reauth-window.ts';
+import type { Actor } from '../auth/reauth-window.ts';
+import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
 import { findResetByTokenHash, spendReset, upsertReset } from './reset.repo.ts';
 

@@ -7,8 +7,7 @@ import { confirmInSettings } from '../../../test/helpers/once.ts';
 import { startAsAdmin } from '../../../test/helpers/team-factories.ts';
 import { buildAccount, signIn, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
 import { sha256 } from '../../deps.ts';
-import { mintResetLink } from '../team/team.service.ts';
-import { useResetLink } from './reset.service.ts';
+import { mintResetLink, useResetLink } from './reset.service.ts';
 
 const NEW_PASSWORD = 'a brand new passphrase';
 const LINK = /<code class="secret" id="reset-link">(http:\/\/localhost\/reset\?token=([A-Za-z0-9_-]{43}))<\/code>/;

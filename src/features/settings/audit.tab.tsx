@@ -1,5 +1,5 @@
 // The audit tab: SPEC 6.8 says no audit-log event stream exists, so it is empty by design.
-import type { SettingsTab } from './tabs.ts';
+import type { SettingsTab } from '../../http/views/settings.ts';
 
 export const auditTab: SettingsTab = {
   key: 'audit',

@@ -3,8 +3,8 @@ import { Hono } from 'hono';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { refuseControlQuery } from '../../http/query.ts';
-import { errorPage, render } from '../../http/render.tsx';
-import { SettingsFrame } from './settings.views.tsx';
+import { errorPage } from '../../http/render.tsx';
+import { renderSettings } from './settings.views.tsx';
 import { settingsTabs } from './tabs.ts';
 
 export function settingsRoutes(deps: Deps) {
@@ -15,7 +15,7 @@ export function settingsRoutes(deps: Deps) {
     const tab = settingsTabs.find((t) => t.key === key);
     if (!tab) return errorPage(c, 404, 'No such tab', 'That settings tab does not exist.');
     const body = await tab.render(deps, c);
-    return render(c, 'Settings', <SettingsFrame current={tab.key}>{body}</SettingsFrame>);
+    return renderSettings(c, tab.key, body);
   });
 
   return app;

@@ -5,9 +5,8 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
-import { render } from '../../http/render.tsx';
 import { secretRetry } from '../../http/views/secret-retry.tsx';
-import { SettingsFrame } from '../settings/settings.views.tsx';
+import type { RenderSettings } from '../../http/views/settings.ts';
 import {
   changeProvider,
   changeProviderSecret,
@@ -33,12 +32,12 @@ const GONE = 'That provider no longer exists.';
 
 const done = (c: Ctx, notice: string) => c.redirect(`/settings?tab=sso&notice=${notice}`, 303);
 
-export function ssoAdminRoutes(deps: Deps) {
+export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
   const app = new Hono<AppEnv>();
 
   /** Shows the tab again, in its tab bar, with a failed form's errors in its summary and beside its fields. */
   const again = async (c: Ctx, state: TabFormState, error?: string, status: 400 | 404 | 409 | 422 = 400) =>
-    render(c, 'Settings', <SettingsFrame current="sso">{await ssoTabBody(deps, c, { state, error })}</SettingsFrame>, status);
+    renderSettings(c, 'sso', await ssoTabBody(deps, c, { state, error }), status);
 
   /** A secret is never shown again, not even in memory handed to the view. */
   const withoutSecret = (v: Record<string, string>) => Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'client_secret'));
@@ -103,7 +102,7 @@ export function ssoAdminRoutes(deps: Deps) {
     if (form.ok && form.data.confirm !== 'yes') {
       const [detail] = await providerDetails(deps, form.data.id);
       if (!detail) return done(c, 'gone');
-      return render(c, 'Settings', <SettingsFrame current="sso"><DeleteProviderConfirm provider={detail.provider} linked={detail.linked} /></SettingsFrame>);
+      return renderSettings(c, 'sso', <DeleteProviderConfirm provider={detail.provider} linked={detail.linked} />);
     }
     if (form.ok) await removeProvider(deps, form.data.id);
     return done(c, 'deleted');

@@ -7,7 +7,7 @@ import { randomToken, safeEqual, newId } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
-import { actorRecentlyConfirmed } from '../auth/reauth-window.ts';
+import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
 import { reserveAttempt, type ThrottlePolicy } from '../auth/throttle.service.ts';
 import { authorizationUrl, exchangeCode, type OidcFailure, type VerifiedIdentity } from './sso.oidc.ts';
 import {

@@ -2,8 +2,7 @@
 // behind "Confirm it's you" (a linked identity signs in as the account): until this session confirmed itself within the
 // last 10 minutes, the section points to the page's one confirm step instead of offering the buttons.
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
-import { ConfirmFirstHint } from '../profile/confirm.section.tsx';
-import type { ProfileSection } from '../profile/sections.ts';
+import { ConfirmFirstHint, type ProfileSection } from '../../http/views/profile.tsx';
 import { enabledProviders, identitiesOf } from './sso.providers.service.ts';
 import { pick, SsoProfileView } from './sso.views.tsx';
 

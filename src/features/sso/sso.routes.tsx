@@ -7,10 +7,10 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { TOKEN_PAGE_REFERRER_POLICY } from '../../http/middleware.ts';
 import { render } from '../../http/render.tsx';
+import type { RenderProfile } from '../../http/views/profile.tsx';
 import { clientAddress, externalOrigin, userAgent } from '../../http/request.ts';
 import { queryHasControlCharacters } from '../../http/query.ts';
 import { landingFor } from '../auth/landing.ts';
-import { renderProfile } from '../profile/profile.page.tsx';
 import { createSession, endSession, stageAfterFirstFactor } from '../auth/sessions.service.ts';
 import { takeFlowCookie, writeFlowCookie } from './sso.cookie.ts';
 import { accountForIdentity, finishFlow, linkIdentity, startFlow, unlinkOwnIdentity, type FlowKind } from './sso.flow.service.ts';
@@ -83,7 +83,7 @@ function paths(slug: string, kind: FlowKind): string {
   return kind === 'login' ? `/login/sso/${slug}/callback` : `/profile/sso/${slug}/link/callback`;
 }
 
-export function ssoRoutes(deps: Deps) {
+export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
   const app = new Hono<AppEnv>();
 
   const start = async (c: Ctx, kind: FlowKind) => {

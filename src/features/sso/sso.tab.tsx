@@ -2,7 +2,7 @@
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { externalOrigin } from '../../http/request.ts';
-import type { SettingsTab } from '../settings/tabs.ts';
+import type { SettingsTab } from '../../http/views/settings.ts';
 import { ssoOverview } from './sso.providers.service.ts';
 import { pick, SsoTabView, type TabFormState } from './sso.views.tsx';
 

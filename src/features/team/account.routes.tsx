@@ -7,13 +7,13 @@ import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
-import { errorPage, render } from '../../http/render.tsx';
+import { errorPage } from '../../http/render.tsx';
+import type { RenderSettings } from '../../http/views/settings.ts';
 import { clientAddress, externalOrigin } from '../../http/request.ts';
-import { revealLater, revealNow, spendOnce } from '../../http/reveal.tsx';
+import { revealLater, revealNow, spendOnce } from '../auth/reveal.tsx';
 import { isId } from '../../http/text.ts';
-import { confirmIdentity, recentlyConfirmed } from '../auth/reauth.service.ts';
-import { CONFIRM_FIRST, confirmRefusal } from '../profile/confirm-step.tsx';
-import { SettingsFrame } from '../settings/settings.views.tsx';
+import { confirmIdentity, recentlyConfirmed } from '../second-factor/reauth.service.ts';
+import { CONFIRM_FIRST, confirmRefusal } from '../second-factor/confirm-step.tsx';
 import { ACCOUNT_NOTICES, AccountPage, CONFIRMABLE, type AccountPageProps } from './account.views.tsx';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import { renderTeamTab } from './team.tab.tsx';
@@ -68,7 +68,7 @@ const revealPageOf = (accountId: string) => `/settings/accounts/${accountId}?rev
 /** The reveal kind of one account's reset link. */
 const resetReveal = (accountId: string) => `reset-link:${accountId}`;
 
-export function accountRoutes(deps: Deps) {
+export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   const app = new Hono<AppEnv>();
   const selfId = (c: Ctx) => c.get('session')!.account.id;
 
@@ -79,7 +79,7 @@ export function accountRoutes(deps: Deps) {
     const session = c.get('session')!;
     const owed = extra.reauth ?? ((await recentlyConfirmed(deps, session.idHash)) ? undefined : { withCode: session.account.totp_enabled === 1 });
     const body = <AccountPage detail={detail} selfId={selfId(c)} {...extra} reauth={owed} />;
-    return render(c, 'Settings', <SettingsFrame current="team">{body}</SettingsFrame>, status);
+    return renderSettings(c, 'team', body, status);
   };
 
   /** The account page, read afresh; 404 when the account is gone. */
@@ -102,7 +102,7 @@ export function accountRoutes(deps: Deps) {
     const accountId = c.get('form').get('account');
     if (!isId(accountId) || errors.account) {
       const body = await renderTeamTab(deps, c, { error: errors.account ?? Object.values(errors)[0] });
-      return render(c, 'Settings', <SettingsFrame current="team">{body}</SettingsFrame>, 400);
+      return renderSettings(c, 'team', body, 400);
     }
     // A field of a form on the page (role, confirm) is marked at its field; anything else heads the page.
     const onPage = Object.keys(errors).every((k) => k === 'role' || k === 'confirm');
@@ -201,7 +201,7 @@ export function accountRoutes(deps: Deps) {
     const refuseWith = async (errors: Record<string, string>, status: ContentfulStatusCode) =>
       back
         ? page(c, back, status, { reauth: { withCode, errors, at } })
-        : render(c, 'Settings', <SettingsFrame current="team">{await renderTeamTab(deps, c, { confirmErrors: errors })}</SettingsFrame>, status);
+        : renderSettings(c, 'team', await renderTeamTab(deps, c, { confirmErrors: errors }), status);
     if (!form.ok) return refuseWith({ secret: form.errors.secret ?? 'Check the form and try again.' }, 400);
     const result = await confirmIdentity(deps, { accountId: session.account.id, sessionIdHash: session.idHash, secret: form.data.secret, address: clientAddress(c) });
     if (result.ok) {

@@ -1,9 +1,9 @@
 // One account's page under /settings/accounts/<id>: its facts and every act, each destructive one behind a
 // confirmation step (a second page state with its own button; no script).
 import type { Child } from 'hono/jsx';
-import { OnceField } from '../../http/reveal.tsx';
+import { OnceField } from '../auth/reveal.tsx';
 import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
-import { ConfirmStep as ConfirmItsYou } from '../profile/confirm-step.tsx';
+import { ConfirmStep as ConfirmItsYou } from '../second-factor/confirm-step.tsx';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import { REAUTH_ACTION, ROLE_OPTIONS, type OwedConfirmation } from './team.views.tsx';
 

@@ -5,7 +5,8 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import { findAccountBySkeleton, findAccountByUsername, insertAccount } from '../auth/accounts.repo.ts';
 import { usernameSkeleton } from '../auth/lookalike.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { actorRecentlyConfirmed, type Actor } from '../auth/reauth-window.ts';
+import type { Actor } from '../auth/reauth-window.ts';
+import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
 import { findInvitationByTokenHash, findInvitationState, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
 import { hasInvisibleCharacters } from '../text-rules.ts';
 

@@ -6,12 +6,11 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
-import { render } from '../../http/render.tsx';
+import type { RenderSettings } from '../../http/views/settings.ts';
 import { externalOrigin } from '../../http/request.ts';
-import { SettingsFrame } from '../settings/settings.views.tsx';
-import { revealLater, spendOnce } from '../../http/reveal.tsx';
+import { revealLater, spendOnce } from '../auth/reveal.tsx';
 import { checkInvitationNote, mintInvitation, revokeInvitation } from './invitations.service.ts';
-import { CONFIRM_FIRST } from '../profile/confirm-step.tsx';
+import { CONFIRM_FIRST } from '../second-factor/confirm-step.tsx';
 import { INVITATION_REVEAL, INVITATION_REVEAL_PATH, renderTeamTab, type TeamTabExtra } from './team.tab.tsx';
 
 const role = z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' });
@@ -19,12 +18,12 @@ const role = z.enum(['admin', 'viewer'], { error: 'Choose the role admin or view
 const mintSchema = z.object({ role, note: z.string().default('') });
 const revokeSchema = z.object({ invitation: idField('Choose an invitation to revoke.') });
 
-export function teamRoutes(deps: Deps) {
+export function teamRoutes(deps: Deps, renderSettings: RenderSettings) {
   const app = new Hono<AppEnv>();
 
   /** The settings page with the team tab, an error or a form's errors, rendered in-band. */
   const page = async (c: Ctx, status: ContentfulStatusCode, extra: TeamTabExtra) =>
-    render(c, 'Settings', <SettingsFrame current="team">{await renderTeamTab(deps, c, extra)}</SettingsFrame>, status);
+    renderSettings(c, 'team', await renderTeamTab(deps, c, extra), status);
 
   const invalid = (c: Ctx, errors: Record<string, string>) => page(c, 400, { error: Object.values(errors)[0] });
   const done = (c: Ctx, notice: string) => c.redirect(`/settings?tab=team&notice=${notice}`, 303);

@@ -5,7 +5,8 @@ import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
-import { actorRecentlyConfirmed, type Actor } from '../auth/reauth-window.ts';
+import type { Actor } from '../auth/reauth-window.ts';
+import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
 import {
   clearSecondFactor,

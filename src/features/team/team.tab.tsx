@@ -2,9 +2,9 @@
 import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
-import { revealNow } from '../../http/reveal.tsx';
+import { revealNow } from '../auth/reveal.tsx';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
-import type { SettingsTab } from '../settings/tabs.ts';
+import type { SettingsTab } from '../../http/views/settings.ts';
 import type { MintedInvitation } from './invitations.service.ts';
 import { loadTeam } from './team.service.ts';
 import { TEAM_NOTICES, TeamTab, type InviteFormState } from './team.views.tsx';

@@ -1,8 +1,8 @@
 // The team tab of /settings: invite, the compact account list (each account's acts are on its own page), and the
 // open invitations.
-import { OnceField } from '../../http/reveal.tsx';
+import { OnceField } from '../auth/reveal.tsx';
 import { Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
-import { ConfirmStep } from '../profile/confirm-step.tsx';
+import { ConfirmStep } from '../second-factor/confirm-step.tsx';
 import { INVITATION_NOTE_MAX, type MintedInvitation } from './invitations.service.ts';
 import type { Team } from './team.service.ts';
 

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
-import { revealLater, spendOnce } from '../../http/reveal.tsx';
-import { renderProfile } from '../profile/profile.page.tsx';
-import { TOKEN_REVEAL, TOKEN_REVEAL_PATH } from '../profile/tokens.section.tsx';
+import { revealLater, spendOnce } from '../auth/reveal.tsx';
+import type { RenderProfile } from '../../http/views/profile.tsx';
+import { TOKEN_REVEAL, TOKEN_REVEAL_PATH } from './tokens.section.tsx';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, mintToken, revokeToken } from './tokens.service.ts';
 import { hasInvisibleCharacters } from '../text-rules.ts';
 
@@ -30,7 +30,7 @@ const mintSchema = z.object({
 });
 const revokeSchema = z.object({ token: idField('Choose a token to revoke.') });
 
-export function tokensRoutes(deps: Deps) {
+export function tokensRoutes(deps: Deps, renderProfile: RenderProfile) {
   const app = new Hono<AppEnv>();
 
   // A second post of the same form (its one-time token spent) mints nothing and lands on the same page; a form that

@@ -6,7 +6,7 @@ import { buildAccount, signIn, signedInAs, TEST_PASSWORD } from '../../../test/h
 import { confirmItsMe, submitMinting } from '../../../test/helpers/once.ts';
 import { enrolTotp, signInWithTotp } from '../../../test/helpers/second-factor.ts';
 import { newFormToken } from '../auth/reveals.service.ts';
-import { totpCode } from '../auth/totp.ts';
+import { totpCode } from '../second-factor/totp.ts';
 import { sha256 } from '../../deps.ts';
 
 const DAY = 24 * 60 * 60 * 1000;

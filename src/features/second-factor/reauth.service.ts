@@ -3,13 +3,13 @@
 // when the account has one, typed in THIS session within the last 10 minutes; a stolen session cookie alone is not
 // enough. Attempts count against the same per-session limit as every password re-confirmation.
 import type { Deps } from '../../deps.ts';
-import { findAccountById } from './accounts.repo.ts';
-import { setReauthedAt } from './reauth.repo.ts';
+import { findAccountById } from '../auth/accounts.repo.ts';
+import { setReauthedAt } from '../auth/reauth.repo.ts';
 import { confirmAuthenticatorCode } from './second-factor.service.ts';
-import { confirmPassword } from './signin.service.ts';
+import { confirmPassword } from '../auth/signin.service.ts';
 import { normaliseTotpInput } from './totp.ts';
 
-export { REAUTH_WINDOW_MS, recentlyConfirmed } from './reauth-window.ts';
+export { REAUTH_WINDOW_MS, recentlyConfirmed } from '../auth/reauth-window.ts';
 
 export type ConfirmIdentityResult =
   | { ok: true }

@@ -1,15 +1,7 @@
 // Pages of the second factor: the two-factor step, the enrolment offer, the QR/secret page, the recovery codes.
 import { raw } from 'hono/html';
-import { OnceField } from '../../http/reveal.tsx';
+import { OnceField } from '../auth/reveal.tsx';
 import { Field, Form, Notice } from '../../http/views/components.tsx';
-
-/** The refusal text for a throttled attempt. */
-export function lockedMessage(retryAfterMs: number): string {
-  const minutes = Math.ceil(retryAfterMs / 60_000);
-  // Second-factor locks grow to a day: past two hours, say hours.
-  const wait = minutes > 120 ? `${Math.ceil(minutes / 60)} hours` : minutes === 1 ? '1 minute' : `${minutes} minutes`;
-  return `Too many failed attempts. Try again in ${wait}.`;
-}
 
 /** A "leave" button for half-signed-in pages, which have no navigation. */
 function CancelSignIn() {

@@ -2,9 +2,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { laterSeries } from '../delivery/deliveries.repo.ts';
-import type { Cause, MessageClass } from './classes.ts';
-import type { MessageCursor, MessageRow } from './messages.repo.ts';
-import { unreadBy } from './read-state.repo.ts';
+import type { Cause, MessageClass } from '../messages/classes.ts';
+import type { MessageCursor, MessageRow } from '../messages/messages.repo.ts';
+import { unreadBy } from '../messages/read-state.repo.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 

@@ -9,7 +9,7 @@ import { errorPage, render } from '../../http/render.tsx';
 import { resendNotice } from '../delivery/resend-notice.tsx';
 import { decodeCursor, encodeCursor, inboxPage, openMessage, parseFilter } from './inbox.service.ts';
 import { InboxPage, inboxQuery, MessagePage, readNotice } from './inbox.views.tsx';
-import { MARK_READ_MAX, markAllRead, markRead, markUnread, unreadCount } from './read-state.service.ts';
+import { MARK_READ_MAX, markAllRead, markRead, markUnread, unreadCount } from '../messages/read-state.service.ts';
 
 const readSchema = z.object({
   id: z.array(idField('Not a message id.')).min(1, 'Choose at least one message.').max(MARK_READ_MAX),

@@ -2,13 +2,11 @@
 // token shown once on the page after the mint's redirect, the list (id, created, expires, last used, read-only), and
 // revoke behind a confirmation step (`?revoke=<id>`: a second page state with its own button; no script).
 import type { Ctx } from '../../http/env.ts';
-import { OnceField, revealNow } from '../../http/reveal.tsx';
+import { OnceField, revealNow } from '../auth/reveal.tsx';
 import { Checkbox, Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
-import { recentlyConfirmed } from '../auth/reauth.service.ts';
-import { DEFAULT_EXPIRY, EXPIRY_CHOICES, listTokens, type TokenSummary } from '../tokens/tokens.service.ts';
-import { ConfirmFirstHint } from './confirm.section.tsx';
-import type { ProfileFeedback } from './profile.page.tsx';
-import type { ProfileSection } from './sections.ts';
+import { recentlyConfirmed } from '../auth/reauth-window.ts';
+import { DEFAULT_EXPIRY, EXPIRY_CHOICES, listTokens, type TokenSummary } from './tokens.service.ts';
+import { ConfirmFirstHint, type ProfileFeedback, type ProfileSection } from '../../http/views/profile.tsx';
 
 /** The reveal kind of a new token (held for the page after the mint's redirect), and that page. */
 export const TOKEN_REVEAL = 'api-token';

@@ -1,8 +1,8 @@
 // The HTTP side of "a reload never mints twice" (issue 17 item 6): a minting form carries a one-time token and
 // answers with a redirect; the page after it shows the secret once. See reveals.service.ts for how it is held.
-import { holdSecret, newFormToken, spendOnceToken, takeSecret } from '../features/auth/reveals.service.ts';
-import { readSessionCookie } from './cookies.ts';
-import type { Ctx } from './env.ts';
+import { holdSecret, newFormToken, spendOnceToken, takeSecret } from './reveals.service.ts';
+import { readSessionCookie } from '../../http/cookies.ts';
+import type { Ctx } from '../../http/env.ts';
 
 /** Holds `value` for this session until the page after the redirect shows it (one per kind; a newer replaces it). */
 export async function revealLater(c: Ctx, kind: string, value: string): Promise<void> {

@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
 import { apiAccount, apiApp, apiRoute, badCursor, invalid, jsonAnswer, jsonBody, pageOf, problem, timeIdCursor, timeIdCursorOf } from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
-import { emitOnce } from './idempotency.service.ts';
+import { emitOnce } from '../messages/idempotency.service.ts';
 import { inboxPage, messageDetail } from './inbox.service.ts';
 import {
   EMIT_FIELD,
@@ -22,7 +22,7 @@ import {
   presentMessage,
   ReadAllBody,
 } from './messages.api.schemas.ts';
-import { markAllRead, markManyUnread, markRead } from './read-state.service.ts';
+import { markAllRead, markManyUnread, markRead } from '../messages/read-state.service.ts';
 
 /** This file's refusals: problem type → status and what the client should do. */
 const REFUSALS = {

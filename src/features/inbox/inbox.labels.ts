@@ -1,5 +1,5 @@
 // The words the inbox and message pages use for SPEC 2.6's vocabulary: what each class and cause means to a reader.
-import type { Cause, MessageClass } from './classes.ts';
+import type { Cause, MessageClass } from '../messages/classes.ts';
 
 /** A routing class as a reader names it. */
 export const CLASS_LABEL: Record<MessageClass, string> = {

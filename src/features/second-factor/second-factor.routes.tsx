@@ -8,16 +8,17 @@ import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress } from '../../http/request.ts';
-import { revealLater, revealNow, spendOnce } from '../../http/reveal.tsx';
-import { issueDeviceTokenForSession } from './device.ts';
-import { rememberDevice } from './device-cookie.ts';
-import { landingFor } from './landing.ts';
-import { holdSecret } from './reveals.service.ts';
+import { revealLater, revealNow, spendOnce } from '../auth/reveal.tsx';
+import { issueDeviceTokenForSession } from '../auth/device.ts';
+import { rememberDevice } from '../auth/device-cookie.ts';
+import { landingFor } from '../auth/landing.ts';
+import { holdSecret } from '../auth/reveals.service.ts';
 import { RECOVERY_CODES_REVEAL, recoveryCodesPath, TOTP_KEY_REVEAL } from './second-factor.reveals.ts';
 import { qrSvg } from './qr.ts';
 import { confirmEnrolment, pendingEnrolment, skipEnrolment, startEnrolment, verifySecondFactor } from './second-factor.service.ts';
-import { EnrolOfferPage, EnrolSecretPage, lockedMessage, TotpStepPage } from './second-factor.views.tsx';
-import { endSession, promoteSession, type SessionContext, type Stage } from './sessions.service.ts';
+import { lockedMessage } from '../auth/login.views.tsx';
+import { EnrolOfferPage, EnrolSecretPage, TotpStepPage } from './second-factor.views.tsx';
+import { endSession, promoteSession, type SessionContext, type Stage } from '../auth/sessions.service.ts';
 
 const codeSchema = z.object({ code: z.string().max(64).default('') });
 const enrolSchema = z.object({

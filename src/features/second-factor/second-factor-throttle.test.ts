@@ -9,7 +9,7 @@ import { atTotpStep, enrolTotp } from '../../../test/helpers/second-factor.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
 import { sha256 } from '../../deps.ts';
 import { verifySecondFactor } from './second-factor.service.ts';
-import { createSession } from './sessions.service.ts';
+import { createSession } from '../auth/sessions.service.ts';
 import { totpCode } from './totp.ts';
 
 const MINUTE = 60_000;

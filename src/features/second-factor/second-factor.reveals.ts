@@ -1,4 +1,4 @@
-// What the second-factor pages hold for their one showing after a redirect (http/reveal.tsx), and where it is shown.
+// What the second-factor pages hold for their one showing after a redirect (auth/reveal.tsx), and where it is shown.
 
 /** A started enrolment's key, shown once on the confirming step. */
 export const TOTP_KEY_REVEAL = 'totp-key';

@@ -3,8 +3,8 @@
 // link under Settings) when this session has not re-typed its password within the last 10 minutes. Every door posts
 // it to a route that calls confirmIdentity() (one per-session limiter) and returns to the place that asked. Profile
 // shows one ConfirmForm for all its acts (confirm.section.tsx); Settings a ConfirmStep in place of each act.
-import type { ConfirmIdentityResult } from '../auth/reauth.service.ts';
-import { lockedMessage } from '../auth/second-factor.views.tsx';
+import type { ConfirmIdentityResult } from './reauth.service.ts';
+import { lockedMessage } from '../auth/login.views.tsx';
 import { Field, Form } from '../../http/views/components.tsx';
 
 /** The notice after an act refused for want of a recent confirmation. */

@@ -16,7 +16,7 @@ import {
 } from '../../../test/helpers/second-factor.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
-import { newFormToken } from './reveals.service.ts';
+import { newFormToken } from '../auth/reveals.service.ts';
 import { ENROLMENT_PENDING_MS } from './second-factor.service.ts';
 import { totpCode } from './totp.ts';
 

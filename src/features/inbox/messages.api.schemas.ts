@@ -3,13 +3,13 @@
 import { z } from '@hono/zod-openapi';
 import { iso, PageQuery, Timestamp } from '../../http/api.ts';
 import type { MessageDeliveriesView } from '../delivery/deliveries-view.service.ts';
-import { CAUSES, CLASSES } from './classes.ts';
-import { EMIT_LIMITS, type EmitField } from './emit.service.ts';
-import { INSTANT_SPELLING, parseInstant } from './instant.ts';
-import type { EmitRequest } from './idempotency.service.ts';
+import { CAUSES, CLASSES } from '../messages/classes.ts';
+import { EMIT_LIMITS, type EmitField } from '../messages/emit.service.ts';
+import { INSTANT_SPELLING, parseInstant } from '../messages/instant.ts';
+import type { EmitRequest } from '../messages/idempotency.service.ts';
 import type { InboxItem, MessageDetail as MessageDetailView } from './inbox.service.ts';
-import type { MessageRow } from './messages.repo.ts';
-import { MARK_READ_MAX } from './read-state.service.ts';
+import type { MessageRow } from '../messages/messages.repo.ts';
+import { MARK_READ_MAX } from '../messages/read-state.service.ts';
 
 /** The alphabet of message ids (random url-safe strings). */
 const MESSAGE_ID = /^[A-Za-z0-9_-]{1,64}$/;

@@ -4,7 +4,7 @@ import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
-import { findAccountById } from './accounts.repo.ts';
+import { findAccountById } from '../auth/accounts.repo.ts';
 import {
   hashRecoveryCode,
   newRecoveryCode,
@@ -26,9 +26,9 @@ import {
   takePendingEnrolment,
   unusedRecoveryCodes,
 } from './second-factor.repo.ts';
-import { recentlyConfirmed } from './reauth-window.ts';
-import { endSession } from './sessions.service.ts';
-import { sessionConfirmKey } from './signin.service.ts';
+import { recentlyConfirmed } from '../auth/reauth-window.ts';
+import { endSession } from '../auth/sessions.service.ts';
+import { sessionConfirmKey } from '../auth/signin.service.ts';
 import {
   ADDRESS_POLICY,
   reserveAttempt,
@@ -36,7 +36,7 @@ import {
   SECOND_FACTOR_SESSION_POLICY,
   settleAttempt,
   type ThrottleKey,
-} from './throttle.service.ts';
+} from '../auth/throttle.service.ts';
 import { matchTotpStep, newTotpSecret, normaliseTotpInput, totpUri } from './totp.ts';
 
 /** A secret awaiting its confirming code, with what the user needs to add it to an app. */

@@ -2,7 +2,7 @@
 import type { Child } from 'hono/jsx';
 import { Form, Notice, RelativeTime } from '../../http/views/components.tsx';
 import { MessageDeliveries } from '../delivery/delivery.views.tsx';
-import { CAUSES, CLASSES } from './classes.ts';
+import { CAUSES, CLASSES } from '../messages/classes.ts';
 import { CAUSE_LABEL, CLASS_LABEL } from './inbox.labels.ts';
 import type { InboxFilter, InboxItem, MessageDetail } from './inbox.service.ts';
 

@@ -1,10 +1,10 @@
 // Reading the message store: newest-first pages for an account, with that account's read marks.
 import type { Deps } from '../../deps.ts';
 import { messageDeliveries, type MessageDeliveriesView } from '../delivery/deliveries-view.service.ts';
-import { CAUSES, CLASSES, type Cause, type MessageClass } from './classes.ts';
+import { CAUSES, CLASSES, type Cause, type MessageClass } from '../messages/classes.ts';
 import { deliveryTrouble, listInboxMessages, type InboxFilter } from './inbox.repo.ts';
-import { findMessage, type MessageCursor, type MessageRow } from './messages.repo.ts';
-import { markOpened, readMessageIds } from './read-state.service.ts';
+import { findMessage, type MessageCursor, type MessageRow } from '../messages/messages.repo.ts';
+import { markOpened, readMessageIds } from '../messages/read-state.service.ts';
 
 export type { InboxFilter } from './inbox.repo.ts';
 

@@ -4,7 +4,7 @@ import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpe
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { signedInAs } from '../../../test/helpers/factories.ts';
 import { buildChannel, buildMessage, clearOutbox } from '../../../test/helpers/outbox.ts';
-import { markAllRead } from './read-state.service.ts';
+import { markAllRead } from '../messages/read-state.service.ts';
 import { INBOX_PAGE_SIZE } from './inbox.service.ts';
 
 /** Message ids in page order, from the detail links. */
