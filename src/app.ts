@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { Hono } from 'hono';
 import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
-import { enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, requestLog, securityHeaders } from './http/middleware.ts';
+import { classifyAccess, enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, requestLog, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
 import { apiNotFound, problem } from './http/problem.ts';
 import { API_MOUNT, isApiPath } from './http/gate.ts';
@@ -43,6 +43,7 @@ export function createApp(deps: Deps) {
     c.set('deps', deps);
     await next();
   });
+  app.use(classifyAccess());
   app.use(securityHeaders(deps.config.secureCookies));
   app.use(limitBody(BODY_LIMIT_BYTES));
   app.use(loadSession(deps));

@@ -1,18 +1,22 @@
-// The Hono environment: what middleware puts on the context for handlers.
+// The Hono environment: what middleware puts on the context for handlers, and the two readers that hand a handler the
+// session with the gate's guarantee (signedIn, inSession) instead of a `!` at every use.
 import type { Context } from 'hono';
 import type { Deps } from '../deps.ts';
 import type { SessionContext } from '../features/auth/sessions.service.ts';
 import type { ApiAccount } from '../features/tokens/tokens.service.ts';
+import type { Access } from './gate.ts';
 
 /** Per-request variables set by the middleware chain. */
 export type AppEnv = {
   Variables: {
     /** The service's dependencies, for helpers such as render() that need the database. */
     deps: Deps;
+    /** What the path requires (gate.ts), decided once by the first step of the chain; later steps read it here. */
+    access: Access;
     /** The caller's session, when the cookie names a live one (any stage). */
     session: SessionContext | undefined;
-    /** The parsed form of a POST (urlencoded, valid UTF-8), set by the form middleware. */
-    form: URLSearchParams;
+    /** The parsed form of a POST (urlencoded, valid UTF-8), set by the form step; absent on GET and on /api/. */
+    form: URLSearchParams | undefined;
     /** Account acting through a bearer token on /api/. */
     apiAccount: ApiAccount | undefined;
     /** The route template that answered, when a nested app (the API) knows it better than this app's router. */
@@ -28,3 +32,31 @@ export type AppEnv = {
 };
 
 export type Ctx = Context<AppEnv>;
+
+/** A session past every sign-in step: what the gate lets through to a 'user' or 'admin' path. */
+export type FullSession = SessionContext & { stage: 'full' };
+
+/**
+ * The fully signed-in session of a request on a path the gate keeps for signed-in users ('user' or 'admin'), where it
+ * cannot be missing. Called anywhere else (a public path, a sign-in step, the API) it throws: that handler must read
+ * `c.get('session')` and handle its absence, or its path must be moved into the gate's signed-in classes.
+ */
+export function signedIn(c: Ctx): FullSession {
+  const access = c.get('access');
+  const session = c.get('session');
+  if (access !== 'user' && access !== 'admin') throw new Error(`signedIn() on ${c.req.method} ${c.req.path}, a '${access}' path: the gate does not promise a session there`);
+  if (session?.stage !== 'full') throw new Error(`signedIn() on ${c.req.method} ${c.req.path} found no full session: is the gate (enforceGate) installed?`);
+  return session as FullSession;
+}
+
+/**
+ * The session, in any stage, of a request on a sign-in step ('pending' path: the second factor, enrolment, sign-out)
+ * or any signed-in path. On a public path or the API it throws, as signedIn() does.
+ */
+export function inSession(c: Ctx): SessionContext {
+  const access = c.get('access');
+  const session = c.get('session');
+  if (access !== 'pending' && access !== 'user' && access !== 'admin') throw new Error(`inSession() on ${c.req.method} ${c.req.path}, a '${access}' path: the gate does not promise a session there`);
+  if (!session) throw new Error(`inSession() on ${c.req.method} ${c.req.path} found no session: is the gate (enforceGate) installed?`);
+  return session;
+}

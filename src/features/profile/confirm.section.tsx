@@ -2,6 +2,7 @@
 // minutes, it holds the only confirm form, and the sections whose acts need it (second factor, single sign-on, API
 // tokens) show a ConfirmFirstHint linking here in place of their buttons; once confirmed it is gone (its "Confirmed"
 // notice aside) and they show their acts. The rule itself stays in the services.
+import { signedIn } from '../../http/env.ts';
 import { recentlyConfirmed } from '../auth/reauth.service.ts';
 import { ConfirmForm } from './confirm-step.tsx';
 import type { ProfileSection } from './sections.ts';
@@ -21,7 +22,7 @@ export function ConfirmFirstHint(props: { act: string }) {
 export const confirmSection: ProfileSection = {
   key: 'confirm',
   render: async (deps, c, feedback) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     if (await recentlyConfirmed(deps, session.idHash)) return null;
     const withCode = session.account.totp_enabled === 1;
     return (
