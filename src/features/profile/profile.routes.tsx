@@ -27,6 +27,8 @@ const confirmSchema = z.object({ secret: z.string().max(1024).default('') });
 const codeSchema = z.object({ code: z.string().max(64).default('') });
 const sessionSchema = z.object({ session: idField('Choose a session to end.') });
 const downloadSchema = z.object({ code: z.array(z.string()) });
+/** A form whose only field is its one-time token (read by spendOnce): checked all the same, so a control character in it is refused. */
+const onceOnlySchema = z.object({});
 
 const ENROL_TITLE = 'Set up two-factor authentication';
 
@@ -84,6 +86,8 @@ export function profileRoutes(deps: Deps) {
   // POST/redirect/GET: the key is held for this session and shown once on GET /profile/totp.
   app.post('/profile/totp/start', async (c) => {
     const session = signedIn(c);
+    const form = parseForm(c, onceOnlySchema);
+    if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
     if (!(await spendOnce(c))) return c.redirect('/profile/totp', 303);
     const started = await startEnrolment(deps, { accountId: session.account.id, sessionIdHash: session.idHash });
     if (started.ok) {
@@ -124,6 +128,8 @@ export function profileRoutes(deps: Deps) {
 
   app.post('/profile/recovery-codes', async (c) => {
     const session = signedIn(c);
+    const form = parseForm(c, onceOnlySchema);
+    if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
     if (!(await spendOnce(c))) return c.redirect(recoveryCodesPath('profile'), 303);
     const result = await regenerateRecoveryCodes(deps, { accountId: session.account.id, sessionIdHash: session.idHash });
     if (result.ok) {
