@@ -28,7 +28,7 @@ test('signedIn() hands over the full session on a signed-in path and throws anyw
   const full = appWith(session('full'), signedIn);
   for (const path of ['/profile', '/settings', '/inbox']) assert.equal(await (await full.request(path)).text(), 'ada full', path);
   // A session that happens to be there does not make a public path, a sign-in step or the API a signed-in one.
-  for (const [path, access] of [['/login', 'public'], ['/login/totp', 'pending'], ['/api/messages', 'api']]) {
+  for (const [path, access] of [['/login', 'public'], ['/login/totp', 'pending'], ['/api/messages', 'api']] as const) {
     const res = await full.request(path);
     assert.equal(res.status, 500, path);
     assert.equal(await res.text(), `signedIn() on GET ${path}, a '${access}' path: the gate does not promise a session there`);
