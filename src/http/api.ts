@@ -11,7 +11,7 @@ import { accessFor } from './gate.ts';
 import { ID_PATTERN, isId } from './text.ts';
 import { invalid, PROBLEM_MEDIA_TYPE, problem, type FieldError, type ProblemResponse } from './problem.ts';
 
-export { apiNotFound, invalid, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_PREFIX, problem, type FieldError, type ProblemResponse } from './problem.ts';
+export { invalid, problem, type FieldError } from './problem.ts';
 
 
 /** One field a request got wrong: where it was (body, query, path, header), its name or dotted path, and why. */

@@ -27,9 +27,6 @@ const SUSPENDED_MESSAGE = 'This account is suspended, so it cannot sign in. Ask 
 
 const loginSchema = z.object({ username: z.string().max(256).default(''), password: z.string().max(1024).default('') });
 
-/** Where a session in a given stage goes next (kept here too for callers that import it from this file). */
-export { landingFor };
-
 export function loginRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
