@@ -88,8 +88,9 @@ export function createApp(deps: Deps) {
 
 /**
  * The JSON API (src/api.ts), built on the first /api/ request rather than at start-up: its OpenAPI machinery and
- * schemas cost about 10 MB that an install not using the API never pays (idle RSS budget, issue 16). The gate above has
- * already authenticated and authorised the request; the account and the route that answered travel in the bindings.
+ * schemas cost about 10 MB that an install not using the API never pays (the idle memory budget, README "Design").
+ * The gate above has already authenticated and authorised the request; the account and the route that answered
+ * travel in the bindings.
  */
 function lazyApi(deps: Deps): Handler<AppEnv> {
   let api: Promise<{ fetch: (req: Request, env: AppEnv['Bindings']) => Response | Promise<Response> }> | undefined;

@@ -1,4 +1,4 @@
-// Issue 21 item 3: NUL (and other control characters) in any form field, query parameter or path parameter is a 4xx,
+// NUL (and other control characters) in any form field, query parameter or path parameter is a 4xx,
 // never a 500 (PostgreSQL refuses U+0000), and never a 'request failed' log line. The tables cover every registered route.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';

@@ -61,7 +61,7 @@ forEachDialect((getDb) => {
     assert.equal(accessFor('POST', '/messages/read'), 'user');
     assert.equal(accessFor('GET', '/anything-new'), 'user');
     assert.equal(accessFor('HEAD', '/anything-new'), 'user');
-    // Issue 21 item 5: a write outside the self-service list is admin-only, whether or not a route exists yet.
+    // A write outside the self-service list is admin-only, whether or not a route exists yet.
     assert.equal(accessFor('POST', '/anything-new'), 'admin');
     assert.equal(accessFor('DELETE', '/profilex'), 'admin');
     assert.equal(accessFor('post', '/messages/read-all/x'), 'admin');
@@ -79,7 +79,7 @@ forEachDialect((getDb) => {
     assert.equal(accessFor('POST', '/api/messages'), 'api-admin');
     assert.equal(accessFor('POST', '/api/messages/read'), 'api');
     assert.equal(accessFor('DELETE', '/api/tokens/x'), 'api');
-    // SPEC 4.2 names these admin acts outside /settings (not built in this service).
+    // Admin acts outside /settings, such as these (not built in this service), are admin-only without being listed.
     for (const path of ['/probers', '/scans/trigger']) assert.equal(accessFor('POST', path), 'admin', path);
   });
 });

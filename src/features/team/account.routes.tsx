@@ -36,7 +36,7 @@ const removeSchema = z.object({ account: id, confirm: z.string().default('') });
 const reassignSchema = z.object({ account: id, to: idField('Choose the account that receives the records.') });
 const reauthSchema = z.object({ secret: z.string().max(1024).default(''), account: z.string().default(''), at: z.string().default('') });
 
-/** Every refusal of the account acts: status and the message shown on the page (SPEC 7 wording where it has one). */
+/** Every refusal of the account acts: status and the message shown on the page. */
 const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => string]> = {
   'self-role': [409, () => 'You cannot change your own role. Another administrator can.'],
   'last-admin-role': [409, () => 'That would leave no administrator. Promote another account first.'],
