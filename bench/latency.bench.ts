@@ -16,7 +16,7 @@ import { wireWakeups } from '../src/features/delivery/wakeup.listener.ts';
 import { emit } from '../src/features/messages/emit.service.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { allowTestLoopback } from '../test/helpers/delivery.ts';
-import { buildChannel } from '../test/helpers/outbox-factories.ts';
+import { buildChannel } from '../test/helpers/outbox.ts';
 import { ascending, benchDeps, killOnExit, percentile, report, spawnSvc, startReceiver, until, type BenchReceiver } from './helpers.ts';
 
 const RATE = 200;

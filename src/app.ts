@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { Hono } from 'hono';
 import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
-import { enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, requestLog, securityHeaders } from './http/middleware.ts';
+import { classifyAccess, enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, requestLog, securityHeaders } from './http/middleware.ts';
 import { errorPage } from './http/render.tsx';
 import { apiNotFound, problem } from './http/problem.ts';
 import { API_MOUNT, isApiPath } from './http/gate.ts';
@@ -52,6 +52,7 @@ export function createApp(deps: Deps) {
     c.set('unreadCount', (accountId) => unreadCount(deps, accountId));
     await next();
   });
+  app.use(classifyAccess());
   app.use(securityHeaders(deps.config.secureCookies));
   app.use(limitBody(BODY_LIMIT_BYTES));
   app.use(loadSession(deps, resolveSession));
@@ -96,8 +97,9 @@ export function createApp(deps: Deps) {
 
 /**
  * The JSON API (src/api.ts), built on the first /api/ request rather than at start-up: its OpenAPI machinery and
- * schemas cost about 10 MB that an install not using the API never pays (idle RSS budget, issue 16). The gate above has
- * already authenticated and authorised the request; the account and the route that answered travel in the bindings.
+ * schemas cost about 10 MB that an install not using the API never pays (the idle memory budget, README "Design").
+ * The gate above has already authenticated and authorised the request; the account and the route that answered
+ * travel in the bindings.
  */
 function lazyApi(deps: Deps): Handler<AppEnv> {
   let api: Promise<{ fetch: (req: Request, env: AppEnv['Bindings']) => Response | Promise<Response> }> | undefined;

@@ -1,6 +1,6 @@
 // Requests a client should never send, answered as the client's mistake (4xx problems), never a 5xx: deep or empty
 // bodies, forged cursors, unpaired surrogates, writes to the public document; and the bad-token throttle never locks
-// out a valid token from the same address. (Found by the security review of issue 19.)
+// out a valid token from the same address. (Found by a security review of the API.)
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from './helpers/app.ts';

@@ -1,5 +1,5 @@
 // Oversized bodies against the real server: every 413 says `Connection: close`, so a kept-alive client never reuses a
-// socket whose unread body the server will not wait for (issue 21 item 8).
+// socket whose unread body the server will not wait for.
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';

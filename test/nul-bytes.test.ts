@@ -1,6 +1,7 @@
-// Issue 21 item 3: NUL (and other control characters) in any form field, query parameter or path parameter is a 4xx,
+// NUL (and other control characters) in any form field, query parameter or path parameter is a 4xx,
 // never a 500 (PostgreSQL refuses U+0000), and never a 'request failed' log line. The tables cover every registered route.
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import { before, test } from 'node:test';
 import { CONTROL_CHARACTERS_MESSAGE } from '../src/http/forms.ts';
 import { mintInvitation } from '../src/features/team/invitations.service.ts';
@@ -25,15 +26,18 @@ interface Fixtures {
   inviteToken: string;
 }
 
+/** A fresh one-time token, the hidden field of every minting form. */
+const once = () => crypto.randomBytes(32).toString('base64url');
+
 /** Every POST route: who posts it and plausible values for each of its fields (one row per field gets a NUL). */
 const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<string, string> }> = {
   '/setup': { actor: 'setup', fields: () => ({ token: SETUP_TOKEN, username: 'first-admin', password: 'a long enough password' }) },
   '/login': { actor: 'anon', fields: () => ({ username: 'admin', password: 'not the password' }) },
   '/logout': { actor: 'admin', fields: () => ({}) },
   '/login/totp': { actor: 'totp', fields: () => ({ code: '123456' }) },
-  '/login/enrol': { actor: 'enrol', fields: () => ({ action: 'confirm', code: '123456' }) },
+  '/login/enrol': { actor: 'enrol', fields: () => ({ action: 'confirm', code: '123456', _once: once() }) },
   '/invite': { actor: 'anon', fields: (f) => ({ token: f.inviteToken, username: 'invited-user', password: 'another long password' }) },
-  '/settings/accounts': { actor: 'admin', fields: () => ({ role: 'viewer', note: 'for Dana' }) },
+  '/settings/accounts': { actor: 'admin', fields: () => ({ role: 'viewer', note: 'for Dana', _once: once() }) },
   '/settings/accounts/role': { actor: 'admin', fields: (f) => ({ account: f.viewerId, role: 'viewer' }) },
   '/settings/accounts/reenroll': { actor: 'admin', fields: () => ({ account: STALE_ID }) },
   '/settings/accounts/remove': { actor: 'admin', fields: () => ({ account: STALE_ID, confirm: 'nobody' }) },
@@ -41,7 +45,7 @@ const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<stri
   '/settings/accounts/suspend': { actor: 'admin', fields: () => ({ account: STALE_ID }) },
   '/settings/accounts/reactivate': { actor: 'admin', fields: () => ({ account: STALE_ID }) },
   '/settings/accounts/sign-out': { actor: 'admin', fields: () => ({ account: STALE_ID }) },
-  '/settings/accounts/reset-link': { actor: 'admin', fields: () => ({ account: STALE_ID }) },
+  '/settings/accounts/reset-link': { actor: 'admin', fields: () => ({ account: STALE_ID, _once: once() }) },
   '/settings/accounts/reauth': { actor: 'admin', fields: () => ({ secret: 'not the password', account: STALE_ID }) },
   '/settings/accounts/reassign': { actor: 'admin', fields: () => ({ account: STALE_ID, to: STALE_ID }) },
   '/reset': { actor: 'anon', fields: () => ({ token: 'x'.repeat(43), password: 'a long enough password' }) },
@@ -60,12 +64,12 @@ const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<stri
   '/settings/channels/retention': { actor: 'admin', fields: () => ({ days: '30' }) },
   '/profile/password': { actor: 'admin', fields: () => ({ current: 'not the password', password: 'a brand new password' }) },
   '/profile/reauth': { actor: 'admin', fields: () => ({ secret: 'not the password', section: 'tokens' }) },
-  '/profile/totp/start': { actor: 'admin', fields: () => ({}) },
-  '/profile/totp/confirm': { actor: 'admin', fields: () => ({ code: '123456' }) },
-  '/profile/recovery-codes': { actor: 'admin', fields: () => ({}) },
+  '/profile/totp/start': { actor: 'admin', fields: () => ({ _once: once() }) },
+  '/profile/totp/confirm': { actor: 'admin', fields: () => ({ code: '123456', _once: once() }) },
+  '/profile/recovery-codes': { actor: 'admin', fields: () => ({ _once: once() }) },
   '/profile/recovery-codes/download': { actor: 'admin', fields: () => ({ code: '0123a-4567b-89cde' }) },
   '/profile/sessions/end': { actor: 'admin', fields: () => ({ session: STALE_ID }) },
-  '/profile/tokens': { actor: 'admin', fields: () => ({ name: 'nul bytes', expiry: DEFAULT_EXPIRY }) },
+  '/profile/tokens': { actor: 'admin', fields: () => ({ name: 'nul bytes', expiry: DEFAULT_EXPIRY, _once: once() }) },
   '/profile/tokens/revoke': { actor: 'admin', fields: () => ({ token: STALE_ID }) },
   '/profile/sso/unlink': { actor: 'admin', fields: () => ({ id: STALE_ID }) },
   '/settings/sso': {

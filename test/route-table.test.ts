@@ -1,5 +1,5 @@
 // Every registered route against the gate's default: a state-changing route outside the self-service list is closed to
-// a signed-in viewer, including ones not built yet (issue 21 item 5, SPEC 4.2's admin acts outside /settings).
+// a signed-in viewer, including ones not built yet (admin acts outside /settings, such as POST /probers).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createApi } from '../src/api.ts';

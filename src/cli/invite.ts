@@ -33,7 +33,7 @@ export async function runInvite(args: string[]): Promise<number> {
     process.stderr.write(`svc invite: nothing minted:\n${problems.map((p) => `  - ${p}`).join('\n')}\n\n${INVITE_HELP}`);
     return 2;
   }
-  // Logs (including the join-link line SPEC 4.2 asks of every mint) go to stderr, so stdout carries only the link.
+  // Logs (including the join-link line every mint writes) go to stderr, so stdout carries only the link.
   const deps = await startRuntime({ logToStderr: true });
   try {
     const base = linkBase(deps.config);

@@ -29,7 +29,7 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   if (token) deps.log.info({ setupLink: `${base}/setup?token=${encodeURIComponent(token)}` }, `setup: open ${base}/setup?token=${encodeURIComponent(token)}`);
 
   const stopHousekeeping = startHousekeeping(deps);
-  // The worker runs in this process; a dead channel cannot slow the web tier (SPEC 6.4).
+  // The worker runs in this process; a dead channel cannot slow the web tier.
   const worker = options.worker ? createDeliveryWorker(deps) : undefined;
   const stopWakeups = worker ? wireWakeups(deps, worker) : undefined;
   worker?.start();

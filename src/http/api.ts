@@ -10,7 +10,7 @@ import { accessFor } from './gate.ts';
 import { ID_PATTERN, isId } from './text.ts';
 import { invalid, PROBLEM_MEDIA_TYPE, problem, type FieldError, type ProblemResponse } from './problem.ts';
 
-export { apiNotFound, invalid, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_PREFIX, problem, type FieldError, type ProblemResponse } from './problem.ts';
+export { invalid, problem, type FieldError } from './problem.ts';
 
 
 /** One field a request got wrong: where it was (body, query, path, header), its name or dotted path, and why. */
@@ -52,9 +52,14 @@ export function apiApp() {
   });
 }
 
-/** The account the bearer token acts as (the gate has already refused requests without one). */
+/**
+ * The account the bearer token acts as: the gate has refused every request without one, except on the public document
+ * (/api/openapi.json), where calling this throws.
+ */
 export function apiAccount(c: Ctx): ApiAccount {
-  return c.get('apiAccount')!;
+  const account = c.get('apiAccount');
+  if (!account) throw new Error(`apiAccount() on ${c.req.method} ${c.req.path} found no token's account: the gate lets this path through without one`);
+  return account;
 }
 
 const problemContent = (description: string) => ({ description, content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemSchema } } });

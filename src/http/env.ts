@@ -1,10 +1,12 @@
-// The Hono environment: what middleware puts on the context for handlers. The session and the API caller are described
-// here as the web layer reads them; the auth and tokens features produce them (their resolveSession and
+// The Hono environment: what middleware puts on the context for handlers, and the two readers that hand a handler the
+// session with the gate's guarantee (signedIn, inSession) instead of a `!` at every use. The session and the API caller
+// are described here as the web layer reads them; the auth and tokens features produce them (their resolveSession and
 // authenticateBearer, wired in by app.ts, where the compiler checks that the shapes agree).
 import type { Context } from 'hono';
 import type { Selectable } from 'kysely';
 import type { AccountsTable, SessionsTable } from '../db/schema.ts';
 import type { Deps } from '../deps.ts';
+import type { Access } from './gate.ts';
 
 /** How far a session has signed in: fully, owing its second factor, or offered enrolment. */
 export type Stage = SessionsTable['stage'];
@@ -40,10 +42,12 @@ export type AppEnv = {
      * calls it only when it draws the layout for a fully signed-in viewer, so other answers never query it.
      */
     unreadCount: ((accountId: string) => Promise<number>) | undefined;
+    /** What the path requires (gate.ts), decided once by the first step of the chain; later steps read it here. */
+    access: Access;
     /** The caller's session, when the cookie names a live one (any stage). */
     session: SessionContext | undefined;
-    /** The parsed form of a POST (urlencoded, valid UTF-8), set by the form middleware. */
-    form: URLSearchParams;
+    /** The parsed form of a POST (urlencoded, valid UTF-8), set by the form step; absent on GET and on /api/. */
+    form: URLSearchParams | undefined;
     /** Account acting through a bearer token on /api/. */
     apiAccount: ApiAccount | undefined;
     /** The route template that answered, when a nested app (the API) knows it better than this app's router. */
@@ -59,3 +63,31 @@ export type AppEnv = {
 };
 
 export type Ctx = Context<AppEnv>;
+
+/** A session past every sign-in step: what the gate lets through to a 'user' or 'admin' path. */
+export type FullSession = SessionContext & { stage: 'full' };
+
+/**
+ * The fully signed-in session of a request on a path the gate keeps for signed-in users ('user' or 'admin'), where it
+ * cannot be missing. Called anywhere else (a public path, a sign-in step, the API) it throws: that handler must read
+ * `c.get('session')` and handle its absence, or its path must be moved into the gate's signed-in classes.
+ */
+export function signedIn(c: Ctx): FullSession {
+  const access = c.get('access');
+  const session = c.get('session');
+  if (access !== 'user' && access !== 'admin') throw new Error(`signedIn() on ${c.req.method} ${c.req.path}, a '${access}' path: the gate does not promise a session there`);
+  if (session?.stage !== 'full') throw new Error(`signedIn() on ${c.req.method} ${c.req.path} found no full session: is the gate (enforceGate) installed?`);
+  return session as FullSession;
+}
+
+/**
+ * The session, in any stage, of a request on a sign-in step ('pending' path: the second factor, enrolment, sign-out)
+ * or any signed-in path. On a public path or the API it throws, as signedIn() does.
+ */
+export function inSession(c: Ctx): SessionContext {
+  const access = c.get('access');
+  const session = c.get('session');
+  if (access !== 'pending' && access !== 'user' && access !== 'admin') throw new Error(`inSession() on ${c.req.method} ${c.req.path}, a '${access}' path: the gate does not promise a session there`);
+  if (!session) throw new Error(`inSession() on ${c.req.method} ${c.req.path} found no session: is the gate (enforceGate) installed?`);
+  return session;
+}

@@ -1,6 +1,6 @@
 // The access gate: one default-deny table over methods and path prefixes, applied before any route runs.
 // A new route is signed-in-only unless listed public here; a new state-changing route is admin-only unless listed as
-// self-service here (SPEC 4.2: admin acts exist outside /settings, such as POST /probers and POST /scans/trigger).
+// self-service here (admin acts may live outside /settings, such as POST /probers and POST /scans/trigger).
 
 /** Paths that need no session (/metrics checks its own bearer token). */
 const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/reset', '/healthz', '/readyz', '/metrics']);
@@ -10,7 +10,7 @@ const PUBLIC_API_READS = new Set(['/api/openapi.json']);
 const PUBLIC_PREFIXES = ['/static/', '/login/sso/'];
 /** Paths a half-signed-in session (owing a second factor or offered enrolment) may reach; sign-out is among them. */
 const PENDING_EXACT = new Set(['/login/totp', '/login/enrol', '/logout']);
-/** Every route under these prefixes requires the admin role, reads included (SPEC 4.2: the whole /settings screen). */
+/** Every route under these prefixes requires the admin role, reads included: the whole /settings screen. */
 const ADMIN_PREFIXES = ['/settings'];
 /**
  * State-changing routes a viewer may use on their own behalf: Profile and its sections (password, second factor, API

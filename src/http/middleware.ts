@@ -1,5 +1,5 @@
-// The page path's steps, each one Hono middleware, registered in order in app.ts: request log, security headers, body
-// limit, session, API token, gate, form parsing and CSRF.
+// The page path's steps, each one Hono middleware, registered in order in app.ts: request log, the path's access class,
+// security headers, body limit, session, API token, gate, form parsing and CSRF.
 import crypto from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -138,6 +138,14 @@ async function noStore(c: Ctx, next: () => Promise<void>): Promise<void> {
   }
 }
 
+/** Decides once what the path requires (gate.ts's table) and keeps it on the context, where every later step reads it. */
+export function classifyAccess(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set('access', accessFor(c.req.method, c.req.path));
+    await next();
+  };
+}
+
 /** How a session cookie's value becomes the session and its account (the auth feature's resolveSession). */
 export type ResolveSession = (deps: Deps, cookie: string) => Promise<SessionContext | undefined>;
 
@@ -171,7 +179,7 @@ export function loadApiAccount(deps: Deps, authenticateBearer: AuthenticateBeare
   return async (c, next) => {
     c.set('apiAccount', undefined);
     const path = c.req.path;
-    const bearer = isApiPath(path) && accessFor(c.req.method, path) !== 'public' ? /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '') : null;
+    const bearer = isApiPath(path) && c.get('access') !== 'public' ? /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '') : null;
     if (bearer) {
       const result = await authenticateBearer(deps, bearer[1]!, clientAddress(c));
       if (!result.ok && result.reason === 'throttled') {
@@ -193,7 +201,7 @@ const READ_ONLY_METHODS = new Set(['GET', 'HEAD']);
  */
 export function enforceGate(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const access = accessFor(c.req.method, c.req.path);
+    const access = c.get('access');
     const session = c.get('session');
     if (access === 'public') return next();
     if (access === 'api' || access === 'api-admin') {

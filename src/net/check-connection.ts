@@ -1,4 +1,4 @@
-// Check connection (issue 18): whether a channel's receiver can be reached, step by step, without sending it
+// Check connection: whether a channel's receiver can be reached, step by step, without sending it
 // anything. It goes through the guarded client's own resolution, address policy, pinned lookup and TLS trust
 // (outbound.ts), so a check can reach exactly what a delivery could.
 import net from 'node:net';

@@ -77,7 +77,7 @@ export class PlainFailure extends Error {
   }
 }
 
-/** Where a request may go: the parsed URL, its IP literal if any, and whether it is SPEC 2.5's loopback exception. */
+/** Where a request may go: the parsed URL, its IP literal if any, and whether it is plain http's loopback exception. */
 export type Target = { url: URL; literal: string | undefined; loopbackException: boolean };
 
 export function checkTarget(raw: string, policy: AddressPolicy): Target | PlainFailure {
@@ -86,7 +86,7 @@ export function checkTarget(raw: string, policy: AddressPolicy): Target | PlainF
   if (url.username || url.password) return new PlainFailure('blocked: the URL carries credentials');
   const literal = ipLiteralOfHostname(url.hostname);
   if (url.protocol === 'http:') {
-    // SPEC 2.5: plain http only to a loopback IP literal, never to a name.
+    // Plain http only to a loopback IP literal, never to a name.
     if (literal && isLoopbackAddress(literal)) return { url, literal, loopbackException: true };
     return new PlainFailure('blocked: http is allowed only to a loopback IP address');
   }
@@ -270,7 +270,7 @@ function within<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** The verdict a status line gives (SPEC 6.6): 2xx delivered; 3xx (never followed), 4xx and 5xx failed. */
+/** The verdict a status line gives: 2xx delivered; 3xx (never followed), 4xx and 5xx failed. */
 function verdictOf(s: number, excerpt: string | null): PostOutcome {
   if (s >= 200 && s < 300) return { kind: 'delivered', status: s, excerpt };
   if (s >= 300 && s < 400) return { kind: 'failed', status: s, error: `redirect ${s} not followed`, excerpt };
@@ -302,7 +302,10 @@ const TLS_UNTRUSTED = new Set([
   'INVALID_CA',
 ]);
 
-/** Turns a thrown network error into the plain words of SPEC 6.6's failure classes. */
+/**
+ * Turns a thrown network error into the plain words of its failure class (docs/delivery.md, "Verdicts, retries and
+ * dead letters").
+ */
 export function describeFailure(err: unknown, timedOut: string): string {
   const seen = new Set<unknown>();
   for (let e: any = err; e && typeof e === 'object' && !seen.has(e); e = e.cause) {

@@ -1,4 +1,4 @@
-// Issue 18 item 8: every page, as admin and as viewer, empty and full, and with a form error shown, loaded in Chromium
+// Every page, as admin and as viewer, empty and full, and with a form error shown, loaded in Chromium
 // at 1280 and 390 px and checked with axe-core (WCAG 2.0/2.1/2.2 A and AA, target-size included): zero violations,
 // and no horizontal overflow at 390 px. axe is injected in a context that bypasses the CSP, for the check only.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Secrets a reload never mints twice (issue 17 items 5, 6, 7, 9), in a real browser: an invitation with a note, an
+// Secrets a reload never mints twice, in a real browser: an invitation with a note, an
 // API token behind "Confirm it's you", enrolment at sign-in without the password again (key grouped in fours, codes
 // downloadable as a text file), each shown once and gone on reload; and the first-run page while no account exists.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Test shortcuts for minting forms (issue 17 item 6): each carries a one-time token (`_once`) and answers with a
+// Test shortcuts for minting forms: each carries a one-time token (`_once`) and answers with a
 // redirect to the page that shows the secret once. These read the token off the page like a browser would.
 import assert from 'node:assert/strict';
 import type { TestClient, TestResponse } from './app.ts';

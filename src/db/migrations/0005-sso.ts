@@ -21,7 +21,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('sso_identities')
     .addColumn('id', 'text', (c) => c.primaryKey())
-    // Deleting a provider deletes its bindings (SPEC 2.4).
+    // Deleting a provider deletes its bindings.
     .addColumn('provider_id', 'text', (c) => c.notNull().references('sso_providers.id').onDelete('cascade'))
     .addColumn('sub', 'text', (c) => c.notNull())
     .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))

@@ -1,4 +1,4 @@
-// Frozen: look-alike usernames (issue 21 item 6). accounts.username_skeleton holds each name's UTS #39 confusable
+// Frozen: look-alike usernames. accounts.username_skeleton holds each name's UTS #39 confusable
 // skeleton under a unique index, so the database refuses "аdmin" (Cyrillic а) beside "admin", race-free.
 // Existing accounts are backfilled oldest first; when two already share a skeleton, the older keeps it and each newer
 // one is left NULL (a unique index allows many NULLs), so the migration never fails and no account is changed otherwise.

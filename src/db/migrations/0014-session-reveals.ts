@@ -1,4 +1,4 @@
-// Frozen: secrets revealed once after a redirect, and one-time tokens of minting forms (issue 17 item 6).
+// Frozen: secrets revealed once after a redirect, and one-time tokens of minting forms.
 // Both belong to a session and go with it (ON DELETE CASCADE).
 import type { Kysely } from 'kysely';
 

@@ -1,4 +1,4 @@
-// Frozen: an account's lifecycle (issue 17): suspension as a state beside the role, the time of the last full sign-in,
+// Frozen: an account's lifecycle: suspension as a state beside the role, the time of the last full sign-in,
 // and administrator-minted password reset links (one live link per account, stored only as the token's SHA-256).
 import type { Kysely } from 'kysely';
 

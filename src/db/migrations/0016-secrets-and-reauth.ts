@@ -1,4 +1,4 @@
-// Frozen: invitation notes and host-minted invitations, and re-authentication within a session (issue 17 items 5, 7).
+// Frozen: invitation notes and host-minted invitations, and re-authentication within a session.
 // - invitations.note: an optional label shown only in the admin's list of open invitations; it binds nothing.
 // - invitations.created_by becomes nullable: NULL means minted from the host command line (`svc invite`). The
 //   reference to accounts keeps refusing the removal of an account that authored invitations. SQLite cannot drop a

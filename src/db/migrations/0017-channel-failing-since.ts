@@ -1,4 +1,4 @@
-// Frozen: channels.failing_since, when the channel's current failure streak began (issue 18: "failing since <time>").
+// Frozen: channels.failing_since, when the channel's current failure streak began (shown as "failing since <time>").
 // A failed attempt sets it if it is unset, a delivered one clears it. Channels already failing are backfilled with
 // their first failed attempt after their last success, or, with no such attempt left, the time of their last error.
 import { sql, type Kysely } from 'kysely';

@@ -1,4 +1,4 @@
-// Frozen: the JSON API (issue 19).
+// Frozen: the JSON API.
 // - api_tokens.read_only: 1 for a token minted read-only (GET and HEAD only; every write answers 403).
 // - api_idempotency: the first answer to POST /api/messages per (account, Idempotency-Key), kept 24 hours so a retry
 //   with the same key and body gets the same answer and stores nothing new. Deleted with its account.

@@ -24,9 +24,6 @@ const SUSPENDED_MESSAGE = 'This account is suspended, so it cannot sign in. Ask 
 
 const loginSchema = z.object({ username: z.string().max(256).default(''), password: z.string().max(1024).default('') });
 
-/** Where a session in a given stage goes next (kept here too for callers that import it from this file). */
-export { landingFor };
-
 /** What the sign-in page shows that features above this one decide, wired in by app.ts. */
 export interface SignInPageParts {
   /** True while no account exists yet (first run): the page then says where the setup link is instead. */

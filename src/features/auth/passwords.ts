@@ -4,10 +4,10 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { Algorithm } from '@node-rs/argon2';
 
-/** Password length bounds, counted in Unicode code points (SPEC 8). */
+/** Password length bounds, counted in Unicode code points. */
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 72;
-/** Username bound in code points (SPEC 8). */
+/** Username bound in code points. */
 export const USERNAME_MAX = 64;
 
 const options = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;

@@ -1,4 +1,4 @@
-// The HTTP side of "a reload never mints twice" (issue 17 item 6): a minting form carries a one-time token and
+// The HTTP side of "a reload never mints twice": a minting form carries a one-time token and
 // answers with a redirect; the page after it shows the secret once. See reveals.service.ts for how it is held.
 import { holdSecret, newFormToken, spendOnceToken, takeSecret } from './reveals.service.ts';
 import { readSessionCookie } from '../../http/cookies.ts';

@@ -1,4 +1,4 @@
-// Secrets held for one showing, sealed per session, and one-time form tokens (issue 17 item 6).
+// Secrets held for one showing, sealed per session, and one-time form tokens.
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';

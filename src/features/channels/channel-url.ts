@@ -1,4 +1,4 @@
-// Channel URL rules (SPEC 2.5, 7): an absolute https:// URL, or http:// only to a loopback IP address literal;
+// Channel URL rules: an absolute https:// URL, or http:// only to a loopback IP address literal;
 // no loopback host names, no internal IP literals, no user names or passwords. Hosts are judged after the
 // WHATWG URL parser has normalised them (so 0x7f.1, 2130706433 and [::ffff:7f00:1] are seen as the addresses
 // they are), and addresses are judged by the IANA table in net/address-policy.ts.

@@ -1,4 +1,4 @@
-// The JSON API for notification channels (issue 19): list, one, create, update, delete and the connection check, over
+// The JSON API for notification channels: list, one, create, update, delete and the connection check, over
 // the console's own service calls (channels.service.ts), so the URL policy, the class rule and the secret's
 // replace/clear/keep rule are the same ones. The secret is write-only: answers carry `has_secret`, never the value.
 import { z } from '@hono/zod-openapi';

@@ -1,4 +1,4 @@
-// The channels API (issue 19): the console's rules over a token, every answer checked against the OpenAPI document.
+// The channels API: the console's rules over a token, every answer checked against the OpenAPI document.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
 import { ApiClient, assertProblem, buildApiUser, type ApiResponse } from '../../../test/helpers/api.ts';

@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import type { AppEnv, Ctx } from '../../http/env.ts';
+import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage } from '../../http/render.tsx';
 import { refuseControlQuery } from '../../http/query.ts';
@@ -66,7 +66,7 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!form.ok) return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: form.errors, askSecret });
     const values = { url: form.data.url, classes: form.data.classes };
     if (owed) return refuse(deps, c, { form: 'create', values, errors: channelErrors(form.data), askSecret });
-    const result = await createChannel(deps, c.get('session')!.account.id, form.data);
+    const result = await createChannel(deps, signedIn(c).account.id, form.data);
     if (!result.ok) return refuse(deps, c, { form: 'create', values, errors: result.errors, askSecret });
     return c.redirect(`${TAB}&notice=created`, 303);
   });

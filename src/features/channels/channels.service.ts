@@ -1,4 +1,4 @@
-// Notification channel administration (SPEC 2.5, 4.3): create, update, delete, list. The secret is write-only:
+// Notification channel administration: create, update, delete, list. The secret is write-only:
 // it goes in through create/update and comes out only as "set" or "none".
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
@@ -188,7 +188,7 @@ export interface FailureStreak {
 
 /**
  * A channel's health in words: disabled, healthy, or failing since the first failure of its current streak. A disabled
- * channel keeps the streak it had when it was disabled (`failures` 0 when it had none), shown as history (SPEC 2.5).
+ * channel keeps the streak it had when it was disabled (`failures` 0 when it had none), shown as history.
  */
 export type ChannelHealth = ({ state: 'disabled' } & FailureStreak) | { state: 'healthy' } | ({ state: 'failing' } & FailureStreak);
 
@@ -225,7 +225,7 @@ export async function channelDetail(deps: Deps, id: string): Promise<ChannelDeta
 
 /**
  * "Check connection": resolves the channel's host, applies the address policy, opens TCP and TLS as a delivery would,
- * and sends nothing. The result is for the admin's eyes only: never stored, never logged (SPEC 6.7).
+ * and sends nothing. The result is for the admin's eyes only: never stored, never logged.
  */
 export async function checkChannelConnection(deps: Deps, id: string): Promise<ConnectionCheck | undefined> {
   const channel = await findChannel(deps.db, id);

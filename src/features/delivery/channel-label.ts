@@ -1,5 +1,5 @@
 // How a channel is named to someone who may not see its URL: a channel URL, host included, can itself be the
-// credential (SPEC 5.8; receivers often put a secret in the subdomain), so only administrators see it and
+// credential (receivers often put a secret in the subdomain), so only administrators see it and
 // everyone else sees an opaque label derived from the channel's random id.
 
 /** The channel's URL for admins; "channel <short id>" for others; a fixed label once the channel is deleted. */

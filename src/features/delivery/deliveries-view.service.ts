@@ -1,4 +1,4 @@
-// What the pages show about deliveries (SPEC 6.7): per channel on a message with every attempt, and the admin's
+// What the pages show about deliveries: per channel on a message with every attempt, and the admin's
 // Deliveries list, filtered by state and channel. Who may see what (URLs, errors, excerpts) is decided by the views.
 import type { DeliveriesTable } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
@@ -71,7 +71,7 @@ const attemptView = (a: AttemptRow): AttemptView => ({
   excerpt: a.response_excerpt,
 });
 
-/** The per-channel delivery state of a message, with every attempt's verdict (SPEC 6.7). */
+/** The per-channel delivery state of a message, with every attempt's verdict. */
 export async function messageDeliveries(deps: Deps, messageId: string, limit = MESSAGE_DELIVERY_ROWS): Promise<MessageDeliveriesView> {
   const [rows, counts] = await Promise.all([deliveriesOfMessage(deps.db, messageId, limit), countDeliveriesOfMessage(deps.db, messageId)]);
   const attempts = await attemptsOf(deps.db, rows.map((r) => r.id));

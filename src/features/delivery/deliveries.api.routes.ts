@@ -1,4 +1,4 @@
-// The JSON API for deliveries (issue 19): the console's Deliveries tab as data (same filters and order, keyset-paged),
+// The JSON API for deliveries: the console's Deliveries tab as data (same filters and order, keyset-paged),
 // one delivery with its attempts, and the console's re-sends (one delivery, or every dead letter of a channel) through
 // the same resend.service.ts rule.
 import { z } from '@hono/zod-openapi';

@@ -1,4 +1,4 @@
-// The deliveries API (issue 19): the console's Deliveries tab as data and its re-sends, over a token; every answer is
+// The deliveries API: the console's Deliveries tab as data and its re-sends, over a token; every answer is
 // checked against the OpenAPI document.
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';

@@ -1,4 +1,4 @@
-// What the store shows about deliveries (SPEC 6.7): per channel on a message, and the pieces the admin's list reuses.
+// What the store shows about deliveries: per channel on a message, and the pieces the admin's list reuses.
 import { Form, Notice, StackedTable, Time } from '../../http/views/components.tsx';
 import { channelLabel } from './channel-label.ts';
 import type { AttemptView, DeliveryView, MessageDeliveriesView } from './deliveries-view.service.ts';
@@ -112,7 +112,7 @@ function Attempt(props: { a: AttemptView; isAdmin: boolean }) {
 /**
  * A message's delivery state per channel with each attempt's verdict. The message detail page renders it;
  * for `isAdmin` it names channels by URL and adds a re-send button to undelivered rows, returning to `back`.
- * Others see an opaque channel label (a channel URL can itself be the credential, SPEC 5.8) and each verdict
+ * Others see an opaque channel label (a channel URL can itself be the credential: channel-label.ts) and each verdict
  * without the error text, duration or response excerpt.
  */
 export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; isAdmin: boolean; back?: string }) {

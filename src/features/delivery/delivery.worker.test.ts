@@ -48,7 +48,9 @@ forEachDialect((getDb) => {
     const signed = await buildChannel(t.deps.db, { url: `${rx.url}/signed?x=1`, secret });
     const plain = await buildChannel(t.deps.db, { url: `${rx.url}/plain` });
     const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [signed.id, plain.id], now: t.clock.now(), census: 3 });
+    const drainStarted = performance.now();
     await worker().drain();
+    const drainMs = performance.now() - drainStarted;
 
     assert.equal(rx.received.length, 2);
     const bySigned = rx.received.find((r) => r.path === '/signed?x=1')!;
@@ -73,7 +75,8 @@ forEachDialect((getDb) => {
       assert.equal(d.lease_owner, null);
       const a = await attempts(id);
       assert.deepEqual(a.map((x) => [x.attempt_no, x.started_at, x.verdict, x.status_code, x.error, x.response_excerpt]), [[1, t.clock.now(), 'delivered', 200, null, 'ok']]);
-      assert.ok(a[0]!.duration_ms >= 0);
+      // The POST's own duration, in whole milliseconds: within the drain that made it (never, say, seconds or a timestamp).
+      assert.ok(Number.isInteger(a[0]!.duration_ms) && a[0]!.duration_ms <= Math.ceil(drainMs), `${a[0]!.duration_ms} ms of a ${drainMs} ms drain`);
     }
     assert.equal((await channel(signed.id)).last_success_at, t.clock.now());
     // The message row is untouched by delivery.

@@ -1,6 +1,6 @@
 // The delivery loop, in stages: claim due deliveries up to the free slots (leased, at most `perChannel` in flight per
 // channel), POST each through the guarded client, record each verdict when it arrives. Retry times live on the rows,
-// so the loop schedules nothing itself, and a dead or slow channel holds at most its own few slots (SPEC 6.4).
+// so the loop schedules nothing itself, and a dead or slow channel holds at most its own few slots.
 import { setMaxListeners } from 'node:events';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { newId, type Deps } from '../../deps.ts';

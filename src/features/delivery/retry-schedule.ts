@@ -1,4 +1,4 @@
-// The retry budget (SPEC 8): five attempts over roughly one hour, then dead-lettered. Fixed in code on purpose.
+// The retry budget: five attempts over roughly one hour, then dead-lettered. Fixed in code on purpose.
 import type { Random } from '../../deps.ts';
 
 /** Attempts a delivery gets before it is dead-lettered. */

@@ -1,4 +1,5 @@
-// The outbound request's headers (SPEC 4.3, 5.8): a timestamp always, an HMAC signature only with a secret.
+// The outbound request's headers (docs/delivery.md, "The request"): a timestamp always, an HMAC signature only with
+// a secret.
 import crypto from 'node:crypto';
 
 /** Version tag of the signature encoding; a future scheme would add v2 alongside, never change v1. */

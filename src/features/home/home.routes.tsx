@@ -1,7 +1,7 @@
 // GET /: the signed-in home page.
 import { Hono } from 'hono';
 import type { Deps } from '../../deps.ts';
-import type { AppEnv } from '../../http/env.ts';
+import { signedIn, type AppEnv } from '../../http/env.ts';
 import { render } from '../../http/render.tsx';
 import { homeView } from './home.service.ts';
 import { HomeBody } from './home.views.tsx';
@@ -10,7 +10,7 @@ import { HomeBody } from './home.views.tsx';
 export function homeRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
   app.get('/', async (c) => {
-    const account = c.get('session')!.account;
+    const account = signedIn(c).account;
     const view = await homeView(deps, account);
     return render(c, 'Home', <HomeBody account={account} view={view} now={deps.clock.now()} />, 200, { unread: view.unread.count });
   });

@@ -1,4 +1,5 @@
-// The words the inbox and message pages use for SPEC 2.6's vocabulary: what each class and cause means to a reader.
+// The words the inbox and message pages use for the message vocabulary (messages/classes.ts): what each class and
+// cause means to a reader.
 import type { Cause, MessageClass } from '../messages/classes.ts';
 
 /** A routing class as a reader names it. */
@@ -8,7 +9,7 @@ export const CLASS_LABEL: Record<MessageClass, string> = {
   clock: 'Clock',
 };
 
-/** Why a message fired, in plain words (SPEC 2.6's meaning of each cause). */
+/** Why a message fired, in plain words (the meaning of each cause). */
 export const CAUSE_LABEL: Record<Cause, string> = {
   drift: 'One of your own objects moved',
   aperture: "The service's coverage widened",

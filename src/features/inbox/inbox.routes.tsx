@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import type { AppEnv, Ctx } from '../../http/env.ts';
+import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { errorPage, render } from '../../http/render.tsx';
@@ -37,7 +37,7 @@ export function inboxRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
   const list = (base: '/inbox' | '/messages', title: string) => async (c: Ctx) => {
-    const account = c.get('session')!.account;
+    const account = signedIn(c).account;
     const rawBefore = c.req.query('before');
     const before = rawBefore === undefined ? undefined : decodeCursor(rawBefore);
     if (rawBefore !== undefined && !before) return errorPage(c, 400, 'Page link not valid', 'That link to a page of the inbox is not valid. Start again from the inbox.');
@@ -68,7 +68,7 @@ export function inboxRoutes(deps: Deps) {
   app.get('/messages', refuseControlQuery, list('/messages', 'Messages'));
 
   app.get('/messages/:id{[A-Za-z0-9_-]{1,64}}', async (c) => {
-    const account = c.get('session')!.account;
+    const account = signedIn(c).account;
     const detail = await openMessage(deps, account.id, c.req.param('id'));
     if (!detail) return errorPage(c, 404, 'No such message', 'That message does not exist, or it was removed by the retention setting.');
     const isAdmin = account.role === 'admin';
@@ -79,14 +79,14 @@ export function inboxRoutes(deps: Deps) {
   app.post('/messages/read', async (c) => {
     const form = parseForm(c, readSchema, { multi: ['id'] });
     if (!form.ok) return errorPage(c, 400, 'Nothing marked', form.errors.id ?? form.errors.back ?? 'Choose at least one message to mark read.');
-    await markRead(deps, c.get('session')!.account.id, form.data.id);
+    await markRead(deps, signedIn(c).account.id, form.data.id);
     return c.redirect(backTo(form.data.back, '/inbox'), 303);
   });
 
   app.post('/messages/read-all', async (c) => {
     const form = parseForm(c, readAllSchema);
     if (!form.ok) return errorPage(c, 400, 'Nothing marked', form.errors.back ?? 'Check the form and try again.');
-    await markAllRead(deps, c.get('session')!.account.id);
+    await markAllRead(deps, signedIn(c).account.id);
     const back = backTo(form.data.back, '/inbox');
     return c.redirect(`${back.split('?')[0]}?notice=all-read`, 303);
   });
@@ -95,7 +95,7 @@ export function inboxRoutes(deps: Deps) {
   app.post('/messages/unread', async (c) => {
     const form = parseForm(c, unreadSchema);
     if (!form.ok) return errorPage(c, 400, 'Nothing marked', form.errors.id ?? 'Choose a message to mark unread.');
-    await markUnread(deps, c.get('session')!.account.id, form.data.id);
+    await markUnread(deps, signedIn(c).account.id, form.data.id);
     return c.redirect('/inbox?notice=unread', 303);
   });
 

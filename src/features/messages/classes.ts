@@ -1,4 +1,4 @@
-// The message vocabulary of SPEC 2.6: four causes, three routing classes, and the fixed map between them.
+// The message vocabulary: four causes, three routing classes, and the fixed map between them.
 
 /** The routing classes, the only axis channels subscribe on. */
 export const CLASSES = ['drift', 'coverage', 'clock'] as const;
@@ -8,7 +8,7 @@ export type MessageClass = (typeof CLASSES)[number];
 export const CAUSES = ['drift', 'aperture', 'declared-input', 'threshold'] as const;
 export type Cause = (typeof CAUSES)[number];
 
-/** Each cause maps to exactly one class (SPEC 2.6). */
+/** Each cause maps to exactly one class. */
 export const CLASS_OF_CAUSE: Record<Cause, MessageClass> = {
   drift: 'drift',
   aperture: 'coverage',

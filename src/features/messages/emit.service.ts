@@ -1,7 +1,8 @@
 // emit(): the one way a message enters the store. Validates a fully computed message, maps its cause to a
 // class, builds its link, serializes the channel body once, and stores it with its pending deliveries in one
-// transaction (the transactional outbox of DESIGN.md). Its stages (prepareEmit, storeMessage, runEmitTransaction)
-// let a caller write more in that same transaction, as POST /api/messages does with its Idempotency-Key.
+// transaction (a transactional outbox: the workers deliver what the transaction committed). Its stages
+// (prepareEmit, storeMessage, runEmitTransaction) let a caller write more in that same transaction, as
+// POST /api/messages does with its Idempotency-Key.
 import type { Transaction } from 'kysely';
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { DB } from '../../db/schema.ts';
@@ -86,7 +87,7 @@ export function validateEmitInput(input: EmitInput): Partial<Record<EmitField, s
   return errors;
 }
 
-/** Where a message points inside this instance (SPEC 6.3), relative to SVC_PUBLIC_URL. */
+/** Where a message points inside this instance, relative to SVC_PUBLIC_URL. */
 export type LinkTarget =
   | { cause: 'drift' | 'threshold'; subject: { kind: string; key: string } }
   | { cause: 'declared-input'; sourceId: string }
@@ -108,7 +109,7 @@ export function messageLink(publicUrl: string | undefined, target: LinkTarget): 
   }
 }
 
-/** The channel body of SPEC 2.6, serialized once; census and link are left out when absent. */
+/** The channel body (docs/delivery.md, "The request"), serialized once; census and link are left out when absent. */
 export function serializeBody(m: {
   id: string;
   class: MessageClass;

@@ -44,7 +44,7 @@ forEachDialect((getDb) => {
     return (await t.deps.db.selectFrom('messages').select('id').execute()).length;
   }
 
-  test('the body has exactly the SPEC 2.6 fields, serialized once, in the stored bytes', async () => {
+  test('the body has exactly the documented fields, serialized once, in the stored bytes', async () => {
     const result = await emit(t.deps, {
       cause: 'declared-input',
       subject: { kind: 'zone', key: 'example.com' },

@@ -47,18 +47,6 @@ export async function insertDeliveriesForClass(db: Q, p: { messageId: string; cl
   return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
 
-/** One page of messages, newest first, strictly after `before` (keyset on created_at, id). */
-export function listMessages(db: Q, p: { before?: MessageCursor; limit: number }): Promise<MessageRow[]> {
-  let q = db.selectFrom('messages').selectAll();
-  const before = p.before;
-  if (before) {
-    q = q
-      .where('created_at', '<=', before.createdAt)
-      .where((eb) => eb.or([eb('created_at', '<', before.createdAt), eb('id', '<', before.id)]));
-  }
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(p.limit).execute();
-}
-
 /** One message by id. */
 export function findMessage(db: Q, id: string): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();

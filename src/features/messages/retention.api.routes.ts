@@ -1,4 +1,4 @@
-// The JSON API for retention (issue 19): read and set how long messages and their delivery records are kept, over
+// The JSON API for retention: read and set how long messages and their delivery records are kept, over
 // the same service calls as the Settings dial, so the range and its refusal are the console's. Admin only.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';

@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { clearSessionCookie } from '../../http/cookies.ts';
-import type { AppEnv, Ctx } from '../../http/env.ts';
+import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
@@ -28,6 +28,8 @@ const confirmSchema = z.object({ secret: z.string().max(1024).default('') });
 const codeSchema = z.object({ code: z.string().max(64).default('') });
 const sessionSchema = z.object({ session: idField('Choose a session to end.') });
 const downloadSchema = z.object({ code: z.array(z.string()) });
+/** A form whose only field is its one-time token (read by spendOnce): checked all the same, so a control character in it is refused. */
+const onceOnlySchema = z.object({});
 
 const ENROL_TITLE = 'Set up two-factor authentication';
 
@@ -45,7 +47,7 @@ export function profileRoutes(deps: Deps) {
   });
 
   app.post('/profile/password', async (c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const form = parseForm(c, changePasswordSchema);
     const refuse = (errors: Record<string, string>, status: 400 | 401 | 429) =>
       renderProfile(deps, c, { section: 'password', kind: 'error', message: '', form: { id: 'password-change', errors } }, status);
@@ -66,7 +68,7 @@ export function profileRoutes(deps: Deps) {
   // minting tokens, changing the second factor and linking an SSO identity. The page has one confirm form for all three
   // (#profile-confirm); a refusal is shown there, a confirmation returns there with its notice.
   app.post('/profile/reauth', async (c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const form = parseForm(c, confirmSchema);
     const refuse = (errors: Record<string, string>, status: 400 | 401 | 429) =>
       renderProfile(deps, c, { section: 'confirm', kind: 'error', message: '', form: { id: 'confirm', errors } }, status);
@@ -84,7 +86,9 @@ export function profileRoutes(deps: Deps) {
 
   // POST/redirect/GET: the key is held for this session and shown once on GET /profile/totp.
   app.post('/profile/totp/start', async (c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
+    const form = parseForm(c, onceOnlySchema);
+    if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
     if (!(await spendOnce(c))) return c.redirect('/profile/totp', 303);
     const started = await startEnrolment(deps, { accountId: session.account.id, sessionIdHash: session.idHash });
     if (started.ok) {
@@ -98,7 +102,7 @@ export function profileRoutes(deps: Deps) {
   });
 
   app.get('/profile/totp', async (c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const owner = { accountId: session.account.id, sessionIdHash: session.idHash };
     const pending = await pendingEnrolment(deps, owner);
     if (!pending) return c.redirect('/profile?notice=enrolment-expired#profile-second-factor', 303);
@@ -106,7 +110,7 @@ export function profileRoutes(deps: Deps) {
   });
 
   app.post('/profile/totp/confirm', async (c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const form = parseForm(c, codeSchema);
     if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
     if (!(await spendOnce(c))) return c.redirect(recoveryCodesPath('enrolment'), 303);
@@ -124,7 +128,9 @@ export function profileRoutes(deps: Deps) {
   });
 
   app.post('/profile/recovery-codes', async (c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
+    const form = parseForm(c, onceOnlySchema);
+    if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
     if (!(await spendOnce(c))) return c.redirect(recoveryCodesPath('profile'), 303);
     const result = await regenerateRecoveryCodes(deps, { accountId: session.account.id, sessionIdHash: session.idHash });
     if (result.ok) {
@@ -153,13 +159,13 @@ export function profileRoutes(deps: Deps) {
     const form = parseForm(c, downloadSchema, { multi: ['code'] });
     const codes = form.ok ? shownRecoveryCodes(form.data.code) : undefined;
     if (!codes) return refuseForm(c, 'second-factor', { code: 'Those are not recovery codes. Generate a new set if you lost yours.' });
-    const session = c.get('session')!;
+    const session = signedIn(c);
     c.header('Content-Disposition', 'attachment; filename="svc-recovery-codes.txt"');
     return c.body(recoveryCodesText(codes, session.account.username, deps.clock.now()), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
   });
 
   app.post('/profile/sessions/end', async (c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const form = parseForm(c, sessionSchema);
     if (!form.ok && form.control) return refuseForm(c, 'sessions', form.errors);
     const publicId = form.ok ? form.data.session : '';

@@ -197,6 +197,30 @@ forEachDialect((getDb) => {
     }
   });
 
+  test('a control character in the one-time token of "Set up" or "New recovery codes" is refused (400) in the section, minting nothing', async () => {
+    const plain = await buildAccount(t);
+    const c = await signIn(t, plain);
+    await confirmItsMe(c, plain.password, 'second-factor');
+    const enrolled = await buildAccount(t);
+    const { secret } = await enrolTotp(t, enrolled);
+    const e = await signInWithTotp(t, enrolled, secret);
+    await confirmItsMe(e, enrolled.password, 'second-factor');
+    const codesBefore = await t.deps.db.selectFrom('recovery_codes').select('code_hash').where('account_id', '=', enrolled.id).execute();
+    for (const [client, path] of [[c, '/profile/totp/start'], [e, '/profile/recovery-codes']] as const) {
+      for (const bad of ['\u0000', '\u001b', '\n']) {
+        const res = await client.post(path, { _once: `${newFormToken()}${bad}` });
+        assert.equal(res.status, 400, `${path} ${JSON.stringify(bad)}`);
+        assert.match(res.text, /id="profile-second-factor"[\s\S]*This value cannot contain control characters\./, path);
+      }
+    }
+    assert.equal((await t.deps.db.selectFrom('totp_enrolments').select('secret').execute()).length, 0, 'no set-up started');
+    const codesAfter = await t.deps.db.selectFrom('recovery_codes').select('code_hash').where('account_id', '=', enrolled.id).execute();
+    assert.deepEqual(codesAfter, codesBefore, 'no new set');
+    // The same forms with a clean token still act.
+    assert.equal((await submitMinting(c, '/profile', '/profile/totp/start')).post.location, '/profile/totp');
+    assert.equal((await submitMinting(e, '/profile', '/profile/recovery-codes')).post.location, '/profile/recovery-codes?from=profile');
+  });
+
   test('own sessions: listed with their browser, any can be ended, a foreign or stale id is a no-op', async () => {
     const account = await buildAccount(t);
     const here = t.client();

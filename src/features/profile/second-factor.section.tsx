@@ -1,5 +1,6 @@
 // Profile section: the second factor. Set up when off; when on, its state, recovery codes left, and new codes. Both
 // acts need "Confirm it's you" (the page's one confirm step) within the last 10 minutes of this session first.
+import { signedIn } from '../../http/env.ts';
 import { OnceField } from '../auth/reveal.tsx';
 import { Form } from '../../http/views/components.tsx';
 import { recentlyConfirmed } from '../second-factor/reauth.service.ts';
@@ -10,7 +11,7 @@ import { ConfirmFirstHint, type ProfileSection } from '../../http/views/profile.
 export const secondFactorSection: ProfileSection = {
   key: 'second-factor',
   render: async (deps, c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const [state, confirmed] = await Promise.all([secondFactorState(deps, session.account.id), recentlyConfirmed(deps, session.idHash)]);
     if (!state.enabled) {
       return (

@@ -1,5 +1,6 @@
 // Profile section: one's own sessions (created, last seen, user agent); end any of them, or sign out of this one.
 // Stacked into one block per session on a phone, so the button is never off-screen in a sideways-scrolling box.
+import { signedIn } from '../../http/env.ts';
 import { Form, StackedTable, Time } from '../../http/views/components.tsx';
 import { listOwnSessions } from '../auth/sessions.service.ts';
 import type { ProfileSection } from '../../http/views/profile.tsx';
@@ -7,7 +8,7 @@ import type { ProfileSection } from '../../http/views/profile.tsx';
 export const sessionsSection: ProfileSection = {
   key: 'sessions',
   render: async (deps, c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const sessions = await listOwnSessions(deps, session.account.id, session.idHash);
     return (
       <section>

@@ -38,7 +38,7 @@ export function resetRoutes(deps: Deps) {
   });
 
   app.post('/reset', async (c) => {
-    const token = c.get('form').get('token') ?? '';
+    const token = c.get('form')?.get('token') ?? '';
     const opened = await openResetLink(deps, token);
     if (!opened.ok) return refused(c, opened);
     const form = parseForm(c, resetSchema);

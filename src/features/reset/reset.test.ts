@@ -1,4 +1,4 @@
-// Issue 17 part 3: administrator-minted password reset links.
+// Administrator-minted password reset links.
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import type { TestApp, TestClient } from '../../../test/helpers/app.ts';

@@ -9,7 +9,7 @@ import { confirmAuthenticatorCode } from './second-factor.service.ts';
 import { confirmPassword } from '../auth/signin.service.ts';
 import { normaliseTotpInput } from './totp.ts';
 
-export { REAUTH_WINDOW_MS, recentlyConfirmed } from '../auth/reauth-window.ts';
+export { recentlyConfirmed } from '../auth/reauth-window.ts';
 
 export type ConfirmIdentityResult =
   | { ok: true }

@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
-import type { AppEnv, Ctx } from '../../http/env.ts';
+import { inSession, type AppEnv, type Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress } from '../../http/request.ts';
@@ -32,7 +32,7 @@ export function secondFactorRoutes(deps: Deps) {
 
   /** The session when it is in `stage`; otherwise the redirect to where it belongs. */
   function sessionIn(c: Ctx, stage: Stage): SessionContext | Response {
-    const session = c.get('session')!;
+    const session = inSession(c);
     return session.stage === stage ? session : c.redirect(landingFor(session.stage), 303);
   }
 

@@ -1,4 +1,4 @@
-// The audit tab: SPEC 6.8 says no audit-log event stream exists, so it is empty by design.
+// The audit tab: svc keeps no audit-log event stream, so it is empty by design.
 import type { SettingsTab } from '../../http/views/settings.ts';
 
 export const auditTab: SettingsTab = {

@@ -54,7 +54,7 @@ export function setupRoutes(deps: Deps) {
 
   app.post('/setup', async (c) => {
     const form = parseForm(c, setupSchema);
-    const token = c.get('form').get('token') ?? '';
+    const token = c.get('form')?.get('token') ?? '';
     const tokenOk = await setupTokenValid(deps, token);
     // A racing post may have just completed setup (spending the generated token): that is "closed", not "bad token".
     if (!tokenOk && !(await setupOpen(deps))) return c.redirect('/login', 303);

@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import type { AppEnv, Ctx } from '../../http/env.ts';
+import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { secretRetry } from '../../http/views/secret-retry.tsx';
 import type { RenderSettings } from '../../http/views/settings.ts';
@@ -59,7 +59,7 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!form.ok) return invalid(c, 'create', form, askSecret);
     const { save_anyway, ...input } = form.data;
     if (owed) return again(c, { form: 'create', errors: {}, values: values(c), offerSaveAnyway: save_anyway, askSecret });
-    const result = await createProvider(deps, c.get('session')!.account.id, input, { checkDiscovery: !save_anyway });
+    const result = await createProvider(deps, signedIn(c).account.id, input, { checkDiscovery: !save_anyway });
     if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'create', input, result.problem, askSecret);
     if (!result.ok) return again(c, { form: 'create', errors: { slug: DUPLICATE_SLUG }, values: values(c), offerSaveAnyway: save_anyway, askSecret }, undefined, 409);
     return done(c, save_anyway ? 'created-unchecked' : 'created');

@@ -1,4 +1,4 @@
-// The JSON API for single sign-on (issue 19): providers (list, one, declare, change with the secret's
+// The JSON API for single sign-on: providers (list, one, declare, change with the secret's
 // replace/clear/keep, delete) and linked identities (list, remove), over the Settings tab's own service calls, so the
 // field rules, the discovery check and the duplicate-slug refusal are the console's. Admin only, reads included.
 import { z } from '@hono/zod-openapi';

@@ -1,4 +1,4 @@
-// Issue 21 item 4: discovery is cached per provider for 5 minutes, a key rotation still signs in at once (and only a
+// Discovery is cached per provider for 5 minutes, a key rotation still signs in at once (and only a
 // signature or key-id failure forces a discovery, at most one per provider every 30 s), sign-in starts are limited
 // per (client address, provider), and control characters in the SSO routes' queries are refused.
 import assert from 'node:assert/strict';

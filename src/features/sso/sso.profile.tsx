@@ -1,6 +1,7 @@
 // The Profile's single sign-on section: the caller's linked identities (Unlink) and a Link button per enabled provider,
 // behind "Confirm it's you" (a linked identity signs in as the account): until this session confirmed itself within the
 // last 10 minutes, the section points to the page's one confirm step instead of offering the buttons.
+import { signedIn } from '../../http/env.ts';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
 import { ConfirmFirstHint, type ProfileSection } from '../../http/views/profile.tsx';
 import { enabledProviders, identitiesOf } from './sso.providers.service.ts';
@@ -18,7 +19,7 @@ const NOTICES: Record<string, { kind: 'success' | 'error'; text: string }> = {
 export const ssoProfileSection: ProfileSection = {
   key: 'sso',
   render: async (deps, c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const [identities, providers, confirmed] = await Promise.all([
       identitiesOf(deps, session.account.id),
       enabledProviders(deps),

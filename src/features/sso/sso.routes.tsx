@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Deps } from '../../deps.ts';
 import { writeSessionCookie } from '../../http/cookies.ts';
-import type { AppEnv, Ctx } from '../../http/env.ts';
+import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { TOKEN_PAGE_REFERRER_POLICY } from '../../http/middleware.ts';
 import { render } from '../../http/render.tsx';
@@ -91,8 +91,7 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
     if (queryHasControlCharacters(c.req.url)) return refuse(c, kind, 'malformed');
     if (!SLUG_PATTERN.test(slug)) return refuse(c, kind, 'not-found');
     const redirectUri = `${externalOrigin(c, deps.config)}${paths(slug, kind)}`;
-    const session = c.get('session');
-    const who = kind === 'link' ? { kind, accountId: session!.account.id, sessionIdHash: session!.idHash } : { kind, address: clientAddress(c) };
+    const who = kind === 'link' ? { kind, accountId: signedIn(c).account.id, sessionIdHash: signedIn(c).idHash } : { kind, address: clientAddress(c) };
     const started = await startFlow(deps, slug, who, redirectUri);
     // Not confirmed lately: back to the Profile's single sign-on section, which asks "Confirm it's you" first.
     if (!started.ok && started.reason === 'reauth-required') return c.redirect('/profile?notice=confirm-first-sso#profile-sso', 303);
@@ -113,7 +112,7 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
     // Refused before anything reads the query: the flow cookie is spent all the same.
     if (queryHasControlCharacters(c.req.url)) return refuse(c, kind, 'malformed');
     if (!SLUG_PATTERN.test(slug)) return refuse(c, kind, 'not-found');
-    const accountId = kind === 'link' ? c.get('session')!.account.id : undefined;
+    const accountId = kind === 'link' ? signedIn(c).account.id : undefined;
     return finishFlow(deps, slug, kind, flow, callbackUrl(c, deps, paths(slug, kind)), accountId);
   };
 
@@ -149,7 +148,7 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
     const done = await finish(c, 'link');
     if (done instanceof Response) return done;
     if (!done.ok) return refuse(c, 'link', done.reason);
-    const linked = await linkIdentity(deps, c.get('session')!.account.id, done.provider, done.identity);
+    const linked = await linkIdentity(deps, signedIn(c).account.id, done.provider, done.identity);
     if (!linked.ok) return refuse(c, 'link', linked.reason);
     return c.redirect(`/profile?sso=${linked.already ? 'already' : 'linked'}#profile-sso`, 303);
   });
@@ -158,7 +157,7 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
     const form = parseForm(c, idSchema);
     // A malformed id (control characters, another alphabet) is refused before any lookup, beside the section.
     if (!form.ok) return renderProfile(deps, c, { section: 'sso', kind: 'error', message: form.errors.id ?? 'That identity no longer exists.' }, 400);
-    const removed = await unlinkOwnIdentity(deps, c.get('session')!.account.id, form.data.id);
+    const removed = await unlinkOwnIdentity(deps, signedIn(c).account.id, form.data.id);
     return c.redirect(`/profile?sso=${removed ? 'unlinked' : 'unchanged'}#profile-sso`, 303);
   });
 

@@ -12,7 +12,7 @@ const text = (what: string, max: number) =>
     .refine((v) => v.length <= max, `The ${what} is at most ${max} characters.`)
     .refine((v) => !hasInvisibleCharacters(v), `The ${what} cannot contain control or invisible characters.`);
 
-/** Lowercase letters, digits and internal hyphens (SPEC 2.3). */
+/** Lowercase letters, digits and internal hyphens. */
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 const slug = text('slug', 64).refine(
@@ -30,7 +30,7 @@ export function hasWellKnownPath(issuer: string): boolean {
   return path.includes('/.well-known/') || path.endsWith('/.well-known');
 }
 
-/** The issuer: an absolute https URL without credentials, query or fragment (SPEC 5.6), outside `/.well-known/`. */
+/** The issuer: an absolute https URL without credentials, query or fragment, outside `/.well-known/`. */
 const issuer = text('issuer URL', 2048)
   .refine((v) => v.length === 0 || URL.canParse(v), 'Enter the issuer as an absolute URL, such as https://idp.example.com.')
   .refine((v) => !URL.canParse(v) || new URL(v).protocol === 'https:', 'The issuer URL must use https.')

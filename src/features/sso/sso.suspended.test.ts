@@ -1,4 +1,4 @@
-// Issue 17: a suspended account cannot sign in by single sign-on; the callback refuses with a clear page.
+// A suspended account cannot sign in by single sign-on; the callback refuses with a clear page.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';

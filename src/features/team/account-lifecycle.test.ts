@@ -1,4 +1,4 @@
-// Issue 17: suspension and reactivation, sign out everywhere, reassigning authored records, the account page.
+// Suspension and reactivation, sign out everywhere, reassigning authored records, the account page.
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { sql } from 'kysely';

@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import type { AppEnv, Ctx } from '../../http/env.ts';
+import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { errorPage } from '../../http/render.tsx';
@@ -36,7 +36,7 @@ const removeSchema = z.object({ account: id, confirm: z.string().default('') });
 const reassignSchema = z.object({ account: id, to: idField('Choose the account that receives the records.') });
 const reauthSchema = z.object({ secret: z.string().max(1024).default(''), account: z.string().default(''), at: z.string().default('') });
 
-/** Every refusal of the account acts: status and the message shown on the page (SPEC 7 wording where it has one). */
+/** Every refusal of the account acts: status and the message shown on the page. */
 const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => string]> = {
   'self-role': [409, () => 'You cannot change your own role. Another administrator can.'],
   'last-admin-role': [409, () => 'That would leave no administrator. Promote another account first.'],
@@ -70,13 +70,13 @@ const resetReveal = (accountId: string) => `reset-link:${accountId}`;
 
 export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   const app = new Hono<AppEnv>();
-  const selfId = (c: Ctx) => c.get('session')!.account.id;
+  const selfId = (c: Ctx) => signedIn(c).account.id;
 
   const gone = (c: Ctx) => errorPage(c, 404, 'Account not found', 'That account no longer exists.');
 
   /** The account page in the settings frame; its reset link asks "Confirm it's you" first unless this session did lately. */
   const show = async (c: Ctx, detail: AccountDetail, status: ContentfulStatusCode, extra: Omit<AccountPageProps, 'detail' | 'selfId'>) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const owed = extra.reauth ?? ((await recentlyConfirmed(deps, session.idHash)) ? undefined : { withCode: session.account.totp_enabled === 1 });
     const body = <AccountPage detail={detail} selfId={selfId(c)} {...extra} reauth={owed} />;
     return renderSettings(c, 'team', body, status);
@@ -99,7 +99,7 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
 
   /** A form that did not validate: on the account's page when its id is well formed, else on the team tab. */
   const invalid = async (c: Ctx, errors: Record<string, string>) => {
-    const accountId = c.get('form').get('account');
+    const accountId = c.get('form')?.get('account');
     if (!isId(accountId) || errors.account) {
       const body = await renderTeamTab(deps, c, { error: errors.account ?? Object.values(errors)[0] });
       return renderSettings(c, 'team', body, 400);
@@ -134,7 +134,7 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   app.post('/settings/accounts/role', async (c) => {
     const form = parseForm(c, roleSchema);
     if (!form.ok) return invalid(c, form.errors);
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const result = await changeRole(deps, { actorId: session.account.id, sessionIdHash: session.idHash, targetId: form.data.account, role: form.data.role });
     if (result.ok) return c.redirect(pageOf(form.data.account, result.changed ? 'role-changed' : 'role-unchanged'), 303);
     return refuse(c, form.data.account, result.reason, `${result.reason}-role`);
@@ -179,7 +179,7 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     const form = parseForm(c, accountSchema);
     if (!form.ok) return invalid(c, form.errors);
     if (!(await spendOnce(c))) return c.redirect(revealPageOf(form.data.account), 303);
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const input = { actorId: session.account.id, sessionIdHash: session.idHash, accountId: form.data.account, base: externalOrigin(c, deps.config) };
     const minted = await mintResetLink(deps, input);
     if (!minted.ok) return refuse(c, form.data.account, minted.reason, `${minted.reason}-reset`);
@@ -191,7 +191,7 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   // or a current authenticator code opens this session's 10-minute window, counted against the per-session limit of
   // every re-confirmation. Back to the account page named by `account`, else to the team tab.
   app.post('/settings/accounts/reauth', async (c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const form = parseForm(c, reauthSchema);
     const accountId = form.ok ? form.data.account : form.values.account;
     const back = isId(accountId) ? accountId : undefined;

@@ -1,4 +1,4 @@
-// Issue 19: the team's accounts over the JSON API — the list, one account, and every act of its console page, refused
+// The team's accounts over the JSON API — the list, one account, and every act of its console page, refused
 // for the same reasons; each answer is also checked against the OpenAPI document (test/helpers/api.ts).
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';

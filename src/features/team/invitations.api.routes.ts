@@ -1,5 +1,5 @@
 // Invitations over the JSON API, admin-only (reads included): the open ones, minting one (its join link in that answer
-// only, and in the log line SPEC 4.2 asks for), and revoking one. The same domain functions as the team tab.
+// only, and in the log line every mint writes), and revoking one. The same domain functions as the team tab.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
 import { AnyIdParam, apiAccount, apiApp, apiRoute, badCursor, invalid, iso, jsonAnswer, jsonBody, pageFrom, pageOf, PageQuery, problem, timeIdCursor, Timestamp } from '../../http/api.ts';

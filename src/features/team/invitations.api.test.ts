@@ -1,4 +1,4 @@
-// Issue 19: invitations over the JSON API — the open ones, minting (the join link in that answer only), revoking — and
+// Invitations over the JSON API — the open ones, minting (the join link in that answer only), revoking — and
 // "Confirm it's you" for acts that hand out lasting access: a writing token counts, a session still needs confirming.
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
@@ -44,7 +44,7 @@ forEachDialect((getDb) => {
     });
     const [row] = await rows();
     assert.deepEqual([row!.id, row!.created_by, row!.token_hash, row!.note], [res.body.id, adminId, sha256(token), 'for Dana, on-call']);
-    // SPEC 4.2: the join link is written to the log, once; the hash never is.
+    // The join link is written to the log, once (for operators without the page at hand); the hash never is.
     assert.equal(t.logs.filter((l) => l.includes(res.body.join_link)).length, 1);
     assert.ok(!t.logs.join('').includes(row!.token_hash));
 

@@ -10,7 +10,7 @@ import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
 import { findInvitationByTokenHash, findInvitationState, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
 import { hasInvisibleCharacters } from '../text-rules.ts';
 
-/** An invitation is valid this long after minting (SPEC 2.2, 8). */
+/** An invitation is valid this long after minting. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** Bytes of entropy in a token: 256 bits, base64url-encoded to 43 characters. */
 const TOKEN_BYTES = 32;
@@ -72,7 +72,7 @@ export async function mintInvitation(
     note: checked.note,
   });
   const joinLink = `${input.base}/invite?token=${token}`;
-  // SPEC 4.2: the join link is also written to the web service's log, for operators without the page at hand.
+  // The join link is also written to the web service's log, for operators without the page at hand.
   deps.log.info({ event: 'invitation-created', invitation: id, role: input.role, expiresAt, joinLink }, `invitation created: ${joinLink}`);
   return { ok: true, id, role: input.role, note: checked.note, joinLink, createdAt: now, expiresAt };
 }

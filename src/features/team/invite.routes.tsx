@@ -41,7 +41,7 @@ export function inviteRoutes(deps: Deps) {
   });
 
   app.post('/invite', async (c) => {
-    const token = c.get('form').get('token') ?? '';
+    const token = c.get('form')?.get('token') ?? '';
     const opened = await openInvitation(deps, token);
     if (!opened.ok) return invalid(c);
     const form = parseForm(c, acceptSchema);

@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import type { AppEnv, Ctx } from '../../http/env.ts';
+import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import type { RenderSettings } from '../../http/views/settings.ts';
 import { externalOrigin } from '../../http/request.ts';
@@ -39,7 +39,7 @@ export function teamRoutes(deps: Deps, renderSettings: RenderSettings) {
       return page(c, 400, { invite: { values: form.ok ? form.data : form.values, errors } });
     }
     if (!(await spendOnce(c))) return c.redirect(INVITATION_REVEAL_PATH, 303);
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const minted = await mintInvitation(deps, {
       actorId: session.account.id,
       sessionIdHash: session.idHash,

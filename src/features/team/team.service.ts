@@ -24,8 +24,8 @@ import {
   type TeamAccountRow,
 } from './team.repo.ts';
 
-export { loadAccount, reassignAuthored, signOutEverywhere, type AccountDetail, type ReassignResult, type SignOutResult } from './accounts-lifecycle.service.ts';
-export { mintResetLink, type MintedResetLink, type MintResetResult } from '../reset/reset.service.ts';
+export { loadAccount, reassignAuthored, signOutEverywhere } from './accounts-lifecycle.service.ts';
+export { mintResetLink } from '../reset/reset.service.ts';
 
 /** How many open invitations the team tab lists. */
 const INVITATIONS_SHOWN = 100;

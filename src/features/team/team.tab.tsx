@@ -1,7 +1,7 @@
 // The team tab of /settings (the default tab): accounts, roles, invitations.
 import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
-import type { Ctx } from '../../http/env.ts';
+import { signedIn, type Ctx } from '../../http/env.ts';
 import { revealNow } from '../auth/reveal.tsx';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
 import type { SettingsTab } from '../../http/views/settings.ts';
@@ -29,7 +29,7 @@ export const INVITATION_REVEAL_PATH = '/settings?tab=team&reveal=invitation#invi
  */
 export async function renderTeamTab(deps: Deps, c: Ctx, extra: TeamTabExtra = {}): Promise<Child> {
   const { confirmErrors, ...inBand } = extra;
-  const session = c.get('session')!;
+  const session = signedIn(c);
   const answered = inBand.error || inBand.invite || confirmErrors;
   const key = c.req.query('notice') ?? '';
   const notice = answered || !Object.hasOwn(TEAM_NOTICES, key) ? undefined : TEAM_NOTICES[key];

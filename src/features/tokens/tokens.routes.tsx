@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import type { AppEnv } from '../../http/env.ts';
+import { signedIn, type AppEnv } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { revealLater, spendOnce } from '../auth/reveal.tsx';
 import type { RenderProfile } from '../../http/views/profile.tsx';
@@ -37,7 +37,7 @@ export function tokensRoutes(deps: Deps, renderProfile: RenderProfile) {
   // does not validate mints nothing either, so it is answered before the token is spent. A name the account already
   // uses (the service's rule) is refused at its field, on a page whose form carries a fresh one-time token.
   app.post('/profile/tokens', async (c) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const form = parseForm(c, mintSchema);
     if (!form.ok) {
       const refused = { id: 'token-mint', errors: form.errors, values: form.values };
@@ -61,7 +61,7 @@ export function tokensRoutes(deps: Deps, renderProfile: RenderProfile) {
     const form = parseForm(c, revokeSchema);
     if (!form.ok && form.control) return renderProfile(deps, c, { section: 'tokens', kind: 'error', message: form.errors.token ?? 'Check the form and try again.' }, 400);
     // Only the caller's own token matches; a foreign, stale or malformed id is a no-op (a malformed one is never looked up).
-    if (form.ok) await revokeToken(deps, c.get('session')!.account.id, form.data.token);
+    if (form.ok) await revokeToken(deps, signedIn(c).account.id, form.data.token);
     return c.redirect('/profile?notice=token-revoked', 303);
   });
 

@@ -1,7 +1,7 @@
 // Profile section: personal API tokens. Mint (name, lifetime, read-only or not) after "Confirm it's you", the new
 // token shown once on the page after the mint's redirect, the list (id, created, expires, last used, read-only), and
 // revoke behind a confirmation step (`?revoke=<id>`: a second page state with its own button; no script).
-import type { Ctx } from '../../http/env.ts';
+import { signedIn, type Ctx } from '../../http/env.ts';
 import { OnceField, revealNow } from '../auth/reveal.tsx';
 import { Checkbox, Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
@@ -111,7 +111,7 @@ function MintForm(props: { feedback?: ProfileFeedback }) {
 export const tokensSection: ProfileSection = {
   key: 'tokens',
   render: async (deps, c, feedback) => {
-    const session = c.get('session')!;
+    const session = signedIn(c);
     const [tokens, held, confirmed] = await Promise.all([listTokens(deps, session.account.id), heldToken(c), recentlyConfirmed(deps, session.idHash)]);
     // Only one of the caller's own tokens has a step; a stale or foreign id shows none.
     const revoking = tokens.find((t) => t.id === c.req.query('revoke'));
