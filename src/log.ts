@@ -3,6 +3,7 @@
 // left out or redacted before logging (tokens in URLs, secrets never passed to the logger) is the same in both.
 import pino, { type DestinationStream, type Logger } from 'pino';
 
+/** How log lines are written: one JSON object per line (for collectors) or one plain line per event (for people). */
 export type LogFormat = 'json' | 'plain';
 
 /** SVC_LOG_FORMAT when set; otherwise plain lines on a terminal and JSON lines anywhere else (a file, a pipe, a collector). */
