@@ -89,6 +89,7 @@ async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie
     externalUrl: undefined,
     publicUrl: 'https://svc.example.test',
     logLevel: 'silent',
+    logFormat: 'json',
     trustedProxies: [],
     refusedSignInDelayMs: 1000,
     oidcCaFile: undefined,

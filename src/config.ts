@@ -118,6 +118,8 @@ const envSchema = z.object({
     .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
     .refine((v) => v === undefined || v.length >= 16, 'SVC_METRICS_TOKEN must be at least 16 characters'),
   SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Unset (or blank): plain lines on a terminal, JSON lines otherwise.
+  SVC_LOG_FORMAT: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['json', 'plain']).optional()),
 });
 
 /** Everything the service reads from its environment, validated. */
@@ -143,6 +145,8 @@ export interface Config {
   oidcCaFile: string | undefined;
   /** pino log level. */
   logLevel: string;
+  /** Log lines as JSON or plain text; undefined picks by where they go: plain on a terminal, JSON anywhere else. */
+  logFormat: 'json' | 'plain' | undefined;
   /** Bearer token a Prometheus scrape of /metrics must present; unset (the default) turns /metrics off (404). */
   metricsToken?: string;
   /** Reverse proxies whose X-Forwarded-For is believed for the client address (throttling only); none by default. */
@@ -203,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
       publicUrl: e.SVC_PUBLIC_URL,
       oidcCaFile: e.SVC_OIDC_CA_FILE,
       logLevel: e.SVC_LOG_LEVEL,
+      logFormat: e.SVC_LOG_FORMAT,
       metricsToken: e.SVC_METRICS_TOKEN,
       trustedProxies: e.SVC_TRUSTED_PROXIES,
       refusedSignInDelayMs: 1000,

@@ -48,6 +48,7 @@ export function effectiveSettings(config: Config): string {
     ['SVC_OIDC_CA_FILE', config.oidcCaFile ?? 'not set'],
     ['SVC_METRICS_TOKEN', config.metricsToken ? 'set (/metrics is on)' : 'not set (/metrics is off)'],
     ['SVC_LOG_LEVEL', config.logLevel],
+    ['SVC_LOG_FORMAT', config.logFormat ?? 'not set (plain lines on a terminal, JSON lines otherwise)'],
   ];
   const width = Math.max(...rows.map(([name]) => name.length)) + 2;
   return rows.map(([name, value]) => `${name.padEnd(width)}${value}\n`).join('');

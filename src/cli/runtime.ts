@@ -1,10 +1,10 @@
 // Start-up shared by every command: config, logger, database and migrations, or a clear exit.
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
-import pino from 'pino';
 import { absentSqliteFile, loadConfig, type Config } from '../config.ts';
 import { openDatabase, type Dialect } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
+import { chooseLogFormat, createLogger } from '../log.ts';
 import type { DB } from '../db/schema.ts';
 import { systemClock, systemRandom, type Deps } from '../deps.ts';
 import { createDeliveryWakeup } from '../features/delivery/wakeup.ts';
@@ -28,8 +28,9 @@ export async function startRuntime(options: StartOptions = {}): Promise<Deps> {
   const config = loaded.config;
   const absent = options.create ? undefined : absentSqliteFile(config.database);
   if (absent !== undefined) fail(`no svc database at ${absent} (DATABASE_URL); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL`);
-  const logOptions = { level: config.logLevel, base: undefined };
-  const log = options.logToStderr ? pino(logOptions, pino.destination(2)) : pino(logOptions);
+  const fd = options.logToStderr ? 2 : 1;
+  const isTerminal = (fd === 2 ? process.stderr : process.stdout).isTTY === true;
+  const log = createLogger({ level: config.logLevel, format: chooseLogFormat(config.logFormat, isTerminal), fd });
   const where = describeDatabase(config.database);
   const { db, dialect } = await openDatabase(config.database, { create: options.create }).catch((err: unknown) =>
     fail(`cannot open the database (${where}): ${reasonOf(err, config.database)}`),

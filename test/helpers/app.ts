@@ -30,6 +30,7 @@ export function testConfig(tdb: TestDatabase, overrides: Partial<Config> = {}): 
     publicUrl: 'https://svc.example.test',
     oidcCaFile: undefined,
     logLevel: 'debug',
+    logFormat: 'json',
     trustedProxies: [],
     refusedSignInDelayMs: 0,
     ...overrides,
