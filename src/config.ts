@@ -139,10 +139,15 @@ const envSchema = z.object({
   SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** How long opening a PostgreSQL connection may take unless SVC_DATABASE_CONNECT_TIMEOUT says (ms). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** How long one PostgreSQL query may wait for its answer unless SVC_DATABASE_QUERY_TIMEOUT says (ms; 0 is no limit). */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
 /**
  * A PostgreSQL database: `url`, `listenUrl` (where the worker's LISTEN session connects when `url` goes through a
- * transaction-mode pooler), and the bounds on opening a connection and on one query (ms; the defaults of
- * src/db/connect.ts when absent; a query timeout of 0 is no limit).
+ * transaction-mode pooler), and the bounds on opening a connection and on one query (ms; the defaults above when
+ * absent; a query timeout of 0 is no limit).
  */
 export interface PostgresDatabase {
   kind: 'postgres';

@@ -2,8 +2,8 @@
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import pino from 'pino';
-import { absentSqliteFile, loadConfig, type Config } from '../config.ts';
-import { DEFAULT_CONNECT_TIMEOUT_MS, openDatabase, type Dialect } from '../db/connect.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS, absentSqliteFile, loadConfig, type Config } from '../config.ts';
+import { openDatabase, type Dialect } from '../db/connect.ts';
 import { isConnectTimeout } from '../db/errors.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { DB } from '../db/schema.ts';

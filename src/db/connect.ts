@@ -16,16 +16,11 @@ import {
   type SqliteDatabase,
   type SqliteDialectConfig,
 } from 'kysely';
-import type { Config } from '../config.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, type Config } from '../config.ts';
 import { isQueryTimeout } from './errors.ts';
 import type { DB } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
-
-/** How long opening a PostgreSQL connection may take (SVC_DATABASE_CONNECT_TIMEOUT). */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-/** How long one PostgreSQL query may wait for its answer (SVC_DATABASE_QUERY_TIMEOUT; 0 is no limit). */
-export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 
 /** A Kysely instance plus which dialect it speaks (for the few places that differ, such as locking). */
 export interface Database {

@@ -4,7 +4,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { DEFAULT_CONNECT_TIMEOUT_MS } from '../../db/connect.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import { DELIVERIES_DUE_CHANNEL } from './wakeup.ts';
 
