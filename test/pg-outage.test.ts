@@ -90,6 +90,7 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
     const pageStatuses = new Set<number>();
     const apiStatuses = new Set<number>();
     let traffic = true;
+    ctx.signal.addEventListener('abort', () => (traffic = false)); // a failed assertion ends the traffic too
     const emitter = async () => {
       while (traffic) {
         const run = await svc(['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', `k-${acknowledged.length}`, '--headline', 'outage test'], env);
