@@ -4,9 +4,11 @@
 // bearer token and the gate) has run; the token's account arrives in the bindings.
 import { HTTPException } from 'hono/http-exception';
 import type { Deps } from './deps.ts';
+import { isDatabaseUnavailable } from './db/errors.ts';
 import { apiApp, apiInput } from './http/api.ts';
 import { routeTemplate } from './http/middleware.ts';
 import { apiNotFound, problem } from './http/problem.ts';
+import { databaseUnavailable } from './http/render.tsx';
 import { accountsApiRoutes } from './features/team/accounts.api.routes.ts';
 import { channelsApiRoutes } from './features/channels/channels.api.routes.ts';
 import { deliveriesApiRoutes } from './features/delivery/deliveries.api.routes.ts';
@@ -58,6 +60,7 @@ export function createApi(deps: Deps) {
         ? problem(c, 415, 'unsupported-media-type', 'Send the body as application/json.')
         : problem(c, 400, 'malformed-json', 'The body is not valid JSON.');
     }
+    if (isDatabaseUnavailable(err)) return databaseUnavailable(c, deps.log, err);
     deps.log.error({ err, path: c.req.path, method: c.req.method }, 'request failed');
     return problem(c, 500, 'internal', 'The service could not complete this request. It has been logged.');
   });

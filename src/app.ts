@@ -4,7 +4,8 @@ import { Hono } from 'hono';
 import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
 import { classifyAccess, enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, requestLog, securityHeaders } from './http/middleware.ts';
-import { errorPage } from './http/render.tsx';
+import { databaseUnavailable, errorPage } from './http/render.tsx';
+import { isDatabaseUnavailable } from './db/errors.ts';
 import { apiNotFound, problem } from './http/problem.ts';
 import { API_MOUNT, isApiPath } from './http/gate.ts';
 import type { Handler } from 'hono';
@@ -87,6 +88,7 @@ export function createApp(deps: Deps) {
 
   app.notFound((c) => (isApiPath(c.req.path) ? apiNotFound(c, app.routes) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
   app.onError((err, c) => {
+    if (isDatabaseUnavailable(err)) return databaseUnavailable(c, deps.log, err);
     deps.log.error({ err, path: c.req.path, method: c.req.method }, 'request failed');
     if (isApiPath(c.req.path)) return problem(c, 500, 'internal', 'The service could not complete this request. It has been logged.');
     return errorPage(c, 500, 'Something went wrong', 'The service could not complete this request. It has been logged.');

@@ -48,6 +48,27 @@ test('every error is reported together', () => {
   }
 });
 
+test('SVC_DATABASE_CONNECT_TIMEOUT and SVC_DATABASE_QUERY_TIMEOUT: seconds, into the PostgreSQL settings in ms; bad values refused', () => {
+  const url = 'postgres://svc@db/svc';
+  const set = loadConfig({ DATABASE_URL: url, SVC_DATABASE_CONNECT_TIMEOUT: ' 2.5 ', SVC_DATABASE_QUERY_TIMEOUT: '0' });
+  assert.ok(set.ok);
+  assert.deepEqual(set.config.database, { kind: 'postgres', url, connectTimeoutMs: 2500, queryTimeoutMs: 0 });
+  const unset = loadConfig({ DATABASE_URL: url, SVC_DATABASE_CONNECT_TIMEOUT: '', SVC_DATABASE_QUERY_TIMEOUT: '' });
+  assert.ok(unset.ok);
+  assert.deepEqual(unset.config.database, { kind: 'postgres', url }, 'blank: the defaults apply');
+  for (const [name, value] of [
+    ['SVC_DATABASE_CONNECT_TIMEOUT', '0'],
+    ['SVC_DATABASE_CONNECT_TIMEOUT', '5s'],
+    ['SVC_DATABASE_CONNECT_TIMEOUT', '601'],
+    ['SVC_DATABASE_QUERY_TIMEOUT', '-1'],
+    ['SVC_DATABASE_QUERY_TIMEOUT', 'soon'],
+  ] as const) {
+    const r = loadConfig({ DATABASE_URL: url, [name]: value });
+    assert.equal(r.ok, false, `${name}=${value}`);
+    if (!r.ok) assert.match(r.errors.join('\n'), new RegExp(`${name}: ${name} must be a number of seconds`));
+  }
+});
+
 test('SVC_DATABASE_LISTEN_URL: a direct postgres:// URL for the LISTEN session, only beside a PostgreSQL DATABASE_URL', () => {
   const pooled = 'postgres://svc:pw@pgbouncer:6432/svc';
   const direct = 'postgresql://svc:pw@db:5432/svc';

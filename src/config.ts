@@ -74,6 +74,22 @@ const optionalUrl = (what: string) =>
     return url.href.replace(/\/$/, '');
   });
 
+/** A duration in seconds (decimals allowed) as milliseconds; unset or blank is undefined (the default applies). */
+const seconds = (name: string, range: { min: number; max: number }) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const v = raw?.trim() ?? '';
+      if (v === '') return undefined;
+      const n = Number(v);
+      if (!/^\d+(\.\d+)?$/.test(v) || n < range.min || n > range.max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a number of seconds from ${range.min} to ${range.max}` });
+        return z.NEVER;
+      }
+      return Math.round(n * 1000);
+    });
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
@@ -112,6 +128,9 @@ const envSchema = z.object({
       }
       return v;
     }),
+  // Seconds, as an operator thinks of them; PostgreSQL only (SQLite waits on its own lock timeout instead).
+  SVC_DATABASE_CONNECT_TIMEOUT: seconds('SVC_DATABASE_CONNECT_TIMEOUT', { min: 0.1, max: 600 }),
+  SVC_DATABASE_QUERY_TIMEOUT: seconds('SVC_DATABASE_QUERY_TIMEOUT', { min: 0, max: 86_400 }),
   SVC_METRICS_TOKEN: z
     .string()
     .optional()
@@ -121,6 +140,24 @@ const envSchema = z.object({
   // Unset (or blank): plain lines on a terminal, JSON lines otherwise.
   SVC_LOG_FORMAT: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['json', 'plain']).optional()),
 });
+
+/** How long opening a PostgreSQL connection may take unless SVC_DATABASE_CONNECT_TIMEOUT says (ms). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** How long one PostgreSQL query may wait for its answer unless SVC_DATABASE_QUERY_TIMEOUT says (ms; 0 is no limit). */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
+/**
+ * A PostgreSQL database: `url`, `listenUrl` (where the worker's LISTEN session connects when `url` goes through a
+ * transaction-mode pooler), and the bounds on opening a connection and on one query (ms; the defaults above when
+ * absent; a query timeout of 0 is no limit).
+ */
+export interface PostgresDatabase {
+  kind: 'postgres';
+  url: string;
+  listenUrl?: string;
+  connectTimeoutMs?: number;
+  queryTimeoutMs?: number;
+}
 
 /** Everything the service reads from its environment, validated. */
 export interface Config {
@@ -132,7 +169,7 @@ export interface Config {
    * Which database: a postgres:// URL, or a SQLite file path (default ./data/svc.sqlite). On PostgreSQL, `listenUrl`
    * is where the worker's LISTEN session connects when `url` goes through a transaction-mode pooler; `url` when unset.
    */
-  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; listenUrl?: string };
+  database: { kind: 'sqlite'; path: string } | PostgresDatabase;
   /** Pins the first-run setup token instead of generating one per start. */
   setupToken: string | undefined;
   /** Marks cookies Secure with the __Host- prefix and treats the request scheme as https. */
@@ -193,8 +230,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
     return { ok: false, errors: [...issues, ...crossErrors] };
   }
   const e = parsed.data;
-  const listenUrl = e.SVC_DATABASE_LISTEN_URL;
-  const database: Config['database'] = e.DATABASE_URL.kind === 'postgres' && listenUrl !== undefined ? { ...e.DATABASE_URL, listenUrl } : e.DATABASE_URL;
+  const database: Config['database'] =
+    e.DATABASE_URL.kind === 'postgres'
+      ? {
+          ...e.DATABASE_URL,
+          ...(e.SVC_DATABASE_LISTEN_URL !== undefined ? { listenUrl: e.SVC_DATABASE_LISTEN_URL } : {}),
+          ...(e.SVC_DATABASE_CONNECT_TIMEOUT !== undefined ? { connectTimeoutMs: e.SVC_DATABASE_CONNECT_TIMEOUT } : {}),
+          ...(e.SVC_DATABASE_QUERY_TIMEOUT !== undefined ? { queryTimeoutMs: e.SVC_DATABASE_QUERY_TIMEOUT } : {}),
+        }
+      : e.DATABASE_URL;
   return {
     ok: true,
     config: {

@@ -2,7 +2,7 @@
 // secret (tokens, the database password) shown only as set or not set.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { absentSqliteFile, loadConfig, type Config } from '../config.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, absentSqliteFile, loadConfig, type Config } from '../config.ts';
 import { reportInvalidConfiguration } from './start.ts';
 
 export const CONFIG_HELP = `Usage: svc config check
@@ -40,6 +40,12 @@ export function effectiveSettings(config: Config): string {
     ['HOST', config.host],
     ['DATABASE_URL', db.kind === 'sqlite' ? sqliteSetting(db) : `${withoutPassword(db.url)} (PostgreSQL)`],
     ['SVC_DATABASE_LISTEN_URL', db.kind === 'postgres' && db.listenUrl ? withoutPassword(db.listenUrl) : 'not set (DATABASE_URL)'],
+    ...(db.kind === 'postgres'
+      ? ([
+          ['SVC_DATABASE_CONNECT_TIMEOUT', `${(db.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000} s`],
+          ['SVC_DATABASE_QUERY_TIMEOUT', (db.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS) === 0 ? 'none' : `${(db.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS) / 1000} s`],
+        ] as [string, string][])
+      : []),
     ['SVC_SETUP_TOKEN', config.setupToken ? 'set' : 'not set (a fresh one is printed at each start while no account exists)'],
     ['SVC_SECURE_COOKIES', String(config.secureCookies)],
     ['SVC_EXTERNAL_URL', config.externalUrl ?? 'not set (the request host)'],

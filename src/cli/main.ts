@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 // Compiled into dist/svc.js by the build, so `svc --version` reads no file and loads nothing.
 import pkg from '../../package.json' with { type: 'json' };
+import { isDatabaseUnavailable } from '../db/errors.ts';
 import { startRuntime } from './start.ts';
 
 /** One command: its line in `svc --help`, its own help, and what it runs (returning the exit code). */
@@ -122,7 +123,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`svc: ${err instanceof Error ? err.message : String(err)}\n`);
+    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    // The database went away after start-up: one line, exit 1 (a transaction cut short has written nothing).
+    process.stderr.write(isDatabaseUnavailable(err) ? `svc: the database is unavailable: ${message}\n` : `svc: ${message}\n`);
     process.exit(1);
   },
 );

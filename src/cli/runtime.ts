@@ -1,8 +1,9 @@
 // Start-up shared by every command: config, logger, database and migrations, or a clear exit.
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
-import { absentSqliteFile, loadConfig, type Config } from '../config.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS, absentSqliteFile, loadConfig, type Config } from '../config.ts';
 import { openDatabase, type Dialect } from '../db/connect.ts';
+import { isConnectTimeout } from '../db/errors.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { chooseLogFormat, createLogger } from '../log.ts';
 import type { DB } from '../db/schema.ts';
@@ -89,6 +90,10 @@ export function describeDatabase(database: Config['database']): string {
 
 /** An error's message for one line: no stack, an AggregateError's parts, and any password of the URL masked. */
 export function reasonOf(err: unknown, database: Config['database']): string {
+  if (database.kind === 'postgres' && isConnectTimeout(err)) {
+    const seconds = (database.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000;
+    return `no answer within ${seconds} s (SVC_DATABASE_CONNECT_TIMEOUT)`;
+  }
   let reason = err instanceof AggregateError && err.errors.length > 0 ? err.errors.map((e) => reasonOf(e, database)).join('; ') : err instanceof Error ? err.message : String(err);
   if (reason.trim() === '') reason = (err as { code?: unknown })?.code ? String((err as { code: unknown }).code) : 'unknown error';
   for (const secret of secretsOf(database)) reason = reason.split(secret).join('***');

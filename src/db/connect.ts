@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type SQLite from 'better-sqlite3';
+import type pg from 'pg';
 import {
   CompiledQuery,
   Kysely,
@@ -10,10 +11,13 @@ import {
   SqliteDialect,
   SqliteDriver,
   type DatabaseConnection,
+  type PostgresPool,
+  type PostgresPoolClient,
   type SqliteDatabase,
   type SqliteDialectConfig,
 } from 'kysely';
-import type { Config } from '../config.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, type Config } from '../config.ts';
+import { isQueryTimeout } from './errors.ts';
 import type { DB } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -36,10 +40,22 @@ export async function openDatabase(database: Config['database'], options: { crea
     const { default: pg } = await import('pg');
     // int8 columns hold epoch milliseconds, well inside Number's exact range.
     pg.types.setTypeParser(20, (v: string) => Number(v));
-    const pool = new pg.Pool({ connectionString: database.url, max: 10 });
-    // An idle client losing its server (restart, admin termination) must not crash the process; the pool replaces it.
+    const pool = new pg.Pool({
+      connectionString: database.url,
+      max: 10,
+      // A server that accepts the connection and never answers fails the connect (and a wait for a free client)
+      // instead of hanging; every query is bounded on the client side (PgBouncer refuses a statement_timeout sent at
+      // connect, and a client-side bound also covers a server that stopped answering mid-query).
+      connectionTimeoutMillis: database.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      query_timeout: database.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    // A client losing its server (restart, admin termination) must not crash the process, idle or checked out: an
+    // 'error' event without a listener is thrown. The idle ones the pool replaces; a checked-out one fails its query,
+    // which the caller sees (isDatabaseUnavailable), and is dropped when released.
     pool.on('error', () => {});
-    return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres' };
+    pool.on('connect', (client) => client.on('error', () => {}));
+    return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: discardingTimedOut(pool) }) }), dialect: 'postgres' };
   }
   if (create && database.path !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(database.path)), { recursive: true });
   const { default: SQLite } = await import('better-sqlite3');
@@ -56,6 +72,29 @@ export async function openDatabase(database: Config['database'], options: { crea
     throw err;
   }
   return { db: new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) }), dialect: 'sqlite' };
+}
+
+/**
+ * The pool as Kysely sees it, where a client whose query timed out is closed when released, not reused: the query may
+ * still be running (or the server gone quiet), and its answer would otherwise wait in front of the next query.
+ */
+function discardingTimedOut(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let timedOut: Error | undefined;
+      const query = (async (sql: string, parameters: unknown[]) => {
+        try {
+          return await client.query(sql, parameters);
+        } catch (err) {
+          if (isQueryTimeout(err)) timedOut = err as Error;
+          throw err;
+        }
+      }) as unknown as PostgresPoolClient['query'];
+      return { query, release: () => client.release(timedOut) };
+    },
+    end: () => pool.end(),
+  };
 }
 
 /**

@@ -78,6 +78,7 @@ function standardRefusals(config: { method: string; path: string; hasParams: boo
     // Any operation: a query parameter holding a NUL is refused before routing (apiInput).
     422: problemContent('A field is missing or not valid; `errors` has one entry per field.'),
     429: problemContent('Too many bad tokens from this address; `Retry-After` says when to try again.'),
+    503: problemContent('The database is unavailable (stopped, restarting or unreachable); `Retry-After` says when to try again.'),
   };
 }
 

@@ -1,6 +1,7 @@
 // Renders a page inside the layout for the current viewer; the one way routes produce HTML.
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from 'pino';
 import { problem } from './problem.ts';
 import type { Ctx } from './env.ts';
 import { isApiPath } from './gate.ts';
@@ -48,6 +49,26 @@ export function errorPage(c: Ctx, status: ContentfulStatusCode, title: string, m
     status,
     { bell: status < 500 },
   );
+}
+
+/** How long a client is asked to wait before trying again while the database is unavailable (seconds). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The answer to a request the database could not serve (isDatabaseUnavailable: down, restarting, unreachable): a plain
+ * 503 page, or on /api/ a 503 problem, both with Retry-After; nothing in it reads the database. Logged as one short
+ * warning per request, without a stack: an outage is no bug.
+ */
+export function databaseUnavailable(c: Ctx, log: Logger, err: unknown): Promise<Response> {
+  log.warn({ path: c.req.path, method: c.req.method, error: err instanceof Error ? err.message : String(err) }, 'request failed: database unavailable');
+  const retryAfter = String(DATABASE_RETRY_AFTER_SECONDS);
+  if (isApiPath(c.req.path)) {
+    return Promise.resolve(
+      problem(c, 503, 'database-unavailable', 'The database is unavailable at the moment; try again in a few seconds.', { headers: { 'Retry-After': retryAfter } }),
+    );
+  }
+  c.header('Retry-After', retryAfter);
+  return errorPage(c, 503, 'Database unavailable', 'The database is unavailable at the moment, so this page cannot be shown. Try again in a few seconds.');
 }
 
 /** The problem type of an error page's status, for the same condition met on /api/. */

@@ -4,6 +4,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import { DELIVERIES_DUE_CHANNEL } from '../messages/deliveries-due.ts';
 
@@ -25,15 +26,21 @@ export interface DeliveryListenerOptions {
   onNotify: (payload?: string) => void;
   /** First wait before reconnecting (default 0.5 s), doubled per failure up to maxRetryMs. */
   firstRetryMs?: number;
-  /** Longest wait between reconnection attempts (default 30 s). */
+  /**
+   * Longest wait between reconnection attempts (default 2 s): real-time delivery is back within about that long of the
+   * database's return, for one cheap connection attempt every 2 s while it is gone.
+   */
   maxRetryMs?: number;
+  /** How long one connection attempt may take (default: the pool's, SVC_DATABASE_CONNECT_TIMEOUT). */
+  connectTimeoutMs?: number;
 }
 
 /** Starts listening in the background; never throws and never blocks the caller. */
 export function startDeliveryListener(options: DeliveryListenerOptions): DeliveryListener {
   const { url, log, onNotify } = options;
   const firstRetryMs = options.firstRetryMs ?? 500;
-  const maxRetryMs = options.maxRetryMs ?? 30_000;
+  const maxRetryMs = options.maxRetryMs ?? 2_000;
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const where = describeTarget(url);
   let client: pg.Client | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -67,7 +74,7 @@ export function startDeliveryListener(options: DeliveryListenerOptions): Deliver
   async function connect(): Promise<void> {
     retryTimer = undefined;
     if (closed) return;
-    const session = await newSession(url, log, where);
+    const session = await newSession(url, connectTimeoutMs, log, where);
     if (!session || closed) return;
     client = session;
     session.on('error', (err) => lost(session, err));
@@ -112,7 +119,12 @@ export function wireWakeups(deps: Deps, worker: { wake(): void }): () => Promise
   const database = deps.config.database;
   const listener =
     database.kind === 'postgres'
-      ? startDeliveryListener({ url: database.listenUrl ?? database.url, log: deps.log, onNotify: () => deps.wakeup.wake() })
+      ? startDeliveryListener({
+          url: database.listenUrl ?? database.url,
+          connectTimeoutMs: database.connectTimeoutMs,
+          log: deps.log,
+          onNotify: () => deps.wakeup.wake(),
+        })
       : undefined;
   return async () => {
     unsubscribe();
@@ -121,7 +133,7 @@ export function wireWakeups(deps: Deps, worker: { wake(): void }): () => Promise
 }
 
 /** The listening session's client, or undefined when the driver refuses the URL (logged; the poll still works). */
-async function newSession(url: string, log: Logger, where: ReturnType<typeof describeTarget>): Promise<pg.Client | undefined> {
+async function newSession(url: string, connectTimeoutMs: number, log: Logger, where: ReturnType<typeof describeTarget>): Promise<pg.Client | undefined> {
   const { default: pg } = await import('pg'); // loaded on PostgreSQL only, as openDatabase() loads it
   try {
     return new pg.Client({
@@ -129,7 +141,7 @@ async function newSession(url: string, log: Logger, where: ReturnType<typeof des
       application_name: LISTENER_APPLICATION_NAME,
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: connectTimeoutMs,
     });
   } catch (err) {
     log.error({ ...where, error: err instanceof Error ? err.message : String(err) }, 'delivery listener cannot start');

@@ -1,0 +1,111 @@
+// SQLite shared by several processes writing at once: `svc serve` (with its worker), a second `svc worker`, API writes
+// and waves of concurrent `svc emit`. Writers wait for the lock (busy_timeout, transactions that take it up front)
+// instead of failing: no "database is locked" reaches anyone, and every stored message reaches every channel.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { openDatabase } from '../src/db/connect.ts';
+import { buildApiUser } from './helpers/api.ts';
+import { buildTestApp, type TestApp } from './helpers/app.ts';
+import type { TestDatabase } from './helpers/db.ts';
+import { until } from './helpers/delivery.ts';
+import { buildChannel } from './helpers/outbox.ts';
+import { useReceiver } from './helpers/receiver.ts';
+import { svc } from './helpers/svc.ts';
+
+const bin = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
+const LOCKED = /database is locked|SQLITE_BUSY/i;
+
+let dir: string;
+let tdb: TestDatabase;
+let t: TestApp;
+const children: { proc: ChildProcess; log: () => string }[] = [];
+const receiver = useReceiver();
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-sqlite-processes-'));
+  const database = { kind: 'sqlite', path: path.join(dir, 'svc.sqlite') } as const;
+  const migrated = await svc(['migrate'], { DATABASE_URL: database.path });
+  assert.equal(migrated.code, 0, migrated.stderr);
+  tdb = { ...(await openDatabase(database)), database, drop: async () => undefined };
+  t = buildTestApp(tdb);
+});
+
+after(async () => {
+  for (const child of children) child.proc.kill('SIGKILL');
+  await tdb?.db.destroy();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function spawnSvc(args: string[], env: Record<string, string>) {
+  const proc = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env, SVC_LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proc.stdout!.on('data', (c: Buffer) => (log += c.toString()));
+  proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
+  const child = { proc, log: () => log };
+  children.push(child);
+  return child;
+}
+
+test('serve, a second worker, API writes and 4 × 5 concurrent emits: no "database is locked" anywhere, nothing lost', async () => {
+  const rx = receiver();
+  await buildChannel(tdb.db, { url: `${rx.url}/a` });
+  await buildChannel(tdb.db, { url: `${rx.url}/b` });
+  const { token } = await buildApiUser(t, 'admin');
+  const env = { DATABASE_URL: tdb.database.kind === 'sqlite' ? tdb.database.path : '', PORT: '0', HOST: '127.0.0.1' };
+  const web = spawnSvc(['serve'], env);
+  const worker = spawnSvc(['worker'], env);
+  await until(() => /svc listening/.test(web.log()) && /delivery worker started/.test(worker.log()), { limitMs: 60_000 });
+  const base = `http://127.0.0.1:${/"port":(\d+)/.exec(web.log())![1]}`;
+
+  // The web tier writes meanwhile (marking everything read), and reads.
+  let busy = true;
+  const apiAnswers: { status: number; body: string }[] = [];
+  const visitor = (async () => {
+    while (busy) {
+      for (const [method, url] of [['POST', '/api/messages/read-all'], ['GET', '/api/messages']] as const) {
+        const res = await fetch(`${base}${url}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+        apiAnswers.push({ status: res.status, body: await res.text() });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+
+  const emitted: string[] = [];
+  const emitErrors: string[] = [];
+  const emitter = async (n: number) => {
+    for (let i = 0; i < 5; i++) {
+      const run = await svc(['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', `p${n}-${i}`, '--headline', `from emitter ${n}`], env);
+      if (run.code === 0) emitted.push(run.stdout.trim());
+      else emitErrors.push(`exit ${run.code}: ${run.stderr}`);
+      if (LOCKED.test(run.stderr)) emitErrors.push(run.stderr);
+    }
+  };
+  await Promise.all([emitter(1), emitter(2), emitter(3), emitter(4)]);
+  busy = false;
+  await visitor;
+
+  assert.deepEqual(emitErrors, []);
+  assert.equal(emitted.length, 20);
+  await until(
+    () => {
+      const seen = new Set(rx.received.map((r) => `${JSON.parse(r.body).message} ${r.path}`));
+      return emitted.every((id) => seen.has(`${id} /a`) && seen.has(`${id} /b`));
+    },
+    { limitMs: 60_000 },
+  );
+  assert.ok(apiAnswers.length > 0);
+  assert.deepEqual(
+    apiAnswers.filter((a) => a.status !== 200 && a.status !== 204),
+    [],
+    'every API call answered',
+  );
+  assert.doesNotMatch(web.log(), LOCKED);
+  assert.doesNotMatch(worker.log(), LOCKED);
+  assert.equal(web.proc.exitCode, null);
+  assert.equal(worker.proc.exitCode, null);
+});
