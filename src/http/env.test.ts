@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Hono } from 'hono';
-import type { SessionContext } from '../features/auth/sessions.service.ts';
-import { inSession, signedIn, type AppEnv } from './env.ts';
+import { inSession, signedIn, type AppEnv, type SessionContext } from './env.ts';
 import { classifyAccess, enforceGate } from './middleware.ts';
 
 const account = { id: 'acct', username: 'ada', role: 'viewer', totp_enabled: 0 } as const;
