@@ -11,7 +11,8 @@ import { externalOrigin } from '../../http/request.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import { revealLater, spendOnce } from '../../http/reveal.tsx';
 import { checkInvitationNote, mintInvitation, revokeInvitation } from './invitations.service.ts';
-import { CONFIRM_FIRST } from '../profile/confirm-step.tsx';
+import { wordsOf, type Refusal } from '../refusals.ts';
+import { MINT_INVITATION_REFUSALS, REVOKE_INVITATION_REFUSALS, type TeamFacts } from './team.refusals.ts';
 import { INVITATION_REVEAL, INVITATION_REVEAL_PATH, renderTeamTab, type TeamTabExtra } from './team.tab.tsx';
 
 const role = z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' });
@@ -48,7 +49,10 @@ export function teamRoutes(deps: Deps) {
       note: note.note ?? undefined,
       base: externalOrigin(c, deps.config),
     });
-    if (!minted.ok) return page(c, 403, { error: `${CONFIRM_FIRST} Nothing was created.` });
+    if (!minted.ok) {
+      const refusal: Refusal<TeamFacts> = MINT_INVITATION_REFUSALS[minted.reason];
+      return page(c, refusal.status, { error: wordsOf(refusal, { username: '', via: 'session' }) });
+    }
     await revealLater(c, INVITATION_REVEAL, JSON.stringify(minted));
     return c.redirect(INVITATION_REVEAL_PATH, 303);
   });
@@ -56,8 +60,10 @@ export function teamRoutes(deps: Deps) {
   app.post('/settings/accounts/invitations/revoke', async (c) => {
     const form = parseForm(c, revokeSchema);
     if (!form.ok) return invalid(c, form.errors);
-    const result = await revokeInvitation(deps, form.data.invitation);
-    return done(c, result.ok ? 'revoked' : 'not-pending');
+    const result = await revokeInvitation(deps, { actorId: c.get('session')!.account.id }, form.data.invitation);
+    if (result.ok) return done(c, result.changed ? 'revoked' : 'not-pending');
+    const refusal: Refusal<TeamFacts> = REVOKE_INVITATION_REFUSALS[result.reason];
+    return page(c, refusal.status, { error: wordsOf(refusal, { username: '', via: 'session' }) });
   });
 
   return app;
