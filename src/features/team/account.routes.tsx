@@ -141,15 +141,17 @@ export function accountRoutes(deps: Deps) {
 
   // Suspension and its undoing: one form each, the change logged when it happened, a notice either way.
   const STATE_ACTS = [
-    { act: 'suspend', run: suspendAccount, refusals: SUSPEND_REFUSALS, notices: ['suspended', 'already-suspended'], event: 'account-suspended' },
-    { act: 'reactivate', run: reactivateAccount, refusals: REACTIVATE_REFUSALS, notices: ['reactivated', 'already-active'], event: 'account-reactivated' },
+    { act: 'suspend', run: suspendAccount, notices: ['suspended', 'already-suspended'], event: 'account-suspended' },
+    { act: 'reactivate', run: reactivateAccount, notices: ['reactivated', 'already-active'], event: 'account-reactivated' },
   ] as const;
-  for (const { act, run, refusals, notices, event } of STATE_ACTS) {
+  // Reactivation's refusals are suspension's shared ones (the same entries), so one table answers both.
+  const stateRefusals = { ...REACTIVATE_REFUSALS, ...SUSPEND_REFUSALS };
+  for (const { act, run, notices, event } of STATE_ACTS) {
     app.post(`/settings/accounts/${act}`, async (c) => {
       const form = parseForm(c, accountSchema);
       if (!form.ok) return invalid(c, form.errors);
       const result = await run(deps, { actorId: selfId(c), accountId: form.data.account });
-      if (!result.ok) return refuse(c, form.data.account, refusals as Record<typeof result.reason, Refusal<TeamFacts>>, result.reason);
+      if (!result.ok) return refuse(c, form.data.account, stateRefusals, result.reason);
       if (result.changed) deps.log.info({ event, account: form.data.account, actor: selfId(c) }, event.replace('-', ' '));
       return c.redirect(pageOf(form.data.account, notices[result.changed ? 0 : 1]), 303);
     });
