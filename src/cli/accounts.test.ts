@@ -103,7 +103,7 @@ forEachDialect((getDb) => {
     await signIn(t, bob);
     const run = accounts();
 
-    assertRefused(await run('suspend', 'alice'), /^svc accounts suspend: Alice is the last active administrator, so nothing changed\. Promote another account first/);
+    assertRefused(await run('suspend', 'alice'), /^svc accounts suspend: Alice: That is the last active administrator\. Promote another account first\. Nothing changed\./);
     assert.equal((await row(alice.id)).suspended_at, null);
     assertRefused(await run('suspend', 'carol'), /^svc accounts suspend: no account is named "carol" \(svc accounts list shows them\)\.\n$/);
 
@@ -128,7 +128,7 @@ forEachDialect((getDb) => {
     // With a second active admin, the first may be suspended; a suspended admin does not count as the last one.
     assert.equal((await run('set-role', 'bob', 'admin')).code, 0);
     assert.equal((await run('suspend', 'Alice')).code, 0);
-    assertRefused(await run('suspend', 'bob'), /^svc accounts suspend: bob is the last active administrator/);
+    assertRefused(await run('suspend', 'bob'), /^svc accounts suspend: bob: That is the last active administrator\./);
     assert.equal((await row(bob.id)).suspended_at, null);
   });
 
@@ -137,7 +137,7 @@ forEachDialect((getDb) => {
     const bob = await buildAccount(t, { username: 'bob' });
     const run = accounts();
 
-    assertRefused(await run('set-role', 'alice', 'viewer'), /^svc accounts set-role: Alice is the last active administrator, so nothing changed\./);
+    assertRefused(await run('set-role', 'alice', 'viewer'), /^svc accounts set-role: Alice: That would leave no active administrator\. Promote another account first\. Nothing changed\./);
     assert.equal((await row(alice.id)).role, 'admin');
     assertRefused(await run('set-role', 'carol', 'admin'), /no account is named "carol"/);
 

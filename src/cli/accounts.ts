@@ -1,10 +1,13 @@
 // svc accounts: the team's accounts from the host shell (the break-glass path when no administrator can sign in). The
-// rules are the team service's, with the host as actor (null: no self-rules, the last-active-admin guard holds); this
-// door reads arguments, finds accounts by username and words the answers.
+// rules are the team service's, with the host as actor (an administrator with no self-rules; the last-active-admin
+// guard holds); this door reads arguments, finds accounts by username and says each refusal in its catalogue's words.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Deps } from '../deps.ts';
 import { findAccountByUsername } from '../features/auth/accounts.repo.ts';
+import { CLI_ACTOR } from '../features/auth/admin-actor.ts';
+import { wordsOf, type Refusal } from '../features/refusals.ts';
 import type { TeamAccountRow } from '../features/team/team.repo.ts';
+import { REACTIVATE_REFUSALS, REENROL_REFUSALS, RESET_LINK_REFUSALS, ROLE_REFUSALS, SUSPEND_REFUSALS, type TeamFacts } from '../features/team/team.refusals.ts';
 import { changeRole, loadTeam, mintResetLink, reactivateAccount, reenrolSecondFactor, suspendAccount } from '../features/team/team.service.ts';
 import { linkBase } from '../link-base.ts';
 import { startRuntime } from './start.ts';
@@ -48,8 +51,8 @@ const expects =
     return undefined;
   };
 
-/** Why an act that would leave no active administrator is refused, and what to do instead. */
-const LAST_ADMIN = 'is the last active administrator, so nothing changed. Promote another account first (svc accounts set-role <username> admin) or invite one (svc invite --role admin).';
+/** How, from the host shell, to have another active administrator (after a last-admin refusal). */
+const PROMOTE_HOW = 'svc accounts set-role <username> admin promotes one; svc invite --role admin invites one.';
 
 /** Runs `act` on the account the first argument names (case-insensitively); an unknown name is refused. */
 function onAccount(act: AccountAct): Subcommand['run'] {
@@ -73,22 +76,25 @@ const sayFor = (name: string): Say => ({
   },
 });
 
-/** Words a refusal of the team service (with the host as actor: the last active admin, or an account removed meanwhile). */
-function refusal(say: Say, username: string, reason: string): number {
-  if (reason === 'last-admin') return say.refuse(`${username} ${LAST_ADMIN}`);
-  if (reason === 'not-found') return say.refuse(`${username} no longer exists (removed meanwhile); nothing changed.`);
-  return say.refuse(`refused (${reason}); nothing changed.`);
+/**
+ * Words a refusal of the team service in the act's catalogue's words (the page and the API say the same), naming the
+ * account; with the host as actor that is the last active admin, or an account removed meanwhile.
+ */
+function refusal<R extends string>(say: Say, username: string, catalogue: Record<R, Refusal<TeamFacts>>, reason: R): number {
+  const words = wordsOf<TeamFacts>(catalogue[reason], { username, via: 'cli' });
+  return say.refuse(`${username}: ${words} Nothing changed.${reason === 'last-admin' ? ` (${PROMOTE_HOW})` : ''}`);
 }
 
 /** Words an act that may find the account already so: refused, unchanged, or changed (and logged, actor "cli"). */
-function outcome(
+function outcome<R extends string>(
   deps: Deps,
   say: Say,
   account: { id: string; username: string },
-  result: { ok: true; username: string; changed: boolean } | { ok: false; reason: string },
+  result: { ok: true; username: string; changed: boolean } | { ok: false; reason: R },
+  refusals: Record<R, Refusal<TeamFacts>>,
   words: { event: string; already: string; done: string },
 ): number {
-  if (!result.ok) return refusal(say, account.username, result.reason);
+  if (!result.ok) return refusal(say, account.username, refusals, result.reason);
   if (!result.changed) return say.done(`${result.username} ${words.already}; nothing changed.`);
   deps.log.info({ event: words.event, account: account.id, actor: 'cli' }, `${words.event.replace('-', ' ')} from the command line`);
   return say.done(`${result.username} ${words.done}`);
@@ -152,8 +158,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     check: expects(1),
     run: onAccount(async (deps, account, say) => {
       const base = linkBase(deps.config);
-      const minted = await mintResetLink(deps, { actorId: null, accountId: account.id, base });
-      if (!minted.ok) return refusal(say, account.username, minted.reason);
+      const minted = await mintResetLink(deps, { ...CLI_ACTOR, accountId: account.id, base });
+      if (!minted.ok) return refusal(say, account.username, RESET_LINK_REFUSALS, minted.reason);
       process.stdout.write(`${minted.url}\n`);
       process.stderr.write(
         `svc accounts reset-password: reset link for ${minted.username} created; it works once, until ${new Date(minted.expiresAt).toISOString()}. ` +
@@ -173,8 +179,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       'Its password and sessions are unchanged (pair with reset-password when both are lost).',
     check: expects(1),
     run: onAccount(async (deps, account, say) => {
-      const result = await reenrolSecondFactor(deps, { actorId: null, targetId: account.id });
-      if (!result.ok) return refusal(say, account.username, result.reason);
+      const result = await reenrolSecondFactor(deps, { ...CLI_ACTOR, targetId: account.id });
+      if (!result.ok) return refusal(say, account.username, REENROL_REFUSALS, result.reason);
       deps.log.info({ event: 'second-factor-reset', account: account.id, actor: 'cli' }, 'second factor reset from the command line');
       const cleared = account.totp_enabled ? '\'s second factor is cleared and its recovery codes are void' : ' had no second factor enrolled';
       return say.done(`${result.username}${cleared}. It enrols at its next sign-in; its password and sessions are unchanged.`);
@@ -189,7 +195,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     check: expects(1, true),
     run: onAccount(async (deps, account, say, positionals) => {
       const role = roleOf(positionals[1])!;
-      return outcome(deps, say, account, await changeRole(deps, { actorId: null, targetId: account.id, role }), {
+      return outcome(deps, say, account, await changeRole(deps, { ...CLI_ACTOR, targetId: account.id, role }), ROLE_REFUSALS, {
         event: 'role-changed',
         already: `already has the role ${role}`,
         done: `is now ${role === 'admin' ? 'an admin' : 'a viewer'}. It applies from that account's next request.`,
@@ -204,7 +210,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       'reactivated (they are kept). Suspending the last active administrator is refused.',
     check: expects(1),
     run: onAccount(async (deps, account, say) =>
-      outcome(deps, say, account, await suspendAccount(deps, { actorId: null, accountId: account.id }), {
+      outcome(deps, say, account, await suspendAccount(deps, { ...CLI_ACTOR, accountId: account.id }), SUSPEND_REFUSALS, {
         event: 'account-suspended',
         already: 'was already suspended',
         done: 'is suspended: its sessions ended; it cannot sign in, and its API tokens do not work until it is reactivated.',
@@ -217,7 +223,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     about: 'Lifts a suspension: the account can sign in again, and its API tokens work again unless they were revoked or expired.',
     check: expects(1),
     run: onAccount(async (deps, account, say) =>
-      outcome(deps, say, account, await reactivateAccount(deps, { actorId: null, accountId: account.id }), {
+      outcome(deps, say, account, await reactivateAccount(deps, { ...CLI_ACTOR, accountId: account.id }), REACTIVATE_REFUSALS, {
         event: 'account-reactivated',
         already: 'is already active',
         done: 'is reactivated: it can sign in again, and its API tokens work again unless they were revoked or expired.',

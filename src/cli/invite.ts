@@ -1,6 +1,7 @@
 // svc invite: mints an invitation from the host shell (the break-glass path when no administrator can sign in) and
 // prints its join link. The rules are the invitations service's; this door only reads flags.
 import { parseArgs } from 'node:util';
+import { CLI_ACTOR } from '../features/auth/admin-actor.ts';
 import { checkInvitationNote, mintInvitation } from '../features/team/invitations.service.ts';
 import { linkBase } from '../link-base.ts';
 import { startRuntime } from './start.ts';
@@ -37,7 +38,7 @@ export async function runInvite(args: string[]): Promise<number> {
   const deps = await startRuntime({ logToStderr: true });
   try {
     const base = linkBase(deps.config);
-    const minted = await mintInvitation(deps, { actorId: null, role: values.role as 'admin' | 'viewer', note: note.note ?? undefined, base });
+    const minted = await mintInvitation(deps, { ...CLI_ACTOR, role: values.role as 'admin' | 'viewer', note: note.note ?? undefined, base });
     // Never refused: the host command line needs no "Confirm it's you" (shell access is the trust boundary).
     if (!minted.ok) throw new Error(`svc invite: refused (${minted.reason})`);
     process.stdout.write(`${minted.joinLink}\n`);

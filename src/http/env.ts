@@ -91,3 +91,8 @@ export function inSession(c: Ctx): SessionContext {
   if (!session) throw new Error(`inSession() on ${c.req.method} ${c.req.path} found no session: is the gate (enforceGate) installed?`);
   return session;
 }
+
+/** The signed-in account as the actor of an admin act, which the act's domain function checks for itself. */
+export function sessionActor(c: Ctx): { actorId: string } {
+  return { actorId: signedIn(c).account.id };
+}

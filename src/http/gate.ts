@@ -20,7 +20,10 @@ const SELF_SERVICE_PREFIXES = ['/profile'];
 const SELF_SERVICE_EXACT = new Set(['/messages/read', '/messages/read-all', '/messages/unread', '/api/messages/read', '/api/messages/read-all', '/api/messages/unread']);
 /** The API's self-service writes: read marks (above) and revoking one's own tokens. */
 const API_SELF_SERVICE_PREFIXES = ['/api/tokens'];
-/** API resources that are the console's Settings: admin-only, reads included (each handler checks again). */
+/**
+ * API resources that are the console's Settings: admin-only, reads included. The reads are closed by this gate alone;
+ * every admin act is also refused by its own domain function when its actor is not an administrator.
+ */
 const API_ADMIN_PREFIXES = ['/api/channels', '/api/deliveries', '/api/accounts', '/api/invitations', '/api/sso', '/api/settings'];
 /** Methods that only read; every other method changes state and is admin-only outside the self-service list. */
 const READ_METHODS = new Set(['GET', 'HEAD']);

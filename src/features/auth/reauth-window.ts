@@ -7,6 +7,9 @@ import { findReauthState } from './reauth.repo.ts';
 /** How long a confirmation lasts. */
 export const REAUTH_WINDOW_MS = 10 * 60_000;
 
+/** What a session is told when an act needs a confirmation it no longer has (every door words it so). */
+export const CONFIRM_FIRST = 'Confirm it’s you first: your last confirmation is more than 10 minutes old.';
+
 /** Whether a session row (as findReauthState reads it) is within its confirmation window now. */
 function withinWindow(deps: Deps, row: { stage: string; reauthed_at: number | null }): boolean {
   if (row.stage === 'enrol') return true;

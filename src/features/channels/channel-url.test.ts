@@ -91,6 +91,6 @@ test('refused channel URLs say why in plain words', () => {
   for (const [input, reason] of refused) {
     const result = validateChannelUrl(input);
     assert.equal(result.ok, false, `${input} should be refused`);
-    if (!result.ok) assert.match(result.reason, reason, input);
+    if (!result.ok) assert.match(result.words, reason, input);
   }
 });

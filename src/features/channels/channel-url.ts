@@ -3,13 +3,18 @@
 // WHATWG URL parser has normalised them (so 0x7f.1, 2130706433 and [::ffff:7f00:1] are seen as the addresses
 // they are), and addresses are judged by the IANA table in net/address-policy.ts.
 import { classifyAddress, ipLiteralOfHostname, isLoopbackAddress } from '../../net/address-policy.ts';
+import { wordsOf } from '../refusals.ts';
+import { CHANNEL_URL_REFUSALS, type ChannelUrlReason, type UrlFacts } from './channels.refusals.ts';
 
 /** Longest URL accepted. */
 export const CHANNEL_URL_MAX = 2048;
 
-export type ChannelUrlResult = { ok: true; url: string } | { ok: false; reason: string };
+export type ChannelUrlResult = { ok: true; url: string } | { ok: false; reason: ChannelUrlReason; words: string };
 
-const HTTP_HINT = 'http:// is only allowed to a loopback IP address such as http://127.0.0.1:8080/ or http://[::1]:8080/';
+/** A refusal of `reason`, in its catalogue's words. */
+function refused(reason: ChannelUrlReason, facts: Partial<UrlFacts> = {}): ChannelUrlResult {
+  return { ok: false, reason, words: wordsOf(CHANNEL_URL_REFUSALS[reason], { protocol: '', host: '', ip: '', range: '', ...facts }) };
+}
 
 // RFC 6761: "localhost" and every name under it always mean this machine.
 function isLocalhostName(hostname: string): boolean {
@@ -17,39 +22,26 @@ function isLocalhostName(hostname: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost');
 }
 
-/** Validates and normalises a channel URL; every refusal says why in plain words. */
+/** Validates and normalises a channel URL; every refusal says why in plain words (channels.refusals.ts). */
 export function validateChannelUrl(input: string): ChannelUrlResult {
   const raw = input.trim();
-  if (raw === '') return { ok: false, reason: "Enter the channel's URL." };
-  if (raw.length > CHANNEL_URL_MAX) return { ok: false, reason: `The URL may be at most ${CHANNEL_URL_MAX} characters.` };
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(raw) || !URL.canParse(raw)) {
-    return { ok: false, reason: 'This is not an absolute URL. Enter the full address, starting with https://.' };
-  }
+  if (raw === '') return refused('missing');
+  if (raw.length > CHANNEL_URL_MAX) return refused('too-long');
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(raw) || !URL.canParse(raw)) return refused('not-absolute');
   const url = new URL(raw);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    return { ok: false, reason: `Channels are reached over https:// only (${url.protocol} was given).` };
-  }
-  if (url.username !== '' || url.password !== '') {
-    return { ok: false, reason: 'The URL may not contain a user name or password (user:password@host). Use the channel secret instead.' };
-  }
-  if (url.hostname === '') return { ok: false, reason: 'The URL has no host.' };
-  if (url.port === '0') return { ok: false, reason: 'Port 0 cannot be connected to; give the port the receiver listens on.' };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return refused('not-web', { protocol: url.protocol });
+  if (url.username !== '' || url.password !== '') return refused('credentials');
+  if (url.hostname === '') return refused('no-host');
+  if (url.port === '0') return refused('port-zero');
   const ip = ipLiteralOfHostname(url.hostname);
   if (url.protocol === 'http:') {
     if (ip !== undefined && isLoopbackAddress(ip)) return { ok: true, url: url.href };
-    if (isLocalhostName(url.hostname)) {
-      return { ok: false, reason: `"${url.hostname}" is a host name, not an IP address; ${HTTP_HINT}.` };
-    }
-    return { ok: false, reason: `Plain http:// is refused for ${url.hostname}: use https://. ${HTTP_HINT}.` };
+    return refused(isLocalhostName(url.hostname) ? 'http-host-name' : 'http-not-loopback', { host: url.hostname });
   }
-  if (isLocalhostName(url.hostname)) {
-    return { ok: false, reason: `"${url.hostname}" names this machine, which is an internal address. Channels must point at a publicly reachable host.` };
-  }
+  if (isLocalhostName(url.hostname)) return refused('this-machine', { host: url.hostname });
   if (ip !== undefined) {
     const verdict = classifyAddress(ip);
-    if (!verdict.global) {
-      return { ok: false, reason: `${ip} is an internal address (${verdict.reason}). Channels must point at a publicly reachable host.` };
-    }
+    if (!verdict.global) return refused('internal-address', { ip, range: verdict.reason });
   }
   return { ok: true, url: url.href };
 }

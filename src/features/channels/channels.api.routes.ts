@@ -9,6 +9,8 @@ import { isId } from '../../http/text.ts';
 import { CLASSES, type MessageClass } from '../messages/classes.ts';
 import type { ChannelSummary } from './channels.repo.ts';
 import { channelHealth, channelsAfter, checkChannelConnection, createChannel, deleteChannel, findChannelById, patchChannel } from './channels.service.ts';
+import { CHANNEL_ACT_REFUSALS, type ChannelActReason } from './channels.refusals.ts';
+import { wordsOf, type Refusal } from '../refusals.ts';
 
 const ClassList = z.array(z.enum(CLASSES)).max(10);
 
@@ -62,12 +64,12 @@ const ChannelPatchBody = z
   })
   .openapi('ChannelPatch');
 
-/** The domain's refusals as problems, one table for this file (field errors go out through invalid()). */
-const REFUSALS = {
-  'not-found': { status: 404, detail: 'There is no channel with this id.' },
-} as const;
-
-const refuse = (c: Ctx, reason: keyof typeof REFUSALS) => problem(c, REFUSALS[reason].status, reason, REFUSALS[reason].detail);
+/** A refusal of a channel act as a whole, from the catalogue the settings page reads too (field errors go out through invalid()). */
+const refuse = (c: Ctx, reason: ChannelActReason) => {
+  const refusal: Refusal = CHANNEL_ACT_REFUSALS[reason];
+  return problem(c, refusal.status, refusal.type ?? reason, wordsOf(refusal, undefined));
+};
+const NOT_FOUND = wordsOf(CHANNEL_ACT_REFUSALS['not-found'], undefined);
 
 const tags = ['Channels'];
 
@@ -88,7 +90,7 @@ const one = apiRoute({
   summary: 'One channel',
   description: 'A channel with its health: state, consecutive failures, and the last error.',
   request: { params: IdParam },
-  refusals: { 404: REFUSALS['not-found'].detail },
+  refusals: { 404: NOT_FOUND },
   responses: { 200: jsonAnswer(ChannelSchema, 'The channel.') },
 });
 
@@ -111,7 +113,7 @@ const update = apiRoute({
   summary: 'Update a channel',
   description: 'Changes the fields sent; absent fields keep their values. `secret`: a string replaces, null clears, absent keeps.',
   request: { params: IdParam, body: jsonBody(ChannelPatchBody) },
-  refusals: { 404: REFUSALS['not-found'].detail },
+  refusals: { 404: NOT_FOUND },
   responses: { 200: jsonAnswer(ChannelSchema, 'The channel as updated.') },
 });
 
@@ -132,7 +134,7 @@ const check = apiRoute({
   summary: 'Check the connection',
   description: 'Resolves the host, applies the address policy, opens TCP and (for https) TLS as a delivery would, and sends nothing. The result is neither stored nor logged.',
   request: { params: IdParam },
-  refusals: { 404: REFUSALS['not-found'].detail },
+  refusals: { 404: NOT_FOUND },
   responses: { 200: jsonAnswer(CheckSchema, 'Each step and its outcome.') },
 });
 
@@ -181,17 +183,16 @@ export function channelsApiRoutes(deps: Deps) {
 
   app.openapi(create, async (c) => {
     const body = c.req.valid('json');
-    const result = await createChannel(deps, apiAccount(c).id, { url: body.url, classes: body.classes, secret: body.secret ?? '', enabled: body.enabled });
-    if (!result.ok) return invalid(c, result.errors);
+    const result = await createChannel(deps, { actorId: apiAccount(c).id }, { url: body.url, classes: body.classes, secret: body.secret ?? '', enabled: body.enabled });
+    if (!result.ok) return result.reason === 'invalid' ? invalid(c, result.errors) : refuse(c, result.reason);
     const ch = (await findChannelById(deps, result.id))!;
     return c.json(present(ch), 201, { Location: `/api/channels/${ch.id}` });
   });
 
   app.openapi(update, async (c) => {
     const { id } = c.req.valid('param');
-    const result = await patchChannel(deps, id, c.req.valid('json'));
-    if (!result.ok && result.reason === 'not-found') return refuse(c, 'not-found');
-    if (!result.ok) return invalid(c, result.errors);
+    const result = await patchChannel(deps, { actorId: apiAccount(c).id }, id, c.req.valid('json'));
+    if (!result.ok) return result.reason === 'invalid' ? invalid(c, result.errors) : refuse(c, result.reason);
     const ch = await findChannelById(deps, id);
     // Deleted between the update and this read: it is gone all the same.
     if (!ch) return refuse(c, 'not-found');
@@ -201,13 +202,14 @@ export function channelsApiRoutes(deps: Deps) {
   app.openapi(remove, async (c) => {
     const { id } = c.req.valid('param');
     // An id that cannot name a channel is as gone as a deleted one, and is never looked up.
-    if (isId(id)) await deleteChannel(deps, id);
-    return c.body(null, 204);
+    const result = isId(id) ? await deleteChannel(deps, { actorId: apiAccount(c).id }, id) : undefined;
+    return result?.ok === false ? refuse(c, result.reason) : c.body(null, 204);
   });
 
   app.openapi(check, async (c) => {
-    const result = await checkChannelConnection(deps, c.req.valid('param').id);
-    if (!result) return refuse(c, 'not-found');
+    const checked = await checkChannelConnection(deps, { actorId: apiAccount(c).id }, c.req.valid('param').id);
+    if (!checked.ok) return refuse(c, checked.reason);
+    const result = checked.check;
     return c.json({ ok: result.ok, steps: result.steps.map((s) => ({ step: s.step, outcome: s.outcome, detail: s.detail })) }, 200);
   });
 

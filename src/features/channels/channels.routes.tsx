@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
+import { signedIn, sessionActor, type AppEnv, type Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage } from '../../http/render.tsx';
 import { refuseControlQuery } from '../../http/query.ts';
@@ -11,7 +11,9 @@ import { isId } from '../../http/text.ts';
 import { secretRetry } from '../../http/views/secret-retry.tsx';
 import type { RenderSettings } from '../../http/views/settings.ts';
 import type { ConnectionCheck } from '../../net/check-connection.ts';
-import { setRetentionDays, RETENTION_RANGE_MESSAGE } from '../messages/retention.service.ts';
+import { RETENTION_REFUSALS } from '../messages/retention.refusals.ts';
+import { setRetentionDays } from '../messages/retention.service.ts';
+import { NOT_ADMIN, wordsOf } from '../refusals.ts';
 import { channelsTabBody, type ChannelsTabState } from './channels.tab.tsx';
 import { ChannelDetailView, DeleteChannelConfirm } from './channel-detail.views.tsx';
 import { findChannelSummary } from './channels.repo.ts';
@@ -43,6 +45,10 @@ const retentionSchema = z.object({ days: z.string().default('') });
 
 const TAB = '/settings?tab=channels';
 
+/** The act refused because its actor is not an administrator (the domain's own check, behind the gate's). */
+const notAllowed = (c: Ctx) => errorPage(c, NOT_ADMIN.status, 'Not allowed', NOT_ADMIN.words);
+
+
 /** Channel administration and the retention dial; admin-only because they sit under /settings. */
 export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
   const app = new Hono<AppEnv>();
@@ -66,7 +72,8 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!form.ok) return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: form.errors, askSecret });
     const values = { url: form.data.url, classes: form.data.classes };
     if (owed) return refuse(deps, c, { form: 'create', values, errors: channelErrors(form.data), askSecret });
-    const result = await createChannel(deps, signedIn(c).account.id, form.data);
+    const result = await createChannel(deps, sessionActor(c), form.data);
+    if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
     if (!result.ok) return refuse(deps, c, { form: 'create', values, errors: result.errors, askSecret });
     return c.redirect(`${TAB}&notice=created`, 303);
   });
@@ -88,7 +95,7 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
       if (!(await findChannelSummary(deps.db, d.id))) return c.redirect(`${TAB}&notice=gone`, 303);
       return refuse(deps, c, { form: 'edit', id: d.id, values, errors: channelErrors(d), askSecret });
     }
-    const result = await updateChannel(deps, {
+    const result = await updateChannel(deps, sessionActor(c), {
       id: d.id,
       url: d.url,
       classes: d.classes,
@@ -97,6 +104,7 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
       clearSecret: d.clear_secret !== undefined,
     });
     if (!result.ok && result.reason === 'not-found') return c.redirect(`${TAB}&notice=gone`, 303);
+    if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
     if (!result.ok) return refuse(deps, c, { form: 'edit', id: d.id, values, errors: result.errors, askSecret });
     return c.redirect(`${TAB}&notice=updated`, 303);
   });
@@ -110,8 +118,9 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
       if (!ch) return c.redirect(`${TAB}&notice=gone`, 303);
       return renderSettings(c, 'channels', <DeleteChannelConfirm ch={ch} />);
     }
-    const { existed } = form.ok ? await deleteChannel(deps, form.data.id) : { existed: false };
-    return c.redirect(`${TAB}&notice=${existed ? 'deleted' : 'gone'}`, 303);
+    const result = form.ok ? await deleteChannel(deps, sessionActor(c), form.data.id) : ({ ok: true, existed: false } as const);
+    if (!result.ok) return notAllowed(c);
+    return c.redirect(`${TAB}&notice=${result.existed ? 'deleted' : 'gone'}`, 303);
   });
 
   app.get('/settings/channels/:id', refuseControlQuery, (c) => {
@@ -124,17 +133,19 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
   app.post('/settings/channels/check', async (c) => {
     const form = parseForm(c, checkSchema);
     if (!form.ok && form.control) return errorPage(c, 400, 'No channel chosen', form.errors.id ?? NO_CHANNEL);
-    const check = form.ok ? await checkChannelConnection(deps, form.data.id) : undefined;
-    if (!form.ok || !check) return c.redirect(`${TAB}&notice=gone`, 303);
-    return channelPage(deps, c, form.data.id, check);
+    const result = form.ok ? await checkChannelConnection(deps, sessionActor(c), form.data.id) : undefined;
+    if (result?.ok === false && result.reason === 'not-admin') return notAllowed(c);
+    if (!form.ok || !result?.ok) return c.redirect(`${TAB}&notice=gone`, 303);
+    return channelPage(deps, c, form.data.id, result.check);
   });
 
   app.post('/settings/channels/retention', async (c) => {
     const form = parseForm(c, retentionSchema);
     const raw = form.ok ? form.data.days.trim() : '';
-    const result = /^\d{1,5}$/.test(raw) ? await setRetentionDays(deps, Number(raw)) : ({ ok: false } as const);
+    const result = /^\d{1,5}$/.test(raw) ? await setRetentionDays(deps, sessionActor(c), Number(raw)) : ({ ok: false, reason: 'out-of-range' } as const);
+    if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
     if (!result.ok) {
-      return refuse(deps, c, { form: 'retention', value: raw.slice(0, 20), error: RETENTION_RANGE_MESSAGE });
+      return refuse(deps, c, { form: 'retention', value: raw.slice(0, 20), error: wordsOf(RETENTION_REFUSALS[result.reason], undefined) });
     }
     return c.redirect(`${TAB}&notice=retention-saved`, 303);
   });

@@ -2,10 +2,13 @@
 // it goes in through create/update and comes out only as "set" or "none".
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
-import { CLASSES, isMessageClass, type MessageClass } from '../messages/classes.ts';
+import { isMessageClass, type MessageClass } from '../messages/classes.ts';
+import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
+import { wordsOf } from '../refusals.ts';
 import { checkConnection, type ConnectionCheck } from '../../net/check-connection.ts';
 import { countResendableDead } from '../delivery/deliveries.repo.ts';
 import { validateChannelUrl } from './channel-url.ts';
+import { CHANNEL_FIELD_REFUSALS, type ChannelActReason, type ChannelFieldReason } from './channels.refusals.ts';
 import {
   cancelPendingDeliveries,
   countChannels,
@@ -58,8 +61,13 @@ export interface ChannelPatch {
 
 export type ChannelErrors = Partial<Record<'url' | 'classes' | 'secret', string>>;
 
-export type CreateChannelResult = { ok: true; id: string } | { ok: false; reason: 'invalid'; errors: ChannelErrors };
-export type UpdateChannelResult = { ok: true } | { ok: false; reason: 'invalid'; errors: ChannelErrors } | { ok: false; reason: 'not-found' };
+/** Refused as a whole (see CHANNEL_ACT_REFUSALS): the channel is gone, or the actor is no administrator. */
+type ActRefusal<R extends ChannelActReason> = R extends unknown ? { ok: false; reason: R } : never;
+
+export type CreateChannelResult = { ok: true; id: string } | { ok: false; reason: 'invalid'; errors: ChannelErrors } | ActRefusal<'not-admin'>;
+export type UpdateChannelResult = { ok: true } | { ok: false; reason: 'invalid'; errors: ChannelErrors } | ActRefusal<ChannelActReason>;
+export type DeleteChannelResult = { ok: true; existed: boolean } | ActRefusal<'not-admin'>;
+export type CheckChannelResult = { ok: true; check: ConnectionCheck } | ActRefusal<ChannelActReason>;
 
 /** Classes as stored: de-duplicated, sorted, comma-separated. */
 export function storedClasses(classes: MessageClass[]): string {
@@ -74,13 +82,14 @@ export function channelErrors(input: { url: string; classes: string[]; secret: s
 function validate(input: { url: string; classes: string[]; secret: string }): { errors: ChannelErrors; url: string; classes: string; secret: string | undefined } {
   const errors: ChannelErrors = {};
   const url = validateChannelUrl(input.url);
-  if (!url.ok) errors.url = url.reason;
+  if (!url.ok) errors.url = url.words;
+  const field = (reason: ChannelFieldReason) => wordsOf(CHANNEL_FIELD_REFUSALS[reason], undefined);
   const unknown = input.classes.filter((c) => !isMessageClass(c));
-  if (unknown.length > 0) errors.classes = `Unknown class. Choose from ${CLASSES.join(', ')}.`;
-  else if (input.classes.length === 0) errors.classes = 'Choose at least one class.';
+  if (unknown.length > 0) errors.classes = field('unknown-class');
+  else if (input.classes.length === 0) errors.classes = field('no-class');
   const blank = input.secret.trim() === '';
-  if (!blank && input.secret.length > CHANNEL_SECRET_MAX) errors.secret = `The secret may be at most ${CHANNEL_SECRET_MAX} characters.`;
-  else if (!blank && /[\u0000-\u001f\u007f]/.test(input.secret)) errors.secret = 'The secret may not contain control characters.';
+  if (!blank && input.secret.length > CHANNEL_SECRET_MAX) errors.secret = field('secret-too-long');
+  else if (!blank && /[\u0000-\u001f\u007f]/.test(input.secret)) errors.secret = field('secret-control');
   return {
     errors,
     url: url.ok ? url.url : '',
@@ -89,8 +98,15 @@ function validate(input: { url: string; classes: string[]; secret: string }): { 
   };
 }
 
-/** Creates a channel (enabled unless asked otherwise) authored by `actorId`. */
-export async function createChannel(deps: Deps, actorId: string, input: NewChannel): Promise<CreateChannelResult> {
+/** The refusal of an admin act whose actor is not an administrator, else undefined. */
+async function notAdmin(deps: Deps, actor: AdminActor): Promise<ActRefusal<'not-admin'> | undefined> {
+  return (await actorIsAdmin(deps, actor)) ? undefined : { ok: false, reason: 'not-admin' };
+}
+
+/** Creates a channel (enabled unless asked otherwise) authored by the actor, an administrator. */
+export async function createChannel(deps: Deps, actor: AdminActor & { actorId: string }, input: NewChannel): Promise<CreateChannelResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
   const v = validate(input);
   if (Object.keys(v.errors).length > 0) return { ok: false, reason: 'invalid', errors: v.errors };
   const id = newId(deps.random);
@@ -108,13 +124,15 @@ export async function createChannel(deps: Deps, actorId: string, input: NewChann
     failing_since: null,
     created_at: now,
     updated_at: now,
-    created_by: actorId,
+    created_by: actor.actorId,
   });
   return { ok: true, id };
 }
 
-/** Updates a channel's URL, classes, enabled flag and (per the blank/typed/clear rule) its secret. */
-export async function updateChannel(deps: Deps, input: ChannelChanges): Promise<UpdateChannelResult> {
+/** Updates a channel's URL, classes, enabled flag and (per the blank/typed/clear rule) its secret; an administrator's act. */
+export async function updateChannel(deps: Deps, actor: AdminActor, input: ChannelChanges): Promise<UpdateChannelResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
   const v = validate({ ...input, secret: input.clearSecret ? '' : input.secret });
   if (Object.keys(v.errors).length > 0) return { ok: false, reason: 'invalid', errors: v.errors };
   const secretChange = input.clearSecret ? { secret: null } : v.secret !== undefined ? { secret: v.secret } : {};
@@ -132,13 +150,15 @@ export async function updateChannel(deps: Deps, input: ChannelChanges): Promise<
  * Applies a partial update through updateChannel's rules: absent fields keep the stored values. A blank secret is
  * refused rather than read as "keep" (the form's meaning), so a caller who meant to replace it is never silently ignored.
  */
-export async function patchChannel(deps: Deps, id: string, patch: ChannelPatch): Promise<UpdateChannelResult> {
+export async function patchChannel(deps: Deps, actor: AdminActor, id: string, patch: ChannelPatch): Promise<UpdateChannelResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
   const current = await findChannel(deps.db, id);
   if (!current) return { ok: false, reason: 'not-found' };
   if (typeof patch.secret === 'string' && patch.secret.trim() === '') {
-    return { ok: false, reason: 'invalid', errors: { secret: 'The secret may not be blank. Leave it out to keep the stored one, or send null to remove it.' } };
+    return { ok: false, reason: 'invalid', errors: { secret: wordsOf(CHANNEL_FIELD_REFUSALS['secret-blank'], undefined) } };
   }
-  return updateChannel(deps, {
+  return updateChannel(deps, actor, {
     id,
     url: patch.url ?? current.url,
     classes: patch.classes ?? current.classes.split(','),
@@ -148,13 +168,18 @@ export async function patchChannel(deps: Deps, id: string, patch: ChannelPatch):
   });
 }
 
-/** Deletes a channel; idempotent. Its pending deliveries are cancelled; finished ones stay on their messages. */
-export async function deleteChannel(deps: Deps, id: string): Promise<{ existed: boolean }> {
-  return deps.db.transaction().execute(async (trx) => {
-    if (!(await findChannel(trx, id))) return { existed: false };
+/**
+ * Deletes a channel; idempotent; an administrator's act. Its pending deliveries are cancelled; finished ones stay on
+ * their messages.
+ */
+export async function deleteChannel(deps: Deps, actor: AdminActor, id: string): Promise<DeleteChannelResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
+  return deps.db.transaction().execute(async (trx): Promise<DeleteChannelResult> => {
+    if (!(await findChannel(trx, id))) return { ok: true, existed: false };
     await cancelPendingDeliveries(trx, id, deps.clock.now());
     await deleteChannelRow(trx, id);
-    return { existed: true };
+    return { ok: true, existed: true };
   });
 }
 
@@ -227,7 +252,9 @@ export async function channelDetail(deps: Deps, id: string): Promise<ChannelDeta
  * "Check connection": resolves the channel's host, applies the address policy, opens TCP and TLS as a delivery would,
  * and sends nothing. The result is for the admin's eyes only: never stored, never logged.
  */
-export async function checkChannelConnection(deps: Deps, id: string): Promise<ConnectionCheck | undefined> {
+export async function checkChannelConnection(deps: Deps, actor: AdminActor, id: string): Promise<CheckChannelResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
   const channel = await findChannel(deps.db, id);
-  return channel ? checkConnection(channel.url, deps.outbound) : undefined;
+  return channel ? { ok: true, check: await checkConnection(channel.url, deps.outbound) } : { ok: false, reason: 'not-found' };
 }

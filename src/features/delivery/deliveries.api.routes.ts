@@ -3,12 +3,13 @@
 // the same resend.service.ts rule.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiApp, apiRoute, badCursor, decodeCursor, encodeCursor, IdParam, iso, jsonAnswer, pageOf, PageQuery, problem, Timestamp } from '../../http/api.ts';
+import { apiAccount, apiApp, apiRoute, badCursor, decodeCursor, encodeCursor, IdParam, iso, jsonAnswer, pageOf, PageQuery, problem, Timestamp } from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { ID_PATTERN } from '../../http/text.ts';
 import { CLASSES } from '../messages/classes.ts';
 import { deliveriesAfter, deliveryById, type DeliveryRow } from './deliveries-view.service.ts';
-import { RESEND_REFUSALS } from './delivery.views.tsx';
+import { wordsOf, type Refusal } from '../refusals.ts';
+import { RESEND_ALL_REFUSALS, RESEND_REFUSALS } from './resend.refusals.ts';
 import { DELIVERY_ID } from './resend-notice.tsx';
 import { resendDeadOfChannel, resendDelivery } from './resend.service.ts';
 
@@ -54,16 +55,14 @@ const ListQuery = PageQuery.extend({
 const DeliveryId = z.object({ id: z.string().regex(DELIVERY_ID).openapi({ param: { name: 'id', in: 'path' } }) });
 
 /** The domain's refusals as problems, one table for this file; the details are the console's words. */
-const REFUSALS = {
-  'not-found': { status: 404, type: 'not-found', detail: 'There is no delivery with this id.' },
-  'not-undelivered': { status: 409, type: 'not-undelivered', detail: RESEND_REFUSALS['not-undelivered'] },
-  'already-resent': { status: 409, type: 'already-resent', detail: RESEND_REFUSALS['already-resent'] },
-  'channel-deleted': { status: 409, type: 'channel-deleted', detail: RESEND_REFUSALS['channel-deleted'] },
-  'channel-disabled': { status: 409, type: 'channel-disabled', detail: RESEND_REFUSALS['channel-disabled'] },
-  'channel-not-found': { status: 404, type: 'not-found', detail: 'There is no channel with this id.' },
-} as const;
+/** The problem answering a refusal of a re-send, in its catalogue's words (the page's notice says the same). */
+function refuse<R extends string>(c: Ctx, catalogue: Record<R, Refusal>, reason: R) {
+  const refusal: Refusal = catalogue[reason];
+  return problem(c, refusal.status, refusal.type ?? reason, wordsOf(refusal, undefined));
+}
 
-const refuse = (c: Ctx, reason: keyof typeof REFUSALS) => problem(c, REFUSALS[reason].status, REFUSALS[reason].type, REFUSALS[reason].detail);
+/** A delivery the path names that does not exist (a read; a re-send says it in its catalogue's words). */
+const NO_DELIVERY = 'There is no delivery with this id.';
 
 const tags = ['Deliveries'];
 
@@ -85,7 +84,7 @@ const one = apiRoute({
   summary: 'One delivery',
   description: 'A delivery with every attempt: verdict, status code, error and the start of the receiver\'s answer.',
   request: { params: DeliveryId },
-  refusals: { 404: REFUSALS['not-found'].detail },
+  refusals: { 404: NO_DELIVERY },
   responses: { 200: jsonAnswer(DeliveryDetail, 'The delivery.') },
 });
 
@@ -96,7 +95,7 @@ const resend = apiRoute({
   summary: 'Re-send one delivery',
   description: 'A dead-lettered or cancelled delivery gets a new delivery of the same message to the same channel, with a fresh set of attempts, due now. The old one stays as history.',
   request: { params: DeliveryId },
-  refusals: { 404: REFUSALS['not-found'].detail, 409: 'Not dead-lettered or cancelled (`not-undelivered`), `already-resent`, `channel-deleted` or `channel-disabled`.' },
+  refusals: { 404: wordsOf(RESEND_REFUSALS['not-found'], undefined), 409: 'Not dead-lettered or cancelled (`not-undelivered`), `already-resent`, `channel-deleted` or `channel-disabled`.' },
   responses: {
     201: { ...jsonAnswer(DeliveryDetail, 'The new delivery.'), headers: z.object({ Location: z.string().openapi({ description: 'The new delivery\'s address.' }) }) },
   },
@@ -109,7 +108,7 @@ const resendDead = apiRoute({
   summary: 'Re-send every dead letter of a channel',
   description: 'Re-queues every dead-lettered delivery of the channel that no re-send replaced yet, in one go (after its receiver was fixed). Cancelled ones are left alone.',
   request: { params: IdParam },
-  refusals: { 404: REFUSALS['channel-not-found'].detail, 409: 'The channel is disabled (`channel-disabled`): enable it first.' },
+  refusals: { 404: wordsOf(RESEND_ALL_REFUSALS['not-found'], undefined), 409: 'The channel is disabled (`channel-disabled`): enable it first.' },
   responses: { 200: jsonAnswer(z.strictObject({ count: z.number().int().openapi({ description: 'How many were re-queued; 0 when none was waiting.' }) }).openapi('ResendCount'), 'Re-queued.') },
 });
 
@@ -163,21 +162,21 @@ export function deliveriesApiRoutes(deps: Deps) {
 
   app.openapi(one, async (c) => {
     const d = await detail(deps, c.req.valid('param').id);
-    return d ? c.json(d, 200) : refuse(c, 'not-found');
+    return d ? c.json(d, 200) : problem(c, 404, 'not-found', NO_DELIVERY);
   });
 
   app.openapi(resend, async (c) => {
-    const result = await resendDelivery(deps, c.req.valid('param').id);
-    if (!result.ok) return refuse(c, result.reason);
+    const result = await resendDelivery(deps, { actorId: apiAccount(c).id }, c.req.valid('param').id);
+    if (!result.ok) return refuse(c, RESEND_REFUSALS, result.reason);
     const d = await detail(deps, result.deliveryId);
     // Its message pruned between the re-send and this read: the row is gone with it.
-    if (!d) return refuse(c, 'not-found');
+    if (!d) return refuse(c, RESEND_REFUSALS, 'not-found');
     return c.json(d, 201, { Location: `/api/deliveries/${d.id}` });
   });
 
   app.openapi(resendDead, async (c) => {
-    const result = await resendDeadOfChannel(deps, c.req.valid('param').id);
-    if (!result.ok) return refuse(c, result.reason === 'not-found' ? 'channel-not-found' : 'channel-disabled');
+    const result = await resendDeadOfChannel(deps, { actorId: apiAccount(c).id }, c.req.valid('param').id);
+    if (!result.ok) return refuse(c, RESEND_ALL_REFUSALS, result.reason);
     return c.json({ count: result.count }, 200);
   });
 

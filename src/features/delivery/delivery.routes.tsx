@@ -4,7 +4,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import type { AppEnv } from '../../http/env.ts';
+import { sessionActor, type AppEnv, type Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage } from '../../http/render.tsx';
 import type { RenderSettings } from '../../http/views/settings.ts';
@@ -12,7 +12,8 @@ import { refuseControlQuery } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
 import { resendAllOffer } from './deliveries-view.service.ts';
 import { deliveriesHref, ResendAllConfirm } from './deliveries-list.views.tsx';
-import { RESEND_REFUSALS } from './delivery.views.tsx';
+import { NOT_ADMIN, wordsOf } from '../refusals.ts';
+import { RESEND_ALL_REFUSALS } from './resend.refusals.ts';
 import { DELIVERY_ID, withResendOutcome } from './resend-notice.tsx';
 import { resendDeadOfChannel, resendDelivery } from './resend.service.ts';
 
@@ -37,7 +38,7 @@ export function deliveryRoutes(deps: Deps, renderSettings: RenderSettings) {
     const form = parseForm(c, resendSchema);
     if (!form.ok) return errorPage(c, 400, 'Cannot re-send', form.errors.delivery ?? form.errors.back ?? 'Choose a delivery to re-send.');
     // Done or refused, back to the page the button was on, whose notice says which (and to what channel).
-    const result = await resendDelivery(deps, form.data.delivery);
+    const result = await resendDelivery(deps, sessionActor(c), form.data.delivery);
     return c.redirect(withResendOutcome(safeBack(form.data.back) ?? '/settings?tab=deliveries', result), 303);
   });
 
@@ -52,9 +53,10 @@ export function deliveryRoutes(deps: Deps, renderSettings: RenderSettings) {
     const form = parseForm(c, resendAllSchema);
     if (!form.ok && form.control) return errorPage(c, 400, 'Cannot re-send', form.errors.channel ?? 'Choose a channel whose dead letters to re-send.');
     // A missing or malformed id names no channel, as a deleted one: never looked up.
-    const result = form.ok ? await resendDeadOfChannel(deps, form.data.channel) : ({ ok: false, reason: 'not-found' } as const);
+    const result = form.ok ? await resendDeadOfChannel(deps, sessionActor(c), form.data.channel) : ({ ok: false, reason: 'not-found' } as const);
     if (!result.ok && result.reason === 'not-found') return c.redirect('/settings?tab=deliveries&notice=gone', 303);
-    if (!result.ok) return errorPage(c, 409, 'Cannot re-send', RESEND_REFUSALS['channel-disabled']);
+    if (!result.ok && result.reason === 'not-admin') return errorPage(c, NOT_ADMIN.status, 'Not allowed', NOT_ADMIN.words);
+    if (!result.ok) return errorPage(c, RESEND_ALL_REFUSALS[result.reason].status, 'Cannot re-send', wordsOf(RESEND_ALL_REFUSALS[result.reason], undefined));
     return c.redirect(`${deliveriesHref({ channelId: form.ok ? form.data.channel : undefined })}&notice=resent-all&count=${result.count}`, 303);
   });
 

@@ -2,16 +2,9 @@
 import { Form, Notice, StackedTable, Time } from '../../http/views/components.tsx';
 import { channelLabel } from './channel-label.ts';
 import type { AttemptView, DeliveryView, MessageDeliveriesView } from './deliveries-view.service.ts';
+import { wordsOf } from '../refusals.ts';
+import { RESEND_REFUSALS } from './resend.refusals.ts';
 import type { ResendRefusal } from './resend.service.ts';
-
-/** Why a re-send was refused, in plain words. */
-export const RESEND_REFUSALS: Record<ResendRefusal, string> = {
-  'not-found': 'That delivery no longer exists.',
-  'not-undelivered': 'Only a dead-lettered or cancelled delivery can be re-sent; this one is pending or already delivered.',
-  'already-resent': 'This delivery has already been re-sent.',
-  'channel-deleted': 'Its channel has been deleted, so there is nowhere to send it.',
-  'channel-disabled': 'Its channel is disabled. Enable the channel first, then re-send.',
-};
 
 /** What a single re-send did, as the page it returned to reads it back. */
 export type ResendOutcome = { ok: true; channel?: { id: string | null; url: string | null } } | { ok: false; reason: ResendRefusal };
@@ -22,7 +15,7 @@ export type ResendOutcome = { ok: true; channel?: { id: string | null; url: stri
  */
 export function ResendNotice(props: { outcome: ResendOutcome; showUrl: boolean }) {
   const o = props.outcome;
-  if (!o.ok) return <Notice kind="error">Not re-sent: {RESEND_REFUSALS[o.reason]}</Notice>;
+  if (!o.ok) return <Notice kind="error">Not re-sent: {wordsOf(RESEND_REFUSALS[o.reason], undefined)}</Notice>;
   return (
     <Notice kind="success">
       Re-sent: a new delivery{o.channel ? <> to <span class="channel">{channelLabel(o.channel, props.showUrl)}</span></> : null} is queued, with a fresh set of attempts.

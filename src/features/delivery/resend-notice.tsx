@@ -4,7 +4,8 @@ import type { Child } from 'hono/jsx';
 import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { channelOfDelivery } from './deliveries-view.service.ts';
-import { RESEND_REFUSALS, ResendNotice } from './delivery.views.tsx';
+import { ResendNotice } from './delivery.views.tsx';
+import { RESEND_REFUSALS } from './resend.refusals.ts';
 import type { ResendRefusal, ResendResult } from './resend.service.ts';
 
 /** A delivery's own alphabet: a row id, or "<message id>.<channel id>" as emit() names the first delivery of a pair. */

@@ -3,17 +3,18 @@
 import type { Selectable, Transaction } from 'kysely';
 import type { DB, DeliveriesTable } from '../../db/schema.ts';
 import { newId, type Deps } from '../../deps.ts';
+import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { channelsEnabled, findDeliveryForUpdate, insertDeliveries, lockDeadOfChannel, withLaterSeries } from './deliveries.repo.ts';
 import { notifyDeliveriesDue } from '../messages/deliveries-due.ts';
 
 /** Why a re-send was refused. */
-export type ResendRefusal = 'not-found' | 'not-undelivered' | 'already-resent' | 'channel-deleted' | 'channel-disabled';
+export type ResendRefusal = 'not-found' | 'not-undelivered' | 'already-resent' | 'channel-deleted' | 'channel-disabled' | 'not-admin';
 
 /** A re-send's outcome: the new delivery's id, or why there is none. */
 export type ResendResult = { ok: true; deliveryId: string } | { ok: false; reason: ResendRefusal };
 
 /** A channel-wide re-send's outcome: how many dead letters were re-queued, or why none could be. */
-export type ResendAllResult = { ok: true; count: number } | { ok: false; reason: 'not-found' | 'channel-disabled' };
+export type ResendAllResult = { ok: true; count: number } | { ok: false; reason: 'not-found' | 'channel-disabled' | 'not-admin' };
 
 type Row = Selectable<DeliveriesTable>;
 
@@ -52,10 +53,11 @@ async function resendRows(trx: Transaction<DB>, deps: Deps, rows: Row[]): Promis
 }
 
 /**
- * Re-sends one dead-lettered (or cancelled) delivery. Workers are woken once the new row is committed (every
- * process's on PostgreSQL, this process's at once).
+ * Re-sends one dead-lettered (or cancelled) delivery, an administrator's act. Workers are woken once the new row is
+ * committed (every process's on PostgreSQL, this process's at once).
  */
-export async function resendDelivery(deps: Deps, deliveryId: string): Promise<ResendResult> {
+export async function resendDelivery(deps: Deps, actor: AdminActor, deliveryId: string): Promise<ResendResult> {
+  if (!(await actorIsAdmin(deps, actor))) return { ok: false, reason: 'not-admin' };
   const result = await deps.db.transaction().execute(async (trx): Promise<ResendResult> => {
     const old = await findDeliveryForUpdate(trx, deps.dialect, deliveryId);
     if (!old) return { ok: false, reason: 'not-found' };
@@ -67,9 +69,10 @@ export async function resendDelivery(deps: Deps, deliveryId: string): Promise<Re
 
 /**
  * Re-sends every dead-lettered delivery of a channel no re-send has replaced yet, in one transaction (after its
- * receiver was fixed). Cancelled ones are left alone: they were not sent on purpose. Returns how many were re-queued.
+ * receiver was fixed); an administrator's act. Cancelled ones are left alone: they were not sent on purpose. Returns how many were re-queued.
  */
-export async function resendDeadOfChannel(deps: Deps, channelId: string): Promise<ResendAllResult> {
+export async function resendDeadOfChannel(deps: Deps, actor: AdminActor, channelId: string): Promise<ResendAllResult> {
+  if (!(await actorIsAdmin(deps, actor))) return { ok: false, reason: 'not-admin' };
   const result = await deps.db.transaction().execute(async (trx): Promise<ResendAllResult> => {
     const enabled = (await channelsEnabled(trx, [channelId])).get(channelId);
     if (enabled === undefined) return { ok: false, reason: 'not-found' };

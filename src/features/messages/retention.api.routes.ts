@@ -2,8 +2,12 @@
 // the same service calls as the Settings dial, so the range and its refusal are the console's. Admin only.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiApp, apiRoute, invalid, jsonAnswer, jsonBody } from '../../http/api.ts';
-import { RETENTION_MAX_DAYS, RETENTION_MIN_DAYS, RETENTION_RANGE_MESSAGE, retentionDays, setRetentionDays } from './retention.service.ts';
+import { apiAccount, apiApp, apiRoute, invalid, jsonAnswer, jsonBody, problem } from '../../http/api.ts';
+import { wordsOf } from '../refusals.ts';
+import { RETENTION_REFUSALS } from './retention.refusals.ts';
+import { RETENTION_MAX_DAYS, RETENTION_MIN_DAYS, retentionDays, setRetentionDays } from './retention.service.ts';
+
+const OUT_OF_RANGE = wordsOf(RETENTION_REFUSALS['out-of-range'], undefined);
 
 const Retention = z
   .strictObject({
@@ -17,7 +21,7 @@ const Retention = z
 const RetentionSet = z
   .strictObject({
     days: z
-      .number({ error: RETENTION_RANGE_MESSAGE })
+      .number({ error: OUT_OF_RANGE })
       .openapi({ type: 'integer', minimum: RETENTION_MIN_DAYS, maximum: RETENTION_MAX_DAYS, description: 'Whole days.', example: 90 }),
   })
   .openapi('RetentionSet');
@@ -55,8 +59,9 @@ export function retentionApiRoutes(deps: Deps) {
 
   app.openapi(set, async (c) => {
     const { days } = c.req.valid('json');
-    const result = await setRetentionDays(deps, days);
-    if (!result.ok) return invalid(c, { days: RETENTION_RANGE_MESSAGE });
+    const result = await setRetentionDays(deps, { actorId: apiAccount(c).id }, days);
+    if (!result.ok && result.reason === 'not-admin') return problem(c, 403, RETENTION_REFUSALS['not-admin'].type, RETENTION_REFUSALS['not-admin'].words);
+    if (!result.ok) return invalid(c, { days: OUT_OF_RANGE });
     return c.json(answer(days), 200);
   });
 

@@ -7,6 +7,7 @@ import { attemptsOf } from '../../../test/helpers/delivery.ts';
 import { buildChannel, buildMessage, clearOutbox } from '../../../test/helpers/outbox.ts';
 import { markRead } from './read-state.service.ts';
 import { DEFAULT_RETENTION_DAYS, pruneMessages, retentionDays, setRetentionDays } from './retention.service.ts';
+import { CLI_ACTOR } from '../auth/admin-actor.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -78,9 +79,9 @@ forEachDialect((getDb) => {
   });
 
   test('the dial changes what is kept; out-of-range values are refused', async () => {
-    assert.deepEqual(await setRetentionDays(t.deps, 0), { ok: false, reason: 'out-of-range' });
-    assert.deepEqual(await setRetentionDays(t.deps, 3651), { ok: false, reason: 'out-of-range' });
-    assert.deepEqual(await setRetentionDays(t.deps, 7), { ok: true });
+    assert.deepEqual(await setRetentionDays(t.deps, CLI_ACTOR, 0), { ok: false, reason: 'out-of-range' });
+    assert.deepEqual(await setRetentionDays(t.deps, CLI_ACTOR, 3651), { ok: false, reason: 'out-of-range' });
+    assert.deepEqual(await setRetentionDays(t.deps, CLI_ACTOR, 7), { ok: true });
     const gone = await buildMessage(t);
     t.clock.advance(5 * DAY);
     const kept = await buildMessage(t);

@@ -7,6 +7,7 @@ import { findAccountById, replacePasswordHash } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import type { Actor } from '../auth/reauth-window.ts';
 import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
+import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
 import { findResetByTokenHash, spendReset, upsertReset } from './reset.repo.ts';
 
@@ -25,13 +26,13 @@ export interface MintedResetLink {
   suspended: boolean;
 }
 
-export type MintResetResult = ({ ok: true } & MintedResetLink) | { ok: false; reason: 'self' | 'not-found' | 'reauth-required' };
+export type MintResetResult = ({ ok: true } & MintedResetLink) | { ok: false; reason: 'self' | 'not-found' | 'reauth-required' | 'not-admin' };
 
 /**
  * Mints a reset link for another account on `base` (the external origin), voiding the account's previous link.
  * `actorId` null is the host CLI; a signed-in actor mints only from its session `sessionIdHash` confirmed within the
  * last 10 minutes ("Confirm it's you"; a link takes the account over) or through its own writing API token (see
- * actorRecentlyConfirmed), else 'reauth-required' and nothing changes.
+ * actorRecentlyConfirmed), else 'reauth-required' and nothing changes. Only an administrator mints one ('not-admin').
  * The event is logged without the link.
  */
 export async function mintResetLink(
@@ -40,6 +41,7 @@ export async function mintResetLink(
 ): Promise<MintResetResult> {
   if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
   if (!(await actorRecentlyConfirmed(deps, input))) return { ok: false, reason: 'reauth-required' };
+  if (!(await actorIsAdmin(deps, input))) return { ok: false, reason: 'not-admin' };
   const account = await findAccountById(deps.db, input.accountId);
   if (!account) return { ok: false, reason: 'not-found' };
   const token = randomToken(deps.random, TOKEN_BYTES);

@@ -8,7 +8,7 @@ import { lockedMessage } from '../auth/login.views.tsx';
 import { Field, Form } from '../../http/views/components.tsx';
 
 /** The notice after an act refused for want of a recent confirmation. */
-export const CONFIRM_FIRST = 'Confirm it’s you first: your last confirmation is more than 10 minutes old.';
+export { CONFIRM_FIRST } from '../auth/reauth-window.ts';
 
 /**
  * The confirm form alone, with id `id`, posting to `action` with the hidden `fields` that say where to return.

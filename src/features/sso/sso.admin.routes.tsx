@@ -3,10 +3,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
+import { signedIn, sessionActor, type AppEnv, type Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
+import { errorPage } from '../../http/render.tsx';
 import { secretRetry } from '../../http/views/secret-retry.tsx';
 import type { RenderSettings } from '../../http/views/settings.ts';
+import { NOT_ADMIN, wordsOf } from '../refusals.ts';
 import {
   changeProvider,
   changeProviderSecret,
@@ -16,6 +18,7 @@ import {
   removeProvider,
   type DiscoveryProblem,
 } from './sso.providers.service.ts';
+import { PROVIDER_REFUSALS } from './sso.refusals.ts';
 import { createProviderSchema, idSchema, providerSecretSchema, updateProviderSchema } from './sso.schema.ts';
 import { ssoTabBody } from './sso.tab.tsx';
 import { DeleteProviderConfirm, discoveryMessage, type TabFormState } from './sso.views.tsx';
@@ -27,8 +30,10 @@ const updateSchema = updateProviderSchema.extend(saveAnyway);
 /** Delete asks first: only `confirm=yes` (the confirmation page's button) deletes. */
 const deleteSchema = idSchema.extend({ confirm: z.string().optional() });
 
-const DUPLICATE_SLUG = 'Another provider already uses this slug. Choose a different one.';
-const GONE = 'That provider no longer exists.';
+const DUPLICATE_SLUG = wordsOf(PROVIDER_REFUSALS['duplicate-slug'], {});
+const GONE = wordsOf(PROVIDER_REFUSALS['not-found'], {});
+/** The act refused because its actor is not an administrator (the domain's own check, behind the gate's). */
+const notAllowed = (c: Ctx) => errorPage(c, NOT_ADMIN.status, 'Not allowed', NOT_ADMIN.words);
 
 const done = (c: Ctx, notice: string) => c.redirect(`/settings?tab=sso&notice=${notice}`, 303);
 
@@ -59,7 +64,8 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!form.ok) return invalid(c, 'create', form, askSecret);
     const { save_anyway, ...input } = form.data;
     if (owed) return again(c, { form: 'create', errors: {}, values: values(c), offerSaveAnyway: save_anyway, askSecret });
-    const result = await createProvider(deps, signedIn(c).account.id, input, { checkDiscovery: !save_anyway });
+    const result = await createProvider(deps, sessionActor(c), input, { checkDiscovery: !save_anyway });
+    if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
     if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'create', input, result.problem, askSecret);
     if (!result.ok) return again(c, { form: 'create', errors: { slug: DUPLICATE_SLUG }, values: values(c), offerSaveAnyway: save_anyway, askSecret }, undefined, 409);
     return done(c, save_anyway ? 'created-unchecked' : 'created');
@@ -70,7 +76,8 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
     const form = parseForm(c, updateSchema);
     if (!form.ok) return invalid(c, 'update', form);
     const { save_anyway, ...change } = form.data;
-    const result = await changeProvider(deps, change, { checkDiscovery: !save_anyway });
+    const result = await changeProvider(deps, sessionActor(c), change, { checkDiscovery: !save_anyway });
+    if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
     if (!result.ok && result.reason === 'not-found') return again(c, { form: 'update', errors: {}, values: {} }, GONE, 404);
     if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'update', change, result.problem);
     if (!result.ok) return again(c, { form: 'update', id: change.id, errors: { slug: DUPLICATE_SLUG }, values: values(c) }, undefined, 409);
@@ -88,7 +95,8 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
       if (!(await providerDetails(deps, form.data.id)).length) return again(c, { form: 'secret', errors: {}, values: {} }, GONE, 404);
       return again(c, { form: 'secret', id: form.data.id, errors: {}, values: {}, askSecret });
     }
-    const result = await changeProviderSecret(deps, form.data);
+    const result = await changeProviderSecret(deps, sessionActor(c), form.data);
+    if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
     if (!result.ok) return again(c, { form: 'secret', errors: {}, values: {} }, GONE, 404);
     return done(c, `secret-${result.outcome}`);
   });
@@ -104,14 +112,14 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
       if (!detail) return done(c, 'gone');
       return renderSettings(c, 'sso', <DeleteProviderConfirm provider={detail.provider} linked={detail.linked} />);
     }
-    if (form.ok) await removeProvider(deps, form.data.id);
+    if (form.ok && !(await removeProvider(deps, sessionActor(c), form.data.id)).ok) return notAllowed(c);
     return done(c, 'deleted');
   });
 
   app.post('/settings/sso/identity/remove', async (c) => {
     const form = parseForm(c, idSchema);
     if (!form.ok && form.control) return again(c, { form: 'update', errors: {}, values: {} }, form.errors.id ?? GONE);
-    if (form.ok) await removeIdentity(deps, form.data.id);
+    if (form.ok && !(await removeIdentity(deps, sessionActor(c), form.data.id)).ok) return notAllowed(c);
     return done(c, 'identity-removed');
   });
 

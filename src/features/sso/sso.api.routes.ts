@@ -8,27 +8,33 @@ import type { Ctx } from '../../http/env.ts';
 import { externalOrigin } from '../../http/request.ts';
 import { ID_PATTERN, isId } from '../../http/text.ts';
 import { NewSsoProvider, presentIdentity, presentProvider, SsoIdentity, SsoProvider, SsoProviderPatch } from './sso.api.schema.ts';
-import { changeProvider, createProvider, identitiesPage, providerDetails, removeIdentity, removeProvider, type DiscoveryProblem } from './sso.providers.service.ts';
-import { discoveryMessage } from './sso.views.tsx';
+import {
+  changeProvider,
+  createProvider,
+  identitiesPage,
+  providerDetails,
+  removeIdentity,
+  removeProvider,
+  type ChangeProviderResult,
+  type ProviderWriteResult,
+  type RemoveResult,
+} from './sso.providers.service.ts';
+import { wordsOf, type Refusal } from '../refusals.ts';
+import { PROVIDER_REFUSALS, type ProviderFacts } from './sso.refusals.ts';
 
-/** The domain's refusals as problems, one table for this file (field rules go out as 422 `invalid` from the schemas). */
-const REFUSALS = {
-  'not-found': { status: 404, detail: 'There is no provider with this id.' },
-  'duplicate-slug': { status: 409, detail: 'Another provider already uses this slug. Choose a different one.' },
-  'discovery-failed': { status: 422, detail: 'svc could not use the provider\'s discovery document (see errors); nothing was saved. Fix the issuer, or send skip_discovery: true to save anyway.' },
-} as const;
+/** What the API says of a failed discovery as a whole; the issuer's error says why, in the console's words. */
+const DISCOVERY_FAILED = "svc could not use the provider's discovery document (see errors); nothing was saved. Fix the issuer, or send skip_discovery: true to save anyway.";
+/** A provider the path names that does not exist (a read; a refused act says it in its catalogue's words). */
+const NO_PROVIDER = 'There is no provider with this id.';
 
-type Refusal = { reason: 'not-found' | 'duplicate-slug' } | { reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string };
+type Refused = Extract<ProviderWriteResult | ChangeProviderResult | RemoveResult, { ok: false }>;
 
-/** The problem for a refused save; a failed discovery names the issuer field with the console's words. */
-function refuse(c: Ctx, refusal: Refusal) {
-  if (refusal.reason === 'undiscoverable') {
-    const errors = [{ in: 'body' as const, field: 'issuer', detail: discoveryMessage(refusal.problem, refusal.issuer) }];
-    return problem(c, 422, 'discovery-failed', REFUSALS['discovery-failed'].detail, { errors });
-  }
-  const { reason } = refusal;
-  const { status, detail } = REFUSALS[reason];
-  return problem(c, status, reason, detail, reason === 'duplicate-slug' ? { errors: [{ in: 'body', field: 'slug', detail }] } : {});
+/** The problem for a refused act, from its catalogue; a field's refusal (slug, issuer) names that field too. */
+function refuse(c: Ctx, refused: Refused) {
+  const refusal: Refusal<ProviderFacts> = PROVIDER_REFUSALS[refused.reason];
+  const words = wordsOf(refusal, refused.reason === 'undiscoverable' ? { problem: refused.problem, issuer: refused.issuer } : {});
+  const errors = refusal.field === undefined ? {} : { errors: [{ in: 'body' as const, field: refusal.field, detail: words }] };
+  return problem(c, refusal.status, refusal.type ?? refused.reason, refused.reason === 'undiscoverable' ? DISCOVERY_FAILED : words, errors);
 }
 
 const idFilter = (what: string) => z.string().regex(ID_PATTERN, `Not an id of ${what}.`).optional().openapi({ description: `Only identities of this ${what}.` });
@@ -53,7 +59,7 @@ const oneProvider = apiRoute({
   summary: 'One provider',
   description: 'A provider with its callback URLs and how many identities are linked through it.',
   request: { params: IdParam },
-  refusals: { 404: REFUSALS['not-found'].detail },
+  refusals: { 404: NO_PROVIDER },
   responses: { 200: jsonAnswer(SsoProvider, 'The provider.') },
 });
 
@@ -65,7 +71,7 @@ const createProviderRoute = apiRoute({
   description:
     'Declares a provider, enabled unless `enabled` is false, authored by the token\'s account. svc first fetches <issuer>/.well-known/openid-configuration as a sign-in would; when that fails nothing is saved (422 `discovery-failed`) unless `skip_discovery` is true. A disabled provider is saved without the check.',
   request: { body: jsonBody(NewSsoProvider) },
-  refusals: { 409: REFUSALS['duplicate-slug'].detail, 422: CREATE_422 },
+  refusals: { 409: wordsOf(PROVIDER_REFUSALS['duplicate-slug'], {}), 422: CREATE_422 },
   responses: {
     201: { ...jsonAnswer(SsoProvider, 'Declared.'), headers: z.object({ Location: z.string().openapi({ description: 'The new provider\'s address.' }) }) },
   },
@@ -79,7 +85,7 @@ const updateProvider = apiRoute({
   description:
     'Changes the fields sent; the others keep their values. `client_secret`: a string replaces, null removes, absent keeps. A change naming `issuer`, `client_id` or `enabled` of a provider that stays enabled runs the discovery check first (skip it with `skip_discovery`). A new issuer removes every identity linked through the provider.',
   request: { params: IdParam, body: jsonBody(SsoProviderPatch) },
-  refusals: { 404: REFUSALS['not-found'].detail, 409: REFUSALS['duplicate-slug'].detail, 422: CREATE_422 },
+  refusals: { 404: wordsOf(PROVIDER_REFUSALS['not-found'], {}), 409: wordsOf(PROVIDER_REFUSALS['duplicate-slug'], {}), 422: CREATE_422 },
   responses: { 200: jsonAnswer(SsoProvider, 'The provider as changed.') },
 });
 
@@ -124,34 +130,34 @@ export function ssoApiRoutes(deps: Deps) {
 
   app.openapi(oneProvider, async (c) => {
     const [found] = await providerDetails(deps, c.req.valid('param').id);
-    if (!found) return refuse(c, { reason: 'not-found' });
+    if (!found) return problem(c, 404, 'not-found', NO_PROVIDER);
     return c.json(presentProvider(found, origin(c)), 200);
   });
 
   app.openapi(createProviderRoute, async (c) => {
     const { skip_discovery, ...input } = c.req.valid('json');
-    const result = await createProvider(deps, apiAccount(c).id, input, { checkDiscovery: !skip_discovery });
+    const result = await createProvider(deps, { actorId: apiAccount(c).id }, input, { checkDiscovery: !skip_discovery });
     if (!result.ok) return refuse(c, result);
     const [created] = await providerDetails(deps, result.id);
     // Deleted between the insert and this read: it is gone all the same.
-    if (!created) return refuse(c, { reason: 'not-found' });
+    if (!created) return refuse(c, { ok: false, reason: 'not-found' });
     return c.json(presentProvider(created, origin(c)), 201, { Location: `/api/sso/providers/${result.id}` });
   });
 
   app.openapi(updateProvider, async (c) => {
     const { id } = c.req.valid('param');
     const { skip_discovery, ...change } = c.req.valid('json');
-    const result = await changeProvider(deps, { id, ...change }, { checkDiscovery: !skip_discovery });
+    const result = await changeProvider(deps, { actorId: apiAccount(c).id }, { id, ...change }, { checkDiscovery: !skip_discovery });
     if (!result.ok) return refuse(c, result);
     const [changed] = await providerDetails(deps, id);
-    if (!changed) return refuse(c, { reason: 'not-found' });
+    if (!changed) return refuse(c, { ok: false, reason: 'not-found' });
     return c.json(presentProvider(changed, origin(c)), 200);
   });
 
   app.openapi(deleteProvider, async (c) => {
     const { id } = c.req.valid('param');
-    if (isId(id)) await removeProvider(deps, id);
-    return c.body(null, 204);
+    const result = isId(id) ? await removeProvider(deps, { actorId: apiAccount(c).id }, id) : undefined;
+    return result?.ok === false ? refuse(c, result) : c.body(null, 204);
   });
 
   app.openapi(listIdentities, async (c) => {
@@ -165,8 +171,8 @@ export function ssoApiRoutes(deps: Deps) {
 
   app.openapi(deleteIdentity, async (c) => {
     const { id } = c.req.valid('param');
-    if (isId(id)) await removeIdentity(deps, id);
-    return c.body(null, 204);
+    const result = isId(id) ? await removeIdentity(deps, { actorId: apiAccount(c).id }, id) : undefined;
+    return result?.ok === false ? refuse(c, result) : c.body(null, 204);
   });
 
   return app;

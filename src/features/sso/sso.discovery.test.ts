@@ -11,6 +11,7 @@ import { CONFIDENTIAL_CLIENT_ID, CONFIDENTIAL_CLIENT_SECRET, PUBLIC_CLIENT_ID, s
 import { DISCOVERY_TTL_MS, FORCED_REFRESH_INTERVAL_MS } from './sso.discovery.ts';
 import { START_POLICY } from './sso.flow.service.ts';
 import { changeProvider } from './sso.providers.service.ts';
+import { CLI_ACTOR } from '../auth/admin-actor.ts';
 
 let idp: TestIdp;
 before(async () => {
@@ -71,7 +72,7 @@ forEachDialect((getDb) => {
     assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
     const [discoveries, keyFetches] = [idp.discoveryCount(), jwksFetches()];
     t.clock.advance(1_000);
-    const saved = await changeProvider(t.deps, { id: provider.id, display_name: 'Renamed', slug: 'pub', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: true });
+    const saved = await changeProvider(t.deps, CLI_ACTOR, { id: provider.id, display_name: 'Renamed', slug: 'pub', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: true });
     assert.equal(saved.ok, true);
     assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
     assert.equal(idp.discoveryCount() - discoveries, 1, 'discovered afresh after the save');

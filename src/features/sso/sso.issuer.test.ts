@@ -12,6 +12,7 @@ import { buildProvider, clearSsoState, newSub, redirectUrisFor, roundTrip } from
 import { makeCertificates, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { accountForIdentity, linkIdentity } from './sso.flow.service.ts';
 import { changeProvider } from './sso.providers.service.ts';
+import { CLI_ACTOR } from '../auth/admin-actor.ts';
 
 // Two independent providers under one test CA: the old issuer and the new one.
 let oldIdp: TestIdp;
@@ -128,7 +129,7 @@ forEachDialect((getDb) => {
     const verifiedAt = await providerRow();
     const sub = newSub();
     // The callback verified `sub` at the old issuer; the admin saves the new one before the binding is written.
-    const changed = await changeProvider(t.deps, { id: corp.id, display_name: 'Corp', slug: 'corp', issuer: newIdp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: true });
+    const changed = await changeProvider(t.deps, CLI_ACTOR, { id: corp.id, display_name: 'Corp', slug: 'corp', issuer: newIdp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: true });
     assert.deepEqual(changed, { ok: true, issuerChanged: true, removedIdentities: 0 });
     assert.deepEqual(await linkIdentity(t.deps, alice.id, verifiedAt, { sub, label: 'x' }), { ok: false, reason: 'provider-changed' });
     assert.equal((await bindings()).length, 0);

@@ -1,6 +1,7 @@
 // Administration of providers and bindings. Uniqueness of slugs is the database's job; a refusal comes back typed.
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
+import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { configurationFor } from './sso.discovery.ts';
 import type { CreateProviderInput, ProviderChange, ProviderSecretInput } from './sso.schema.ts';
@@ -94,9 +95,13 @@ export function identitiesOf(deps: Deps, accountId: string): Promise<IdentityLis
   return listIdentities(deps.db, accountId);
 }
 
+/** An admin act refused because its actor is not an administrator. */
+type NotAdmin = { ok: false; reason: 'not-admin' };
+
 export type ProviderWriteResult =
   | { ok: true; id: string }
   | { ok: false; reason: 'duplicate-slug' }
+  | NotAdmin
   | { ok: false; reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string };
 
 /** How a save treats discovery: `checkDiscovery` saves an enabled provider only once its discovery succeeds. */
@@ -104,11 +109,24 @@ export interface SaveOptions {
   checkDiscovery?: boolean;
 }
 
+/** The refusal of an admin act whose actor is not an administrator, else undefined. */
+async function notAdmin(deps: Deps, actor: AdminActor): Promise<NotAdmin | undefined> {
+  return (await actorIsAdmin(deps, actor)) ? undefined : { ok: false, reason: 'not-admin' };
+}
+
 /**
- * Declares a provider authored by `actorId`, enabled unless `input.enabled` is false. With `checkDiscovery`, an enabled
- * one is saved only when its discovery succeeds; a disabled one is saved without (nobody signs in with it).
+ * Declares a provider authored by the actor (an administrator), enabled unless `input.enabled` is false. With
+ * `checkDiscovery`, an enabled one is saved only when its discovery succeeds; a disabled one is saved without (nobody
+ * signs in with it).
  */
-export async function createProvider(deps: Deps, actorId: string, input: CreateProviderInput, options: SaveOptions = {}): Promise<ProviderWriteResult> {
+export async function createProvider(
+  deps: Deps,
+  actor: AdminActor & { actorId: string },
+  input: CreateProviderInput,
+  options: SaveOptions = {},
+): Promise<ProviderWriteResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
   const enabled = input.enabled ?? true;
   if (options.checkDiscovery && enabled) {
     const problem = await checkDiscovery(deps, input);
@@ -127,7 +145,7 @@ export async function createProvider(deps: Deps, actorId: string, input: CreateP
       enabled: enabled ? 1 : 0,
       created_at: now,
       updated_at: now,
-      created_by: actorId,
+      created_by: actor.actorId,
     });
   } catch (err) {
     if (isUniqueViolation(err)) return { ok: false, reason: 'duplicate-slug' };
@@ -139,7 +157,8 @@ export async function createProvider(deps: Deps, actorId: string, input: CreateP
 export type ChangeProviderResult =
   | { ok: true; issuerChanged: boolean; removedIdentities: number }
   | { ok: false; reason: 'duplicate-slug' | 'not-found' }
-  | { ok: false; reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string };
+  | { ok: false; reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string }
+  | NotAdmin;
 
 /** The settings discovery depends on: a change naming one of them is checked (with `checkDiscovery`). */
 const DISCOVERY_FIELDS = ['issuer', 'client_id', 'enabled'] as const;
@@ -149,9 +168,11 @@ const DISCOVERY_FIELDS = ['issuer', 'client_id', 'enabled'] as const;
  * (absent). With `checkDiscovery`, a change naming the issuer, client id or enabled flag of a provider that stays
  * enabled is saved only when discovery succeeds. A `sub` is only unique at its issuer, so a new issuer drops every
  * binding made through the provider in the same transaction: otherwise the same `sub` at the new issuer would sign
- * into the account that linked it at the old one.
+ * into the account that linked it at the old one. An administrator's act.
  */
-export async function changeProvider(deps: Deps, change: ProviderChange, options: SaveOptions = {}): Promise<ChangeProviderResult> {
+export async function changeProvider(deps: Deps, actor: AdminActor, change: ProviderChange, options: SaveOptions = {}): Promise<ChangeProviderResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
   if (options.checkDiscovery && DISCOVERY_FIELDS.some((f) => change[f] !== undefined)) {
     const current = await findProviderById(deps.db, change.id);
     if (!current) return { ok: false, reason: 'not-found' };
@@ -194,10 +215,12 @@ export async function changeProvider(deps: Deps, change: ProviderChange, options
   return result;
 }
 
-export type SecretResult = { ok: true; outcome: 'set' | 'cleared' | 'kept' } | { ok: false; reason: 'not-found' };
+export type SecretResult = { ok: true; outcome: 'set' | 'cleared' | 'kept' } | { ok: false; reason: 'not-found' } | NotAdmin;
 
-/** Sets, clears (wins over a typed value) or keeps (blank) a provider's client secret. */
-export async function changeProviderSecret(deps: Deps, input: ProviderSecretInput): Promise<SecretResult> {
+/** Sets, clears (wins over a typed value) or keeps (blank) a provider's client secret; an administrator's act. */
+export async function changeProviderSecret(deps: Deps, actor: AdminActor, input: ProviderSecretInput): Promise<SecretResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
   if (!(await findProviderById(deps.db, input.id))) return { ok: false, reason: 'not-found' };
   if (!input.clear_secret && input.client_secret === undefined) return { ok: true, outcome: 'kept' };
   const secret = input.clear_secret ? null : input.client_secret!;
@@ -205,14 +228,23 @@ export async function changeProviderSecret(deps: Deps, input: ProviderSecretInpu
   return { ok: true, outcome: secret === null ? 'cleared' : 'set' };
 }
 
-/** Deletes a provider and its bindings; deleting one already gone is a no-op. */
-export async function removeProvider(deps: Deps, id: string): Promise<void> {
+/** Done (or nothing was there to remove), or refused. */
+export type RemoveResult = { ok: true } | NotAdmin;
+
+/** Deletes a provider and its bindings, an administrator's act; deleting one already gone is a no-op. */
+export async function removeProvider(deps: Deps, actor: AdminActor, id: string): Promise<RemoveResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
   await deleteProvider(deps.db, id);
+  return { ok: true };
 }
 
-/** Revokes any binding (admin); idempotent; the local account stays. */
-export async function removeIdentity(deps: Deps, id: string): Promise<void> {
+/** Revokes any binding, an administrator's act; idempotent; the local account stays. */
+export async function removeIdentity(deps: Deps, actor: AdminActor, id: string): Promise<RemoveResult> {
+  const refused = await notAdmin(deps, actor);
+  if (refused) return refused;
   await deleteIdentity(deps.db, id);
+  return { ok: true };
 }
 
 /** Why a provider's discovery failed, as the admin is told it. */

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { idField } from '../../http/forms.ts';
 import { hasInvisibleCharacters } from '../text-rules.ts';
+import { ISSUER_REFUSALS } from './sso.refusals.ts';
 
 const text = (what: string, max: number) =>
   z
@@ -32,17 +33,14 @@ export function hasWellKnownPath(issuer: string): boolean {
 
 /** The issuer: an absolute https URL without credentials, query or fragment, outside `/.well-known/`. */
 const issuer = text('issuer URL', 2048)
-  .refine((v) => v.length === 0 || URL.canParse(v), 'Enter the issuer as an absolute URL, such as https://idp.example.com.')
-  .refine((v) => !URL.canParse(v) || new URL(v).protocol === 'https:', 'The issuer URL must use https.')
+  .refine((v) => v.length === 0 || URL.canParse(v), ISSUER_REFUSALS['not-url'].words)
+  .refine((v) => !URL.canParse(v) || new URL(v).protocol === 'https:', ISSUER_REFUSALS['not-https'].words)
   .refine((v) => {
     if (!URL.canParse(v)) return true;
     const u = new URL(v);
     return u.username === '' && u.password === '' && u.search === '' && u.hash === '';
-  }, 'The issuer URL cannot carry a user name, password, query or fragment.')
-  .refine(
-    (v) => !hasWellKnownPath(v),
-    'Enter the issuer itself, not its discovery document: leave out "/.well-known/…" (svc adds /.well-known/openid-configuration).',
-  );
+  }, ISSUER_REFUSALS.credentials.words)
+  .refine((v) => !hasWellKnownPath(v), ISSUER_REFUSALS['well-known'].words);
 
 /** A provider's settings, one rule per field: both doors (forms and API) validate with these. */
 export const providerFields = {

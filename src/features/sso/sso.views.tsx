@@ -4,6 +4,8 @@ import { Checkbox, ConfirmedDelete, Field, Form, Notice, Time } from '../../http
 import { SecretRetryFields, withSecretAgain } from '../../http/views/secret-retry.tsx';
 import type { DiscoveryProblem, ProviderView } from './sso.providers.service.ts';
 import type { IdentityListing } from './sso.repo.ts';
+import { wordsOf } from '../refusals.ts';
+import { DISCOVERY_REFUSALS } from './sso.refusals.ts';
 
 /** A fixed table's entry for a query value; only own keys, so `?notice=constructor` finds nothing. */
 export function pick<T>(table: Record<string, T>, key: string | undefined): T | undefined {
@@ -47,20 +49,9 @@ const NO_SECRET = 'No secret: a public client (PKCE only)';
 /** The skip box's label on the secret form of a provider that has a secret: a blank field keeps it. */
 const KEEP_SECRET = 'Keep the stored secret';
 
-/** What a failed discovery means, in the admin's words, shown beside the issuer field. */
+/** What a failed discovery means, in the admin's words (its catalogue's), shown beside the issuer field. */
 export function discoveryMessage(problem: DiscoveryProblem, issuer: string): string {
-  switch (problem) {
-    case 'unreachable':
-      return `svc could not reach ${issuer}: the host is unknown, refused the connection or did not answer in time.`;
-    case 'untrusted-certificate':
-      return `svc reached ${issuer} but does not trust its certificate. For a provider behind a private CA, set SVC_OIDC_CA_FILE.`;
-    case 'not-https':
-      return 'The provider\'s discovery document lists endpoints that are not https; svc only talks to a provider over https.';
-    case 'bad-document':
-      return `The provider answered, but ${issuer}/.well-known/openid-configuration is not a usable discovery document.`;
-    case 'issuer-mismatch':
-      return 'The discovery document names a different issuer: enter the issuer exactly as the provider states it (mind a trailing slash).';
-  }
+  return wordsOf(DISCOVERY_REFUSALS[problem], { issuer });
 }
 
 /** The box that lets an admin save settings whose discovery failed, shown only after it failed. */

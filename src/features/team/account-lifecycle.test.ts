@@ -234,7 +234,7 @@ forEachDialect((getDb) => {
       const heir = await buildAccount(t);
       await buildInvitation(t, author.id);
       const [moved] = await Promise.all([
-        reassignAuthored(t.deps, { fromId: author.id, toId: heir.id }),
+        reassignAuthored(t.deps, { actorId: adminId, fromId: author.id, toId: heir.id }),
         suspendAccount(t.deps, { actorId: adminId, accountId: heir.id }),
       ]);
       const invitation = await t.deps.db.selectFrom('invitations').select('created_by').where('created_by', 'in', [author.id, heir.id]).executeTakeFirstOrThrow();

@@ -13,9 +13,21 @@ import { clientAddress, externalOrigin } from '../../http/request.ts';
 import { revealLater, revealNow, spendOnce } from '../auth/reveal.tsx';
 import { isId } from '../../http/text.ts';
 import { confirmIdentity, recentlyConfirmed } from '../second-factor/reauth.service.ts';
-import { CONFIRM_FIRST, confirmRefusal } from '../second-factor/confirm-step.tsx';
+import { confirmRefusal } from '../second-factor/confirm-step.tsx';
+import { wordsOf, type Refusal } from '../refusals.ts';
 import { ACCOUNT_NOTICES, AccountPage, CONFIRMABLE, type AccountPageProps } from './account.views.tsx';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
+import {
+  REACTIVATE_REFUSALS,
+  REASSIGN_REFUSALS,
+  REENROL_REFUSALS,
+  REMOVE_REFUSALS,
+  RESET_LINK_REFUSALS,
+  ROLE_REFUSALS,
+  SIGN_OUT_REFUSALS,
+  SUSPEND_REFUSALS,
+  type TeamFacts,
+} from './team.refusals.ts';
 import { renderTeamTab } from './team.tab.tsx';
 import {
   changeRole,
@@ -36,31 +48,6 @@ const removeSchema = z.object({ account: id, confirm: z.string().default('') });
 const reassignSchema = z.object({ account: id, to: idField('Choose the account that receives the records.') });
 const reauthSchema = z.object({ secret: z.string().max(1024).default(''), account: z.string().default(''), at: z.string().default('') });
 
-/** Every refusal of the account acts: status and the message shown on the page. */
-const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => string]> = {
-  'self-role': [409, () => 'You cannot change your own role. Another administrator can.'],
-  'last-admin-role': [409, () => 'That would leave no administrator. Promote another account first.'],
-  'self-remove': [409, () => 'You cannot remove your own account.'],
-  'last-admin-remove': [409, () => 'That is the last administrator. Promote another account first.'],
-  'self-suspend': [409, () => 'You cannot suspend your own account.'],
-  'last-admin-suspend': [409, () => 'That is the last active administrator. Promote another account first.'],
-  'self-sign-out': [409, () => 'To end your own sessions, use the Sessions section of your Profile: signing yourself out everywhere would end this session too.'],
-  'self-reset': [409, () => 'You cannot create a reset link for your own account. Change your password on your Profile.'],
-  'reauth-required-reset': [403, () => `${CONFIRM_FIRST} Nothing was created.`],
-  'reauth-required-role': [403, () => `${CONFIRM_FIRST} The role was not changed.`],
-  'self-reenroll': [409, () => 'You cannot reset your own second factor. Another administrator can.'],
-  'confirmation': [400, () => 'The confirmation did not match the username exactly, so nothing was removed.'],
-  'author': [
-    409,
-    (username) =>
-      `${username || 'This account'} authored records in this service (such as invitations), so the database keeps it. ` +
-      'Reassign those records below, or keep the account and demote it to viewer to retire it.',
-  ],
-  'same': [400, () => 'Choose another account to receive the records.'],
-  'heir-not-found': [409, () => 'The account chosen to receive the records no longer exists. Choose another.'],
-  'heir-suspended': [409, () => 'The account chosen to receive the records is suspended. Choose an active account.'],
-};
-
 /** The account page's address, with a notice key. */
 const pageOf = (accountId: string, notice?: string) => `/settings/accounts/${accountId}${notice ? `?notice=${notice}` : ''}`;
 /** The account page that shows a reset link just minted, once (later visits of it say it was shown). */
@@ -72,7 +59,7 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   const app = new Hono<AppEnv>();
   const selfId = (c: Ctx) => signedIn(c).account.id;
 
-  const gone = (c: Ctx) => errorPage(c, 404, 'Account not found', 'That account no longer exists.');
+  const gone = (c: Ctx) => errorPage(c, 404, 'Account not found', wordsOf(REMOVE_REFUSALS['not-found'], undefined));
 
   /** The account page in the settings frame; its reset link asks "Confirm it's you" first unless this session did lately. */
   const show = async (c: Ctx, detail: AccountDetail, status: ContentfulStatusCode, extra: Omit<AccountPageProps, 'detail' | 'selfId'>) => {
@@ -88,13 +75,16 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     return detail ? show(c, detail, status, extra) : gone(c);
   };
 
-  /** A refusal, on the account's page (or 404 when it is gone). */
-  const refuse = (c: Ctx, accountId: string, reason: string, key = reason, username = '') => {
-    if (reason === 'not-admin') return errorPage(c, 403, 'Not allowed', 'This page is for administrators.');
-    if (reason === 'not-found') return gone(c);
-    const [status, message] = REFUSALS[key]!;
-    // The typed confirmation's refusal sits beside its field; the others head the page.
-    return page(c, accountId, status, key === 'confirmation' ? { errors: { confirm: message(username) } } : { error: message(username) });
+  /**
+   * A refusal from the act's catalogue, on the account's page (or a page of its own when the account is gone or the
+   * actor is no administrator). One on a field of the page's forms sits beside it; the others head the page.
+   */
+  const refuse = <R extends string>(c: Ctx, accountId: string, catalogue: Record<R, Refusal<TeamFacts>>, reason: R, username = '') => {
+    const refusal: Refusal<TeamFacts> = catalogue[reason];
+    const words = wordsOf(refusal, { username, via: 'session' });
+    if (reason === 'not-admin') return errorPage(c, refusal.status, 'Not allowed', words);
+    if (reason === 'not-found') return errorPage(c, refusal.status, 'Account not found', words);
+    return page(c, accountId, refusal.status, refusal.field === 'confirm' ? { errors: { confirm: words } } : { error: words });
   };
 
   /** A form that did not validate: on the account's page when its id is well formed, else on the team tab. */
@@ -137,14 +127,14 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     const session = signedIn(c);
     const result = await changeRole(deps, { actorId: session.account.id, sessionIdHash: session.idHash, targetId: form.data.account, role: form.data.role });
     if (result.ok) return c.redirect(pageOf(form.data.account, result.changed ? 'role-changed' : 'role-unchanged'), 303);
-    return refuse(c, form.data.account, result.reason, `${result.reason}-role`);
+    return refuse(c, form.data.account, ROLE_REFUSALS, result.reason);
   });
 
   app.post('/settings/accounts/reenroll', async (c) => {
     const form = parseForm(c, accountSchema);
     if (!form.ok) return invalid(c, form.errors);
     const result = await reenrolSecondFactor(deps, { actorId: selfId(c), targetId: form.data.account });
-    if (!result.ok) return refuse(c, form.data.account, result.reason, `${result.reason}-reenroll`);
+    if (!result.ok) return refuse(c, form.data.account, REENROL_REFUSALS, result.reason);
     deps.log.info({ event: 'second-factor-reset', account: form.data.account }, 'second factor reset by an administrator');
     return c.redirect(pageOf(form.data.account, 'reenrolled'), 303);
   });
@@ -154,12 +144,14 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     { act: 'suspend', run: suspendAccount, notices: ['suspended', 'already-suspended'], event: 'account-suspended' },
     { act: 'reactivate', run: reactivateAccount, notices: ['reactivated', 'already-active'], event: 'account-reactivated' },
   ] as const;
+  // Reactivation's refusals are suspension's shared ones (the same entries), so one table answers both.
+  const stateRefusals = { ...REACTIVATE_REFUSALS, ...SUSPEND_REFUSALS };
   for (const { act, run, notices, event } of STATE_ACTS) {
     app.post(`/settings/accounts/${act}`, async (c) => {
       const form = parseForm(c, accountSchema);
       if (!form.ok) return invalid(c, form.errors);
       const result = await run(deps, { actorId: selfId(c), accountId: form.data.account });
-      if (!result.ok) return refuse(c, form.data.account, result.reason, `${result.reason}-${act}`);
+      if (!result.ok) return refuse(c, form.data.account, stateRefusals, result.reason);
       if (result.changed) deps.log.info({ event, account: form.data.account, actor: selfId(c) }, event.replace('-', ' '));
       return c.redirect(pageOf(form.data.account, notices[result.changed ? 0 : 1]), 303);
     });
@@ -169,7 +161,7 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     const form = parseForm(c, accountSchema);
     if (!form.ok) return invalid(c, form.errors);
     const result = await signOutEverywhere(deps, { actorId: selfId(c), accountId: form.data.account });
-    if (!result.ok) return refuse(c, form.data.account, result.reason, `${result.reason}-sign-out`);
+    if (!result.ok) return refuse(c, form.data.account, SIGN_OUT_REFUSALS, result.reason);
     return c.redirect(pageOf(form.data.account, 'signed-out'), 303);
   });
 
@@ -182,7 +174,7 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     const session = signedIn(c);
     const input = { actorId: session.account.id, sessionIdHash: session.idHash, accountId: form.data.account, base: externalOrigin(c, deps.config) };
     const minted = await mintResetLink(deps, input);
-    if (!minted.ok) return refuse(c, form.data.account, minted.reason, `${minted.reason}-reset`);
+    if (!minted.ok) return refuse(c, form.data.account, RESET_LINK_REFUSALS, minted.reason);
     await revealLater(c, resetReveal(form.data.account), minted.url);
     return c.redirect(revealPageOf(form.data.account), 303);
   });
@@ -215,8 +207,8 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   app.post('/settings/accounts/reassign', async (c) => {
     const form = parseForm(c, reassignSchema);
     if (!form.ok) return invalid(c, form.errors);
-    const result = await reassignAuthored(deps, { fromId: form.data.account, toId: form.data.to });
-    if (!result.ok) return refuse(c, form.data.account, result.reason);
+    const result = await reassignAuthored(deps, { actorId: selfId(c), fromId: form.data.account, toId: form.data.to });
+    if (!result.ok) return refuse(c, form.data.account, REASSIGN_REFUSALS, result.reason);
     return c.redirect(pageOf(form.data.account, result.moved > 0 ? 'reassigned' : 'nothing-to-reassign'), 303);
   });
 
@@ -225,8 +217,7 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!form.ok) return invalid(c, form.errors);
     const result = await removeAccount(deps, { actorId: selfId(c), targetId: form.data.account, confirmation: form.data.confirm });
     if (result.ok) return c.redirect('/settings?tab=team&notice=removed', 303);
-    const key = result.reason === 'self' || result.reason === 'last-admin' ? `${result.reason}-remove` : result.reason;
-    return refuse(c, form.data.account, result.reason, key, result.reason === 'author' ? result.username : '');
+    return refuse(c, form.data.account, REMOVE_REFUSALS, result.reason, result.reason === 'author' ? result.username : '');
   });
 
   return app;

@@ -1,6 +1,7 @@
 // An account's page and the acts that need no last-admin guard: sign out everywhere, and moving authored records.
 import type { Deps } from '../../deps.ts';
 import { findAccountById } from '../auth/accounts.repo.ts';
+import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { endAccountSessions, listOwnSessions } from '../auth/sessions.service.ts';
 import { findLiveResetExpiry } from '../reset/reset.repo.ts';
 import { countAuthored, countCredentials, countLiveInvitationsBy, findTeamAccount, listAccounts, lockAccount, moveAuthored, type TeamAccountRow } from './team.repo.ts';
@@ -39,14 +40,15 @@ export async function loadAccount(deps: Deps, accountId: string): Promise<Accoun
   return { account, authored, heirs, resetLinkExpiresAt, liveInvitations, sessions: sessions.length, ...credentials };
 }
 
-export type SignOutResult = { ok: true; username: string; ended: number } | { ok: false; reason: 'not-found' | 'self' };
+export type SignOutResult = { ok: true; username: string; ended: number } | { ok: false; reason: 'not-found' | 'self' | 'not-admin' };
 
 /**
  * Ends every session of the account, pending sign-ins included; its API tokens are untouched. An administrator's own
  * sessions are ended from Profile (`actorId` equal to the account is refused; null is the host CLI).
  */
-export async function signOutEverywhere(deps: Deps, input: { actorId?: string | null; accountId: string }): Promise<SignOutResult> {
+export async function signOutEverywhere(deps: Deps, input: AdminActor & { accountId: string }): Promise<SignOutResult> {
   if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
+  if (!(await actorIsAdmin(deps, input))) return { ok: false, reason: 'not-admin' };
   const account = await findAccountById(deps.db, input.accountId);
   if (!account) return { ok: false, reason: 'not-found' };
   const ended = await endAccountSessions(deps.db, account.id);
@@ -55,15 +57,17 @@ export async function signOutEverywhere(deps: Deps, input: { actorId?: string | 
 
 export type ReassignResult =
   | { ok: true; moved: number; from: string; to: string }
-  | { ok: false; reason: 'not-found' | 'same' | 'heir-not-found' | 'heir-suspended' };
+  | { ok: false; reason: 'not-found' | 'same' | 'heir-not-found' | 'heir-suspended' | 'not-admin' };
 
 /**
  * Moves every row `fromId` authored (created_by) to `toId`, an active account, in one transaction; afterwards the
  * account can be removed. The receiving account is locked first, so it cannot be suspended or removed meanwhile.
+ * Only an administrator moves them ('not-admin').
  */
-export async function reassignAuthored(deps: Deps, input: { fromId: string; toId: string }): Promise<ReassignResult> {
+export async function reassignAuthored(deps: Deps, input: AdminActor & { fromId: string; toId: string }): Promise<ReassignResult> {
   if (input.fromId === input.toId) return { ok: false, reason: 'same' };
   return deps.db.transaction().execute(async (trx): Promise<ReassignResult> => {
+    if (!(await actorIsAdmin(deps, input, trx))) return { ok: false, reason: 'not-admin' };
     const heir = await lockAccount(trx, deps.dialect, input.toId);
     if (!heir) return { ok: false, reason: 'heir-not-found' };
     if (heir.suspended_at !== null) return { ok: false, reason: 'heir-suspended' };

@@ -8,15 +8,15 @@ import { externalOrigin } from '../../http/request.ts';
 import { isId } from '../../http/text.ts';
 import { checkInvitationNote, mintInvitation, revokeInvitation } from './invitations.service.ts';
 import { InvitationSchema, toInvitation } from './team.api.schema.ts';
+import { wordsOf, type Refusal } from '../refusals.ts';
+import { MINT_INVITATION_REFUSALS, REVOKE_INVITATION_REFUSALS, type TeamFacts } from './team.refusals.ts';
 import { listInvitations } from './team.service.ts';
 
-/** Every refusal of the invitation acts, by the domain's reason. */
-const REFUSALS = {
-  'reauth-required': [403, 'confirmation-required', 'An admin invitation needs a token that is not read-only, of an active account.'],
-  'spent': [409, 'invitation-spent', 'That invitation was already accepted, so it cannot be revoked: its account exists. Suspend or remove that account instead.'],
-} as const;
-
-const refuse = (c: Ctx, reason: keyof typeof REFUSALS) => problem(c, REFUSALS[reason][0], REFUSALS[reason][1], REFUSALS[reason][2]);
+/** A refusal of an invitation act, from its catalogue (the team tab shows the same words). */
+const refuse = <R extends string>(c: Ctx, catalogue: Record<R, Refusal<TeamFacts>>, reason: R) => {
+  const refusal: Refusal<TeamFacts> = catalogue[reason];
+  return problem(c, refusal.status, refusal.type ?? reason, wordsOf(refusal, { username: '', via: 'token' }));
+};
 
 const tags = ['Invitations'];
 const Role = z.enum(['admin', 'viewer']);
@@ -88,7 +88,7 @@ export function invitationsApiRoutes(deps: Deps) {
     const { id: actorId, tokenId } = apiAccount(c);
     const base = externalOrigin(c, deps.config);
     const minted = await mintInvitation(deps, { actorId, via: 'token', tokenId, role: body.role, note: note.note ?? undefined, base });
-    if (!minted.ok) return refuse(c, minted.reason);
+    if (!minted.ok) return refuse(c, MINT_INVITATION_REFUSALS, minted.reason);
     const answer = { id: minted.id, role: minted.role, note: minted.note, created_at: iso(minted.createdAt), expires_at: iso(minted.expiresAt), join_link: minted.joinLink };
     return c.json(answer, 201);
   });
@@ -97,8 +97,8 @@ export function invitationsApiRoutes(deps: Deps) {
     const { id } = c.req.valid('param');
     // An id of another shape names no invitation: nothing to revoke.
     if (!isId(id)) return c.body(null, 204);
-    const result = await revokeInvitation(deps, id);
-    return !result.ok && result.was === 'spent' ? refuse(c, 'spent') : c.body(null, 204);
+    const result = await revokeInvitation(deps, { actorId: apiAccount(c).id }, id);
+    return result.ok ? c.body(null, 204) : refuse(c, REVOKE_INVITATION_REFUSALS, result.reason);
   });
 
   return app;

@@ -7,6 +7,7 @@ import { usernameSkeleton } from '../auth/lookalike.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import type { Actor } from '../auth/reauth-window.ts';
 import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
+import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { findInvitationByTokenHash, findInvitationState, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
 import { hasInvisibleCharacters } from '../text-rules.ts';
 
@@ -41,7 +42,7 @@ export function checkInvitationNote(raw: string | undefined): { ok: true; note: 
   return { ok: true, note: note === '' ? null : note };
 }
 
-export type MintInvitationResult = ({ ok: true } & MintedInvitation) | { ok: false; reason: 'reauth-required' };
+export type MintInvitationResult = ({ ok: true } & MintedInvitation) | { ok: false; reason: 'reauth-required' | 'not-admin' };
 
 /**
  * Mints an invitation for `role`, authored by `actorId` (null: from the host command line), with an optional note
@@ -49,7 +50,7 @@ export type MintInvitationResult = ({ ok: true } & MintedInvitation) | { ok: fal
  * invitation hands out full control, so a signed-in actor mints one only from its session `sessionIdHash` confirmed
  * within the last 10 minutes ("Confirm it's you") or through its own writing API token (see actorRecentlyConfirmed);
  * else 'reauth-required' and nothing is minted. A viewer invitation (reading only) and the command line need none.
- * A note that checkInvitationNote() refuses is a caller's error (thrown).
+ * Only an administrator mints ('not-admin'). A note that checkInvitationNote() refuses is a caller's error (thrown).
  */
 export async function mintInvitation(
   deps: Deps,
@@ -58,6 +59,7 @@ export async function mintInvitation(
   const checked = checkInvitationNote(input.note);
   if (!checked.ok) throw new RangeError(checked.message);
   if (input.role === 'admin' && !(await actorRecentlyConfirmed(deps, input))) return { ok: false, reason: 'reauth-required' };
+  if (!(await actorIsAdmin(deps, input))) return { ok: false, reason: 'not-admin' };
   const token = randomToken(deps.random, TOKEN_BYTES);
   const now = deps.clock.now();
   const id = newId(deps.random);
@@ -135,16 +137,16 @@ export async function usernameClash(deps: Deps, username: string): Promise<'user
   return (await findAccountBySkeleton(deps.db, usernameSkeleton(username))) ? 'username-lookalike' : undefined;
 }
 
-/** Revoked, or why not: the team tab says "already used or revoked"; the API tells an accepted one apart. */
-export type RevokeInvitationResult = { ok: true } | { ok: false; reason: 'not-pending'; was: 'spent' | 'revoked' | 'unknown' };
+/** Revoked (`changed` false when it already was, or is not there), or refused: an accepted one, or a non-admin actor. */
+export type RevokeInvitationResult = { ok: true; changed: boolean } | { ok: false; reason: 'spent' | 'not-admin' };
 
 /**
- * Revokes an open invitation (pending or expired); a spent, revoked or unknown one is left as it is, and `was` says
- * which (a spent one cannot be un-spent: its account exists).
+ * Revokes an open invitation (pending or expired); a revoked or unknown one is left as it is (idempotent). A spent
+ * one is refused: it cannot be un-spent, its account exists.
  */
-export async function revokeInvitation(deps: Deps, id: string): Promise<RevokeInvitationResult> {
-  if (await revokeRow(deps.db, id, deps.clock.now())) return { ok: true };
+export async function revokeInvitation(deps: Deps, actor: AdminActor, id: string): Promise<RevokeInvitationResult> {
+  if (!(await actorIsAdmin(deps, actor))) return { ok: false, reason: 'not-admin' };
+  if (await revokeRow(deps.db, id, deps.clock.now())) return { ok: true, changed: true };
   const row = await findInvitationState(deps.db, id);
-  const was = !row ? 'unknown' : row.spent_at !== null ? 'spent' : 'revoked';
-  return { ok: false, reason: 'not-pending', was };
+  return row !== undefined && row.spent_at !== null ? { ok: false, reason: 'spent' } : { ok: true, changed: false };
 }

@@ -4,13 +4,14 @@ import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
+import { signedIn, sessionActor, type AppEnv, type Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import type { RenderSettings } from '../../http/views/settings.ts';
 import { externalOrigin } from '../../http/request.ts';
 import { revealLater, spendOnce } from '../auth/reveal.tsx';
 import { checkInvitationNote, mintInvitation, revokeInvitation } from './invitations.service.ts';
-import { CONFIRM_FIRST } from '../second-factor/confirm-step.tsx';
+import { wordsOf, type Refusal } from '../refusals.ts';
+import { MINT_INVITATION_REFUSALS, REVOKE_INVITATION_REFUSALS, type TeamFacts } from './team.refusals.ts';
 import { INVITATION_REVEAL, INVITATION_REVEAL_PATH, renderTeamTab, type TeamTabExtra } from './team.tab.tsx';
 
 const role = z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' });
@@ -47,7 +48,10 @@ export function teamRoutes(deps: Deps, renderSettings: RenderSettings) {
       note: note.note ?? undefined,
       base: externalOrigin(c, deps.config),
     });
-    if (!minted.ok) return page(c, 403, { error: `${CONFIRM_FIRST} Nothing was created.` });
+    if (!minted.ok) {
+      const refusal: Refusal<TeamFacts> = MINT_INVITATION_REFUSALS[minted.reason];
+      return page(c, refusal.status, { error: wordsOf(refusal, { username: '', via: 'session' }) });
+    }
     await revealLater(c, INVITATION_REVEAL, JSON.stringify(minted));
     return c.redirect(INVITATION_REVEAL_PATH, 303);
   });
@@ -55,8 +59,10 @@ export function teamRoutes(deps: Deps, renderSettings: RenderSettings) {
   app.post('/settings/accounts/invitations/revoke', async (c) => {
     const form = parseForm(c, revokeSchema);
     if (!form.ok) return invalid(c, form.errors);
-    const result = await revokeInvitation(deps, form.data.invitation);
-    return done(c, result.ok ? 'revoked' : 'not-pending');
+    const result = await revokeInvitation(deps, sessionActor(c), form.data.invitation);
+    if (result.ok) return done(c, result.changed ? 'revoked' : 'not-pending');
+    const refusal: Refusal<TeamFacts> = REVOKE_INVITATION_REFUSALS[result.reason];
+    return page(c, refusal.status, { error: wordsOf(refusal, { username: '', via: 'session' }) });
   });
 
   return app;

@@ -244,7 +244,7 @@ forEachDialect((getDb) => {
     const res = await admin.post('/settings/accounts/remove', { account: author.id, confirm: 'Author' });
     assert.equal(res.status, 409);
     assert.match(res.text, /Author authored records/);
-    assert.match(res.text, /Reassign those records below, or keep the account and demote it to viewer/);
+    assert.match(res.text, /Reassign those records to another account, or keep the account and demote it to viewer/);
     assert.match(res.text, /<label for="[^"]+">Move its authored records to<\/label>/, 'the refusal offers the reassignment');
     assert.equal(await roleOf(author.id), 'admin');
     assert.equal((await authorClient.get('/settings')).status, 200, 'nothing was deleted, sessions included');
