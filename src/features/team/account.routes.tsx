@@ -25,6 +25,7 @@ import {
   reassignAuthored,
   reenrolSecondFactor,
   removeAccount,
+  revokeAllTokens,
   signOutEverywhere,
   suspendAccount,
 } from './team.service.ts';
@@ -32,6 +33,8 @@ import {
 const id = idField('Choose an account.');
 const accountSchema = z.object({ account: id });
 const roleSchema = z.object({ account: id, role: z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' }) });
+/** An unticked checkbox is absent from the form. */
+const signOutSchema = z.object({ account: id, revoke_tokens: z.string().optional().transform((v) => v !== undefined) });
 const removeSchema = z.object({ account: id, confirm: z.string().default('') });
 const reassignSchema = z.object({ account: id, to: idField('Choose the account that receives the records.') });
 const reauthSchema = z.object({ secret: z.string().max(1024).default(''), account: z.string().default(''), at: z.string().default('') });
@@ -45,6 +48,7 @@ const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => stri
   'self-suspend': [409, () => 'You cannot suspend your own account.'],
   'last-admin-suspend': [409, () => 'That is the last active administrator. Promote another account first.'],
   'self-sign-out': [409, () => 'To end your own sessions, use the Sessions section of your Profile: signing yourself out everywhere would end this session too.'],
+  'self-revoke-tokens': [409, () => 'Revoke your own API tokens one by one in the API tokens section of your Profile.'],
   'self-reset': [409, () => 'You cannot create a reset link for your own account. Change your password on your Profile.'],
   'reauth-required-reset': [403, () => `${CONFIRM_FIRST} Nothing was created.`],
   'reauth-required-role': [403, () => `${CONFIRM_FIRST} The role was not changed.`],
@@ -166,11 +170,19 @@ export function accountRoutes(deps: Deps) {
   }
 
   app.post('/settings/accounts/sign-out', async (c) => {
+    const form = parseForm(c, signOutSchema);
+    if (!form.ok) return invalid(c, form.errors);
+    const result = await signOutEverywhere(deps, { actorId: selfId(c), accountId: form.data.account, revokeTokens: form.data.revoke_tokens });
+    if (!result.ok) return refuse(c, form.data.account, result.reason, `${result.reason}-sign-out`);
+    return c.redirect(pageOf(form.data.account, form.data.revoke_tokens ? 'signed-out-revoked' : 'signed-out'), 303);
+  });
+
+  app.post('/settings/accounts/revoke-tokens', async (c) => {
     const form = parseForm(c, accountSchema);
     if (!form.ok) return invalid(c, form.errors);
-    const result = await signOutEverywhere(deps, { actorId: selfId(c), accountId: form.data.account });
-    if (!result.ok) return refuse(c, form.data.account, result.reason, `${result.reason}-sign-out`);
-    return c.redirect(pageOf(form.data.account, 'signed-out'), 303);
+    const result = await revokeAllTokens(deps, { actorId: selfId(c), accountId: form.data.account });
+    if (!result.ok) return refuse(c, form.data.account, result.reason, `${result.reason}-revoke-tokens`);
+    return c.redirect(pageOf(form.data.account, result.revoked > 0 ? 'tokens-revoked' : 'no-tokens'), 303);
   });
 
   // POST/redirect/GET: the link is held for this session and shown once by the account page after the redirect; a

@@ -18,6 +18,7 @@ import {
   reassignAuthored,
   reenrolSecondFactor,
   removeAccount,
+  revokeAllTokens,
   signOutEverywhere,
   suspendAccount,
 } from './team.service.ts';
@@ -37,6 +38,7 @@ const REFUSALS: Record<string, Refusal> = {
   'suspend:self': { status: 409, type: 'own-account', detail: 'You cannot suspend your own account.' },
   'suspend:last-admin': { status: 409, type: 'last-admin', detail: `That is the last active administrator. ${PROMOTE_FIRST}` },
   'sign-out:self': { status: 409, type: 'own-account', detail: 'End your own sessions from the Sessions section of your Profile.' },
+  'revoke-tokens:self': { status: 409, type: 'own-account', detail: 'Revoke your own API tokens one by one (DELETE /api/tokens/{id}).' },
   'reenrol:self': { status: 409, type: 'own-account', detail: 'You cannot reset your own second factor. Another administrator can.' },
   'reset-link:self': { status: 409, type: 'own-account', detail: 'You cannot create a reset link for your own account. Change your password on your Profile.' },
   'reset-link:reauth-required': { status: 403, type: 'confirmation-required', detail: 'A reset link needs a token that is not read-only, of an active account.' },
@@ -112,6 +114,11 @@ export function accountsApiRoutes(deps: Deps) {
   app.openapi(op.signOut, async (c) => {
     const result = await signOutEverywhere(deps, { actorId: apiAccount(c).id, accountId: c.req.valid('param').id });
     return result.ok ? c.json({ sessions_ended: result.ended }, 200) : refuse(c, 'sign-out', result.reason);
+  });
+
+  app.openapi(op.revokeTokens, async (c) => {
+    const result = await revokeAllTokens(deps, { actorId: apiAccount(c).id, accountId: c.req.valid('param').id });
+    return result.ok ? c.json({ tokens_revoked: result.revoked }, 200) : refuse(c, 'revoke-tokens', result.reason);
   });
 
   app.openapi(op.resetSecondFactor, async (c) => {

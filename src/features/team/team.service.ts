@@ -23,7 +23,16 @@ import {
   type TeamAccountRow,
 } from './team.repo.ts';
 
-export { loadAccount, reassignAuthored, signOutEverywhere, type AccountDetail, type ReassignResult, type SignOutResult } from './accounts-lifecycle.service.ts';
+export {
+  loadAccount,
+  reassignAuthored,
+  revokeAllTokens,
+  signOutEverywhere,
+  type AccountDetail,
+  type ReassignResult,
+  type RevokeTokensResult,
+  type SignOutResult,
+} from './accounts-lifecycle.service.ts';
 export { mintResetLink, type MintedResetLink, type MintResetResult } from '../reset/reset.service.ts';
 
 /** How many open invitations the team tab lists. */

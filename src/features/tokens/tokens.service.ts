@@ -1,10 +1,12 @@
 // Personal API tokens: minted from a session, shown once, stored as SHA-256, presented as a bearer token on /api/.
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
 import { ADDRESS_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from '../auth/throttle.service.ts';
-import { deleteTokenOf, findTokenWithAccount, insertToken, listTokensOf, touchToken } from './tokens.repo.ts';
+import { deleteTokenOf, deleteTokensOfAccount, findTokenWithAccount, insertToken, listTokensOf, touchToken } from './tokens.repo.ts';
 
 /** Recognisable prefix, so secret scanners can spot a leaked token. */
 export const TOKEN_PREFIX = 'svc_pat_';
@@ -112,6 +114,15 @@ export async function listTokens(deps: Deps, accountId: string): Promise<TokenSu
 /** Revokes one of the account's own tokens; a foreign or stale id is a no-op. Says whether one was revoked. */
 export async function revokeToken(deps: Deps, accountId: string, id: string): Promise<boolean> {
   return (await deleteTokenOf(deps.db, accountId, id)) > 0;
+}
+
+/**
+ * Revokes every token of the account at once (recovery: an administrator's act, a used reset link, "sign out
+ * everywhere" when asked). Nothing caches a token: the next request with any of them answers 401 on every instance.
+ * Returns how many were revoked. Who may do it is the caller's rule.
+ */
+export async function revokeAccountTokens(db: Kysely<DB> | Transaction<DB>, accountId: string): Promise<number> {
+  return deleteTokensOfAccount(db, accountId);
 }
 
 /** The account a presented token acts as; undefined when unknown, malformed, expired, revoked, or its account removed or suspended. */
