@@ -8,6 +8,7 @@ import type { AppEnv } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { refuseControlQuery } from '../../http/query.ts';
+import { redirectTarget } from '../../http/redirect-target.ts';
 import { isId } from '../../http/text.ts';
 import { SettingsFrame } from '../settings/settings.views.tsx';
 import { resendAllOffer } from './deliveries-view.service.ts';
@@ -23,11 +24,8 @@ const resendSchema = z.object({
 
 const resendAllSchema = z.object({ channel: idField('Choose a channel whose dead letters to re-send.') });
 
-/** Only a same-site path may be returned to (never another origin, never a protocol-relative URL). */
-export function safeBack(back: string | undefined): string | undefined {
-  if (!back || !/^\/(?![/\\])[^\s\\]*$/.test(back)) return undefined;
-  return back;
-}
+/** The pages a re-send button sits on: the Deliveries tab of Settings and a message's page. */
+const RESEND_PAGES = [/^\/settings$/, /^\/messages\/[A-Za-z0-9_-]{1,64}$/];
 
 /** The delivery admin routes (under /settings, so admin-only by the gate). */
 export function deliveryRoutes(deps: Deps) {
@@ -38,7 +36,7 @@ export function deliveryRoutes(deps: Deps) {
     if (!form.ok) return errorPage(c, 400, 'Cannot re-send', form.errors.delivery ?? form.errors.back ?? 'Choose a delivery to re-send.');
     // Done or refused, back to the page the button was on, whose notice says which (and to what channel).
     const result = await resendDelivery(deps, form.data.delivery);
-    return c.redirect(withResendOutcome(safeBack(form.data.back) ?? '/settings?tab=deliveries', result), 303);
+    return c.redirect(withResendOutcome(redirectTarget(form.data.back, '/settings?tab=deliveries', RESEND_PAGES), result), 303);
   });
 
   app.get('/settings/deliveries/resend-all', refuseControlQuery, async (c) => {
