@@ -155,6 +155,15 @@ function bearerKey(address: string): ThrottleKey {
 export async function authenticateBearer(deps: Deps, presented: string, address: string): Promise<BearerResult> {
   const account = await authenticateToken(deps, presented);
   if (account) return { ok: true, account };
+  return countBadBearer(deps, address);
+}
+
+/**
+ * Counts a bad bearer token from `address` against the one per-address limit every bearer door shares (the API's
+ * personal tokens and the /metrics token): 'invalid' when counted, 'throttled' when the address is already over it.
+ * Its counters are auth_throttle rows, deleted by housekeeping once they can no longer matter.
+ */
+export async function countBadBearer(deps: Deps, address: string): Promise<Exclude<BearerResult, { ok: true }>> {
   const key = bearerKey(address);
   const reservation = await reserveAttempt(deps, [key]);
   if (!reservation.ok) return { ok: false, reason: 'throttled', retryAfterMs: reservation.retryAfterMs };
