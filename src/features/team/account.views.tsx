@@ -240,7 +240,7 @@ function Acts(props: AccountPageProps) {
         <a class="button secondary" href={step('sign-out')}>
           Sign out everywhere…
         </a>
-        <span class="hint">Ends every session; API tokens are untouched.</span>
+        <span class="hint">Ends every session; its API tokens too if you tick the box on the next step.</span>
       </p>
 
       <h3 id="account-password">Password</h3>
@@ -354,7 +354,7 @@ function confirmText(act: Confirmable, username: string, detail: AccountDetail, 
     case 'sign-out':
       return {
         title: `Sign ${username} out everywhere?`,
-        text: `Every session of ${username} ends now, half-finished sign-ins included; it signs in again as usual. Its API tokens keep working unless you tick the box below.`,
+        text: `Every session of ${username} ends now, half-finished sign-ins included; it signs in again as usual.${detail.tokenList.length > 0 ? ' Its API tokens keep working unless you tick the box below.' : ''}`,
         button: `Sign ${username} out everywhere`,
       };
     case 'revoke-tokens':
@@ -389,7 +389,7 @@ function ConfirmStep(props: { act: Confirmable; heir?: { id: string; username: s
       <Form action={`/settings/accounts/${props.act}`} class="actions" id={props.act === 'sign-out' ? 'account-sign-out' : undefined}>
         <input type="hidden" name="account" value={a.id} />
         {props.heir ? <input type="hidden" name="to" value={props.heir.id} /> : null}
-        {props.act === 'sign-out' ? (
+        {props.act === 'sign-out' && props.detail.tokenList.length > 0 ? (
           <Checkbox
             name="revoke_tokens"
             label={`Also revoke every API token of ${a.username} (${props.detail.tokenList.length === 1 ? '1 token' : `${props.detail.tokenList.length} tokens`})`}

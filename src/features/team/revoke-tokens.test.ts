@@ -119,6 +119,7 @@ forEachDialect((getDb) => {
 
   test('"sign out everywhere" offers revoking the tokens as a labelled checkbox; unticked, they keep working', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
+    assert.doesNotMatch((await admin.get(`/settings/accounts/${vera.id}?confirm=sign-out`)).text, /revoke_tokens/, 'no tokens, no box');
     const { token } = await createToken(t.deps, vera.id, { name: 'ci', expiry: 'never' });
     await signIn(t, vera);
     const step = await admin.get(`/settings/accounts/${vera.id}?confirm=sign-out`);
