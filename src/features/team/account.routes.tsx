@@ -26,6 +26,7 @@ import {
   reenrolSecondFactor,
   removeAccount,
   revokeAllTokens,
+  REVOKE_TOKENS_REFUSALS,
   signOutEverywhere,
   suspendAccount,
 } from './team.service.ts';
@@ -48,7 +49,7 @@ const REFUSALS: Record<string, [ContentfulStatusCode, (username: string) => stri
   'self-suspend': [409, () => 'You cannot suspend your own account.'],
   'last-admin-suspend': [409, () => 'That is the last active administrator. Promote another account first.'],
   'self-sign-out': [409, () => 'To end your own sessions, use the Sessions section of your Profile: signing yourself out everywhere would end this session too.'],
-  'self-revoke-tokens': [409, () => 'Revoke your own API tokens one by one in the API tokens section of your Profile.'],
+  'self-revoke-tokens': [409, () => REVOKE_TOKENS_REFUSALS.self],
   'self-reset': [409, () => 'You cannot create a reset link for your own account. Change your password on your Profile.'],
   'reauth-required-reset': [403, () => `${CONFIRM_FIRST} Nothing was created.`],
   'reauth-required-role': [403, () => `${CONFIRM_FIRST} The role was not changed.`],

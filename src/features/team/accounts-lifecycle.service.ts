@@ -63,6 +63,11 @@ export async function signOutEverywhere(deps: Deps, input: { actorId?: string | 
   });
 }
 
+/** The words of revokeAllTokens' own refusal, the same on the account page and in the API ('not-admin' and 'not-found' are worded as for every team act). */
+export const REVOKE_TOKENS_REFUSALS = {
+  self: 'Revoke your own API tokens one by one in the API tokens section of your Profile.',
+} as const;
+
 export type RevokeTokensResult = { ok: true; username: string; revoked: number } | { ok: false; reason: 'not-admin' | 'not-found' | 'self' };
 
 /**

@@ -19,6 +19,7 @@ import {
   reenrolSecondFactor,
   removeAccount,
   revokeAllTokens,
+  REVOKE_TOKENS_REFUSALS,
   signOutEverywhere,
   suspendAccount,
 } from './team.service.ts';
@@ -38,7 +39,7 @@ const REFUSALS: Record<string, Refusal> = {
   'suspend:self': { status: 409, type: 'own-account', detail: 'You cannot suspend your own account.' },
   'suspend:last-admin': { status: 409, type: 'last-admin', detail: `That is the last active administrator. ${PROMOTE_FIRST}` },
   'sign-out:self': { status: 409, type: 'own-account', detail: 'End your own sessions from the Sessions section of your Profile.' },
-  'revoke-tokens:self': { status: 409, type: 'own-account', detail: 'Revoke your own API tokens one by one (DELETE /api/tokens/{id}).' },
+  'revoke-tokens:self': { status: 409, type: 'own-account', detail: `${REVOKE_TOKENS_REFUSALS.self} Over the API: DELETE /api/tokens/{id}.` },
   'reenrol:self': { status: 409, type: 'own-account', detail: 'You cannot reset your own second factor. Another administrator can.' },
   'reset-link:self': { status: 409, type: 'own-account', detail: 'You cannot create a reset link for your own account. Change your password on your Profile.' },
   'reset-link:reauth-required': { status: 403, type: 'confirmation-required', detail: 'A reset link needs a token that is not read-only, of an active account.' },

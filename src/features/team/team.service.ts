@@ -27,6 +27,7 @@ export {
   loadAccount,
   reassignAuthored,
   revokeAllTokens,
+  REVOKE_TOKENS_REFUSALS,
   signOutEverywhere,
   type AccountDetail,
   type ReassignResult,
