@@ -8,10 +8,11 @@ import { forEachDialect } from '../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../test/helpers/factories.ts';
 import { databaseUrlOf, svc } from '../../test/helpers/svc.ts';
 import { sha256 } from '../deps.ts';
+import { createToken } from '../features/tokens/tokens.service.ts';
 
 before(() => build());
 
-const SUBCOMMANDS = ['list', 'reset-password', 'reset-second-factor', 'set-role', 'suspend', 'reactivate'];
+const SUBCOMMANDS = ['list', 'reset-password', 'reset-second-factor', 'revoke-tokens', 'set-role', 'suspend', 'reactivate'];
 
 test('svc accounts and each subcommand answer --help; mistakes are usage errors (exit 2) with the usage', async () => {
   const help = await svc(['accounts', '--help']);
@@ -34,6 +35,8 @@ test('svc accounts and each subcommand answer --help; mistakes are usage errors 
     [['reactivate', '  '], /^svc accounts reactivate: name the account/],
     [['reset-password', 'bob', 'alice'], /^svc accounts reset-password: unexpected argument "alice"\./],
     [['list', 'bob'], /^svc accounts list: unexpected argument "bob"\./],
+    [['revoke-tokens'], /^svc accounts revoke-tokens: name the account \(its username\)\.\n\nUsage: svc accounts revoke-tokens <username>/],
+    [['revoke-tokens', 'bob', 'alice'], /^svc accounts revoke-tokens: unexpected argument "alice"\./],
     [['reset-second-factor', '--force', 'bob'], /^svc accounts reset-second-factor: Unknown option '--force'/],
   ];
   for (const [args, message] of usage) {
@@ -48,7 +51,7 @@ forEachDialect((getDb) => {
   let t: TestApp;
   let env: Record<string, string>;
   beforeEach(async () => {
-    for (const table of ['sessions', 'password_resets', 'recovery_codes', 'accounts'] as const) await getDb().db.deleteFrom(table).execute();
+    for (const table of ['sessions', 'password_resets', 'recovery_codes', 'api_tokens', 'accounts'] as const) await getDb().db.deleteFrom(table).execute();
     t = buildTestApp(getDb());
     env = { DATABASE_URL: databaseUrlOf(getDb()) };
   });
@@ -211,5 +214,29 @@ forEachDialect((getDb) => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^http:\/\/localhost:8123\/reset\?token=/);
     assert.match(run.stderr, /bob is suspended: the link works only once it is reactivated \(svc accounts reactivate bob\)\./);
+  });
+
+  test('revoke-tokens revokes every API token of the account, which then answers 401; the tokens are never printed', async () => {
+    const bob = await buildAccount(t, { username: 'bob' });
+    const one = await createToken(t.deps, bob.id, { name: 'ci', expiry: 'never' });
+    const two = await createToken(t.deps, bob.id, { name: 'ro', expiry: '30', readOnly: true });
+    const alice = await buildAccount(t, { username: 'alice', role: 'admin' });
+    const kept = await createToken(t.deps, alice.id, { name: 'kept', expiry: 'never' });
+    const me = (token: string) => t.client().get('/api/me', { authorization: `Bearer ${token}` });
+    assert.equal((await me(one.token)).status, 200);
+
+    const run = await accounts()('revoke-tokens', 'BOB');
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, 'bob: 2 API tokens revoked; each answers 401 from now on.\n');
+    assert.match(run.stderr, /"event":"api-tokens-revoked".*"actor":"cli"/, 'logged with the command line as actor');
+    for (const token of [one.token, two.token]) {
+      assert.equal((await me(token)).status, 401);
+      assert.ok(!run.stdout.includes(token) && !run.stderr.includes(token) && !run.stderr.includes(sha256(token)));
+    }
+    assert.equal((await me(kept.token)).status, 200, 'another account keeps its tokens');
+    const again = await accounts()('revoke-tokens', 'bob');
+    assert.equal(again.code, 0);
+    assert.equal(again.stdout, 'bob has no API tokens; nothing changed.\n');
+    assertRefused(await accounts()('revoke-tokens', 'carol'), /^svc accounts revoke-tokens: no account is named "carol" \(svc accounts list shows them\)\.\n$/);
   });
 });

@@ -7,8 +7,8 @@ import { findAccountByUsername } from '../features/auth/accounts.repo.ts';
 import { CLI_ACTOR } from '../features/auth/admin-actor.ts';
 import { wordsOf, type Refusal } from '../features/refusals.ts';
 import type { TeamAccountRow } from '../features/team/team.repo.ts';
-import { REACTIVATE_REFUSALS, REENROL_REFUSALS, RESET_LINK_REFUSALS, ROLE_REFUSALS, SUSPEND_REFUSALS, type TeamFacts } from '../features/team/team.refusals.ts';
-import { changeRole, loadTeam, mintResetLink, reactivateAccount, reenrolSecondFactor, suspendAccount } from '../features/team/team.service.ts';
+import { REACTIVATE_REFUSALS, REENROL_REFUSALS, RESET_LINK_REFUSALS, REVOKE_TOKENS_REFUSALS, ROLE_REFUSALS, SUSPEND_REFUSALS, type TeamFacts } from '../features/team/team.refusals.ts';
+import { changeRole, loadTeam, mintResetLink, reactivateAccount, reenrolSecondFactor, revokeAllTokens, suspendAccount } from '../features/team/team.service.ts';
 import { linkBase } from '../link-base.ts';
 import { startRuntime } from './start.ts';
 
@@ -152,8 +152,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: 'print a single-use password reset link (24 h)',
     about:
       'Mints a single-use password reset link for the account, valid for 24 hours, and prints it on stdout (its expiry\n' +
-      'on stderr). Whoever opens it chooses a new password; every session of the account then ends, and its second\n' +
-      'factor stays. Any earlier link of that account stops working. The link is shown this once and never logged.\n' +
+      'on stderr). Whoever opens it chooses a new password; every session of the account then ends and every API token\n' +
+      'of it is revoked, and its second factor stays. Any earlier link of that account stops working. The link is shown this once and never logged.\n' +
       'It starts with SVC_EXTERNAL_URL, or http://<HOST>:<PORT> when that is unset (localhost when HOST is every address).',
     check: expects(1),
     run: onAccount(async (deps, account, say) => {
@@ -184,6 +184,21 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       deps.log.info({ event: 'second-factor-reset', account: account.id, actor: 'cli' }, 'second factor reset from the command line');
       const cleared = account.totp_enabled ? '\'s second factor is cleared and its recovery codes are void' : ' had no second factor enrolled';
       return say.done(`${result.username}${cleared}. It enrols at its next sign-in; its password and sessions are unchanged.`);
+    }),
+  },
+  'revoke-tokens': {
+    usage: 'svc accounts revoke-tokens <username>',
+    summary: 'revoke every API token of the account',
+    about:
+      'Revokes every personal API token of the account: each answers 401 from its next request on, on every instance,\n' +
+      'and reactivating the account does not bring them back. Its sessions and password are unchanged. Use it after a\n' +
+      'leak, or before reactivating an account whose tokens must not work again. The tokens are never printed.',
+    check: expects(1),
+    run: onAccount(async (deps, account, say) => {
+      const result = await revokeAllTokens(deps, { ...CLI_ACTOR, accountId: account.id });
+      if (!result.ok) return refusal(say, account.username, REVOKE_TOKENS_REFUSALS, result.reason);
+      if (result.revoked === 0) return say.done(`${result.username} has no API tokens; nothing changed.`);
+      return say.done(`${result.username}: ${result.revoked === 1 ? '1 API token' : `${result.revoked} API tokens`} revoked; each answers 401 from now on.`);
     }),
   },
   'set-role': {

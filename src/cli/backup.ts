@@ -6,13 +6,15 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
 import { absentSqliteFile, loadConfig } from '../config.ts';
+import { createPrivateFile } from '../db/file-modes.ts';
 import { reportInvalidConfiguration } from './start.ts';
 
 export const BACKUP_HELP = `Usage: svc backup <file> [--force]
 
 Writes a consistent copy of the SQLite database named by DATABASE_URL to <file>, safely while svc serves and delivers
 (SQLite's online backup API), checks the copy with PRAGMA integrity_check, and only then gives it the name <file>
-(a self-contained file: no -wal beside it). It never migrates or changes the database.
+(a self-contained file: no -wal beside it, readable and writable by its owner only: 0600). It never migrates or
+changes the database.
 
   --force   overwrite <file> if it exists (refused otherwise)
 
@@ -51,6 +53,8 @@ export async function runBackup(args: string[]): Promise<number> {
   // Written beside the target under a temporary name, so a failed or interrupted backup never leaves a partial <file>.
   const partial = `${target}.partial-${crypto.randomBytes(4).toString('hex')}`;
   try {
+    // Made empty and 0600 first (whatever the umask): the copy holds every secret the database does.
+    createPrivateFile(partial);
     const pages = await copyDatabase(database.path, partial);
     const problems = checkIntegrity(partial);
     if (problems.length > 0) {

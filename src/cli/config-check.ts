@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, absentSqliteFile, loadConfig, type Config } from '../config.ts';
+import { looseModes } from '../db/file-modes.ts';
 import { reportInvalidConfiguration } from './start.ts';
 
 export const CONFIG_HELP = `Usage: svc config check
@@ -10,7 +11,8 @@ export const CONFIG_HELP = `Usage: svc config check
 Validates the environment exactly as start-up does (every problem reported together) and prints the effective
 settings. Secrets are never printed: SVC_SETUP_TOKEN, SVC_METRICS_TOKEN and any password inside DATABASE_URL or
 SVC_DATABASE_LISTEN_URL show as "set" or "not set". It does not connect to the database (GET /readyz of a running
-instance tells whether it is reachable and migrated).
+instance tells whether it is reachable and migrated). It warns when an existing SQLite database file or its folder is
+readable or writable by other users (they should be 0600 and 0700).
 
 Exit codes: 0 valid, 2 invalid (or a usage error).
 `;
@@ -29,6 +31,11 @@ export function runConfigCheck(args: string[], env: NodeJS.ProcessEnv = process.
   const loaded = loadConfig(env);
   if (!loaded.ok) return reportInvalidConfiguration(loaded.errors);
   out(`The configuration is valid. Effective settings:\n\n${effectiveSettings(loaded.config)}`);
+  const db = loaded.config.database;
+  const loose = db.kind === 'sqlite' && db.path !== ':memory:' ? looseModes(db.path) : [];
+  if (loose.length > 0) {
+    out(`\nWarning: the database holds second-factor secrets, keys and client secrets, yet other local users can reach it:\n${loose.map((p) => `  ${p}\n`).join('')}`);
+  }
   return 0;
 }
 

@@ -1,5 +1,5 @@
 // Periodic clean-up inside `svc serve`: expired sessions and pending enrolments, stale throttle counters, messages past retention,
-// and API Idempotency-Keys past their 24 hours.
+// API Idempotency-Keys past their 24 hours, and the spent states of expired single sign-on flows.
 // Every task is idempotent, so several instances running it against one database is harmless.
 import type { Deps } from '../deps.ts';
 import { pruneEnrolments } from '../features/second-factor/second-factor.service.ts';
@@ -7,13 +7,14 @@ import { pruneSessions } from '../features/auth/sessions.service.ts';
 import { pruneThrottles } from '../features/auth/throttle.service.ts';
 import { pruneIdempotencyKeys } from '../features/messages/idempotency.service.ts';
 import { pruneMessages } from '../features/messages/retention.service.ts';
+import { pruneSpentStates } from '../features/sso/sso.flow.service.ts';
 
 /** How often housekeeping runs. */
 const EVERY_MS = 10 * 60_000;
 
 /** Runs every housekeeping task once; failures are logged and retried next round. */
 export async function housekeepOnce(deps: Deps): Promise<void> {
-  const tasks: ((deps: Deps) => Promise<unknown>)[] = [pruneSessions, pruneEnrolments, pruneThrottles, pruneMessages, pruneIdempotencyKeys];
+  const tasks: ((deps: Deps) => Promise<unknown>)[] = [pruneSessions, pruneEnrolments, pruneThrottles, pruneMessages, pruneIdempotencyKeys, pruneSpentStates];
   for (const task of tasks) {
     await task(deps).catch((err: unknown) => deps.log.warn({ err, task: task.name }, 'housekeeping task failed'));
   }

@@ -1,6 +1,4 @@
 // Opens the database named by the config: SQLite (embedded default) or PostgreSQL.
-import fs from 'node:fs';
-import path from 'node:path';
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import {
@@ -18,6 +16,7 @@ import {
 } from 'kysely';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, type Config } from '../config.ts';
 import { isQueryTimeout } from './errors.ts';
+import { createPrivateFile } from './file-modes.ts';
 import type { DB } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -32,7 +31,7 @@ export interface Database {
  * Opens the configured database; the caller runs migrations and eventually calls db.destroy(). PostgreSQL gets a plain
  * pool (no session settings, unnamed statements only), so a transaction-mode pooler such as PgBouncer may sit between.
  * Only the configured database's driver is loaded (pg alone takes ~35 ms to load: start-up time on SQLite).
- * A SQLite file (and its directory) is created unless `create` is false: then a missing file is an error, never made.
+ * A SQLite file (0600, and its directory 0700) is created unless `create` is false: then a missing file is an error, never made.
  */
 export async function openDatabase(database: Config['database'], options: { create?: boolean } = {}): Promise<Database> {
   const create = options.create ?? true;
@@ -57,7 +56,8 @@ export async function openDatabase(database: Config['database'], options: { crea
     pool.on('connect', (client) => client.on('error', () => {}));
     return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: discardingTimedOut(pool) }) }), dialect: 'postgres' };
   }
-  if (create && database.path !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(database.path)), { recursive: true });
+  // Folder 0700 and file 0600 before SQLite opens it (its -wal and -shm then take the file's permissions).
+  if (create && database.path !== ':memory:') createPrivateFile(database.path);
   const { default: SQLite } = await import('better-sqlite3');
   const file = new SQLite(database.path, { fileMustExist: !create });
   try {

@@ -15,6 +15,7 @@ import * as m0015 from './migrations/0015-account-lifecycle.ts';
 import * as m0016 from './migrations/0016-secrets-and-reauth.ts';
 import * as m0017 from './migrations/0017-channel-failing-since.ts';
 import * as m0018 from './migrations/0018-api.ts';
+import * as m0019 from './migrations/0019-sso-spent-states.ts';
 
 /** Every migration by name; tests take a prefix of them to start from an older schema. */
 export const migrations: Record<string, Migration> = {
@@ -33,6 +34,7 @@ export const migrations: Record<string, Migration> = {
   '0016-secrets-and-reauth': m0016,
   '0017-channel-failing-since': m0017,
   '0018-api': m0018,
+  '0019-sso-spent-states': m0019,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

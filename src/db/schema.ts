@@ -116,6 +116,12 @@ export interface ApiTokensTable {
 }
 
 /** The first answer to POST /api/messages per (account, Idempotency-Key), kept 24 hours for retries. */
+/** An SSO flow whose callback was taken: its state's SHA-256, kept until the flow would have expired. */
+export interface SsoSpentStatesTable {
+  state_hash: string;
+  expires_at: number;
+}
+
 export interface ApiIdempotencyTable {
   account_id: string;
   key: string;
@@ -278,6 +284,7 @@ export interface DB {
   recovery_codes: RecoveryCodesTable;
   api_tokens: ApiTokensTable;
   api_idempotency: ApiIdempotencyTable;
+  sso_spent_states: SsoSpentStatesTable;
   messages: MessagesTable;
   channels: ChannelsTable;
   deliveries: DeliveriesTable;

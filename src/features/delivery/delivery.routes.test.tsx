@@ -98,7 +98,7 @@ forEachDialect((getDb, dialect) => {
     assert.equal((await t.deps.db.selectFrom('deliveries').select('id').execute()).length, 2, 'only an admin re-send created a series');
 
     const second = await deadLetteredAgain(ch.id);
-    assert.match((await client.post('/settings/deliveries/resend', { delivery: second, back: '/inbox/abc?x=1#deliveries' })).location!, /^\/inbox\/abc\?x=1&notice=resent&resent=[\w-]+#deliveries$/);
+    assert.match((await client.post('/settings/deliveries/resend', { delivery: second, back: '/messages/abc?x=1#deliveries' })).location!, /^\/messages\/abc\?x=1&notice=resent&resent=[\w-]+#deliveries$/);
 
     await t.deps.db.deleteFrom('channels').where('id', '=', ch.id).execute();
     const [latest] = await t.deps.db.selectFrom('deliveries').select('id').orderBy('created_at', 'desc').limit(1).execute();

@@ -9,6 +9,7 @@ import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage } from '../../http/render.tsx';
 import type { RenderSettings } from '../../http/views/settings.ts';
 import { refuseControlQuery } from '../../http/query.ts';
+import { redirectTarget } from '../../http/redirect-target.ts';
 import { isId } from '../../http/text.ts';
 import { resendAllOffer } from './deliveries-view.service.ts';
 import { deliveriesHref, ResendAllConfirm } from './deliveries-list.views.tsx';
@@ -24,11 +25,8 @@ const resendSchema = z.object({
 
 const resendAllSchema = z.object({ channel: idField('Choose a channel whose dead letters to re-send.') });
 
-/** Only a same-site path may be returned to (never another origin, never a protocol-relative URL). */
-export function safeBack(back: string | undefined): string | undefined {
-  if (!back || !/^\/(?![/\\])[^\s\\]*$/.test(back)) return undefined;
-  return back;
-}
+/** The pages a re-send button sits on: the Deliveries tab of Settings and a message's page. */
+const RESEND_PAGES = [/^\/settings$/, /^\/messages\/[A-Za-z0-9_-]{1,64}$/];
 
 /** The delivery admin routes (under /settings, so admin-only by the gate). */
 export function deliveryRoutes(deps: Deps, renderSettings: RenderSettings) {
@@ -39,7 +37,7 @@ export function deliveryRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!form.ok) return errorPage(c, 400, 'Cannot re-send', form.errors.delivery ?? form.errors.back ?? 'Choose a delivery to re-send.');
     // Done or refused, back to the page the button was on, whose notice says which (and to what channel).
     const result = await resendDelivery(deps, sessionActor(c), form.data.delivery);
-    return c.redirect(withResendOutcome(safeBack(form.data.back) ?? '/settings?tab=deliveries', result), 303);
+    return c.redirect(withResendOutcome(redirectTarget(form.data.back, '/settings?tab=deliveries', RESEND_PAGES), result), 303);
   });
 
   app.get('/settings/deliveries/resend-all', refuseControlQuery, async (c) => {

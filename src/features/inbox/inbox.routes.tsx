@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
+import { redirectTarget } from '../../http/redirect-target.ts';
 import { errorPage, render } from '../../http/render.tsx';
 import { resendNotice } from '../delivery/resend-notice.tsx';
 import { decodeCursor, encodeCursor, inboxPage, openMessage, parseFilter } from './inbox.service.ts';
@@ -20,11 +21,11 @@ const readAllSchema = z.object({ back: z.string().optional() });
 
 const unreadSchema = z.object({ id: idField('Not a message id.') });
 
-// Only our own reading pages are valid return addresses, so the field cannot become an open redirect.
-const BACK = /^\/(inbox|messages)(\/[A-Za-z0-9_-]{1,64})?(\?[A-Za-z0-9=&._%-]{0,200})?$/;
+/** Only our own reading pages are valid return addresses, so the field cannot become an open redirect. */
+const READING_PAGES = [/^\/inbox$/, /^\/messages(\/[A-Za-z0-9_-]{1,64})?$/];
 
 function backTo(raw: string | undefined, fallback: string): string {
-  return raw !== undefined && BACK.test(raw) ? raw : fallback;
+  return redirectTarget(raw, fallback, READING_PAGES);
 }
 
 function selfUrl(c: Ctx): string {

@@ -8,6 +8,7 @@ import { allowTestLoopback } from '../../../test/helpers/delivery.ts';
 import { buildAccount } from '../../../test/helpers/factories.ts';
 import { buildChannel, buildMessageWithDeliveries, clearOutbox } from '../../../test/helpers/outbox.ts';
 import { useReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
+import { housekeepOnce } from '../../cli/housekeeping.ts';
 import { redactTokens } from '../../http/middleware.ts';
 import { createDeliveryWorker } from '../delivery/delivery.worker.ts';
 import { throttleKind, verdictClass } from './metrics.service.ts';
@@ -102,6 +103,43 @@ forEachDialect((getDb) => {
     const text = await ok.text();
     assert.match(text, /^process_cpu_user_seconds_total /m, 'process metrics');
     assert.equal(sample(text, 'svc_ready'), 1);
+  });
+
+  test('bad /metrics tokens count in the per-address limit the API\'s bad tokens use: 429 with Retry-After, the right token still works', async () => {
+    const t = buildTestApp(getDb(), { metricsToken: TOKEN });
+    const from = (address: string, token: string, path = '/metrics') => {
+      const c = t.client();
+      c.address = address;
+      return c.get(path, { authorization: `Bearer ${token}` });
+    };
+    const guesser = '198.51.100.7';
+    // The same counter as the API's unknown tokens: 20 on /api/me and 10 on /metrics fill the address's 30.
+    for (let i = 0; i < 20; i++) assert.equal((await from(guesser, `svc_pat_${'x'.repeat(43)}`, '/api/me')).status, 401);
+    for (let i = 0; i < 10; i++) assert.equal((await from(guesser, `wrong-token-${i}`)).status, 401, `guess ${i + 1}`);
+    const refused = await from(guesser, 'yet-another-guess');
+    assert.equal(refused.status, 429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    assert.ok(retryAfter > 0 && retryAfter <= 15 * 60, `Retry-After ${retryAfter}`);
+    assert.match(refused.text, /too many bad tokens from this address/);
+    assert.ok(!refused.text.includes(TOKEN));
+    assert.equal((await from(guesser, `svc_pat_${'y'.repeat(43)}`, '/api/me')).status, 429, 'the API refuses the address too');
+    assert.equal((await from(guesser, TOKEN)).status, 200, 'the right token from a locked address still scrapes');
+    assert.equal((await from('198.51.100.8', 'a-guess-from-elsewhere')).status, 401, 'another address is not locked');
+    const noToken = t.client();
+    noToken.address = '198.51.100.9';
+    for (let i = 0; i < 35; i++) assert.equal((await noToken.get('/metrics')).status, 401, 'no token at all is no guess');
+
+    // The limiter's rows are housekeeping's like every other counter: gone once the lock and window are over.
+    const rows = () => t.deps.db.selectFrom('auth_throttle').select('key').where('key', 'like', 'bearer:addr:%').execute();
+    assert.equal((await rows()).length, 2);
+    t.clock.advance(15 * 60_000 - 1000);
+    await housekeepOnce(t.deps);
+    assert.equal((await rows()).length, 2, 'kept while the lock and the window still matter');
+    assert.equal((await from(guesser, 'still-locked')).status, 429);
+    t.clock.advance(1000);
+    await housekeepOnce(t.deps);
+    assert.deepEqual(await rows(), []);
+    assert.equal((await from(guesser, 'a-guess-after-the-lock')).status, 401, 'the address may guess again');
   });
 
   test('requests are counted by route template, method and status, and logged once each with tokens redacted', async () => {

@@ -9,6 +9,7 @@ import type { Actor } from '../auth/reauth-window.ts';
 import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
 import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
+import { revokeAccountTokens } from '../tokens/tokens.service.ts';
 import { findResetByTokenHash, spendReset, upsertReset } from './reset.repo.ts';
 
 /** A link works this long after minting. */
@@ -71,8 +72,9 @@ export async function openResetLink(deps: Deps, token: string): Promise<OpenRese
 
 /**
  * Sets the account's new password through the link and spends it, in one transaction: the spend is a conditional
- * delete (unexpired, account active), so of two racing uses one succeeds. The credentials version moves on and every
- * session ends; the second factor stays, so the next sign-in still owes its code.
+ * delete (unexpired, account active), so of two racing uses one succeeds. The credentials version moves on, every
+ * session ends and every API token of the account is revoked (a reset is recovery: whoever had the old password may
+ * have minted one); the second factor stays, so the next sign-in still owes its code.
  */
 export async function useResetLink(deps: Deps, input: { token: string; password: string }): Promise<OpenResetResult> {
   // Checked before hashing so a dead link costs no argon2 work; the transaction decides.
@@ -84,6 +86,7 @@ export async function useResetLink(deps: Deps, input: { token: string; password:
     if (!accountId) return false;
     await replacePasswordHash(trx, accountId, passwordHash);
     await endAccountSessions(trx, accountId);
+    await revokeAccountTokens(trx, accountId);
     return true;
   });
   if (spent) return opened;

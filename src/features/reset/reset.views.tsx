@@ -12,7 +12,7 @@ export function ResetPage(props: { token: string; username: string; errors?: Rec
       <Form action="/reset" id="reset" errors={props.errors}>
         <input type="hidden" name="token" value={props.token} />
         <input type="hidden" name="username" value={props.username} autocomplete="username" />
-        <NewPasswordField consequence="Every session of this account ends; a second factor stays as it is." />
+        <NewPasswordField consequence="Every session of this account ends and every API token of it is revoked (mint new ones on your Profile); a second factor stays as it is." />
         <button type="submit">Set new password</button>
       </Form>
     </section>

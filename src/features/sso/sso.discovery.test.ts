@@ -146,18 +146,21 @@ forEachDialect((getDb) => {
     assert.equal((await from('2001:db8:0:2::1').get('/login/sso/pub')).status, 303, 'next /64');
   });
 
-  test('a replayed flow cookie with a callback that fails before the token request (no code, a wrong iss) forces no discovery', async () => {
-    const c = t.client();
-    const start = await c.get('/login/sso/pub');
-    assert.equal(start.status, 303);
-    const state = new URL(start.location!).searchParams.get('state')!;
-    const flowCookie = c.cookies.get('svc_sso_flow')!;
+  test('callbacks that fail before the token request (no code, a wrong iss) force no discovery, nor do their replays', async () => {
+    assert.equal((await t.client().get('/login/sso/pub')).status, 303, 'a start caches the configuration');
     const [discoveries, tokenPosts] = [idp.discoveryCount(), idp.tokenRequests.length];
+    // Each its own flow (the first callback of a flow spends it), then a replay of each with its flow cookie.
     for (let i = 0; i < 30; i++) {
+      const c = t.client();
+      const start = await c.get('/login/sso/pub');
+      assert.equal(start.status, 303);
+      const state = new URL(start.location!).searchParams.get('state')!;
+      const flowCookie = c.cookies.get('svc_sso_flow')!;
+      const query = i % 2 === 0 ? `state=${state}` : `state=${state}&code=x&iss=${encodeURIComponent('https://attacker.example')}`;
+      assert.equal((await c.get(`/login/sso/pub/callback?${query}`)).status, 502, `callback ${i + 1}`);
       const x = t.client();
       x.cookies.set('svc_sso_flow', flowCookie);
-      const query = i % 2 === 0 ? `state=${state}` : `state=${state}&code=x&iss=${encodeURIComponent('https://attacker.example')}`;
-      assert.equal((await x.get(`/login/sso/pub/callback?${query}`)).status, 502, `callback ${i + 1}`);
+      assert.equal((await x.get(`/login/sso/pub/callback?${query}`)).status, 400, `replay of callback ${i + 1}: already used`);
     }
     assert.equal(idp.discoveryCount() - discoveries, 0, 'the cached configuration served every callback');
     assert.equal(idp.tokenRequests.length, tokenPosts, 'and no code went to the IdP');

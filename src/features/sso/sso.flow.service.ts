@@ -3,7 +3,7 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
-import { randomToken, safeEqual, newId } from '../../deps.ts';
+import { randomToken, safeEqual, newId, sha256 } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
@@ -15,8 +15,10 @@ import {
   findAccountIdentity,
   findIdentity,
   findIdentityAtIssuer,
+  deleteExpiredSpentStates,
   findProviderBySlug,
   insertIdentity,
+  insertSpentState,
   lockProvider,
   metaInsertIfAbsent,
   type ProviderRow,
@@ -48,7 +50,7 @@ export interface FlowState {
 }
 
 /** Why a flow stopped; each maps to one safe message. */
-export type FlowFailure = OidcFailure | 'not-found' | 'disabled' | 'expired' | 'state-mismatch';
+export type FlowFailure = OidcFailure | 'not-found' | 'disabled' | 'expired' | 'state-mismatch' | 'already-used';
 
 export type StartResult =
   | { ok: true; url: string; flow: FlowState }
@@ -108,7 +110,12 @@ export async function startFlow(
   };
 }
 
-/** Finishes a flow from its callback URL (registered redirect_uri plus the provider's query) and the cookie's state. */
+/**
+ * Finishes a flow from its callback URL (registered redirect_uri plus the provider's query) and the cookie's state.
+ * The flow is spent in the database before its code is exchanged: its state's hash is recorded until the flow
+ * expires, so a callback replayed with its cookie (copied before the browser dropped it) is refused as 'already-used'
+ * on every instance, even by a provider that would exchange the same code twice.
+ */
 export async function finishFlow(
   deps: Deps,
   slug: string,
@@ -126,9 +133,18 @@ export async function finishFlow(
     deps.log.warn({ provider: provider.slug, kind }, 'sso: callback does not match the flow this browser started');
     return { ok: false, reason: 'state-mismatch', provider };
   }
+  if (!(await insertSpentState(deps.db, sha256(flow.state), flow.expiresAt))) {
+    deps.log.warn({ provider: provider.slug, kind }, 'sso: a callback of a flow already used was replayed');
+    return { ok: false, reason: 'already-used', provider };
+  }
   const done = await exchangeCode(deps, provider, callbackUrl, flow);
   if (!done.ok) return { ok: false, reason: done.reason, provider };
   return { ok: true, provider, identity: done.identity };
+}
+
+/** Deletes the spent states of flows that have expired (housekeeping): their cookies are refused as expired anyway. */
+export async function pruneSpentStates(deps: Deps): Promise<number> {
+  return deleteExpiredSpentStates(deps.db, deps.clock.now());
 }
 
 /**

@@ -183,3 +183,19 @@ export async function metaInsertIfAbsent(db: Q, key: string, value: string): Pro
   const row = await db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirstOrThrow();
   return row.value;
 }
+
+/** Records a flow's state hash as spent until `expiresAt`; false when it already was (first writer wins). */
+export async function insertSpentState(db: Q, stateHash: string, expiresAt: number): Promise<boolean> {
+  const result = await db
+    .insertInto('sso_spent_states')
+    .values({ state_hash: stateHash, expires_at: expiresAt })
+    .onConflict((oc) => oc.column('state_hash').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** Deletes spent states whose flow has expired (a replay of one is refused as expired anyway); returns how many. */
+export async function deleteExpiredSpentStates(db: Q, now: number): Promise<number> {
+  const result = await db.deleteFrom('sso_spent_states').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -32,6 +32,7 @@ const REFUSALS: Record<Refusal, { status: ContentfulStatusCode; title: string; t
   'not-found': { status: 404, title: 'Unknown sign-in option', text: 'There is no single sign-on provider at this address.' },
   disabled: { status: 403, title: 'Sign-in option turned off', text: 'An administrator has turned this single sign-on provider off. Sign in with your password instead.' },
   expired: { status: 400, title: 'Sign-in expired', text: 'This sign-in attempt has expired or was already used. Start again.' },
+  'already-used': { status: 400, title: 'Sign-in already used', text: 'This answer from the provider was already used to finish a sign-in, so it cannot be used again. Start again.' },
   'state-mismatch': { status: 400, title: 'Sign-in not recognised', text: 'This answer from the provider does not belong to the sign-in this browser started. Start again.' },
   unreachable: { status: 502, title: 'Provider unreachable', text: 'The single sign-on provider could not be reached. Try again later, or sign in with your password.' },
   'discovery-invalid': { status: 502, title: 'Provider misconfigured', text: 'The single sign-on provider’s configuration could not be used. An administrator can find the details in the service log.' },

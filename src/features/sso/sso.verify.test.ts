@@ -6,6 +6,8 @@ import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount } from '../../../test/helpers/factories.ts';
 import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
 import { PUBLIC_CLIENT_ID, startTestIdp, type IdTokenTamper, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import { housekeepOnce } from '../../cli/housekeeping.ts';
+import { openDatabase } from '../../db/connect.ts';
 import { FLOW_TTL_MS } from './sso.flow.service.ts';
 
 let idp: TestIdp;
@@ -24,6 +26,7 @@ forEachDialect((getDb) => {
   beforeEach(async () => {
     const db = getDb().db;
     await clearSsoState(db);
+    await db.deleteFrom('sso_spent_states').execute();
     t = buildTestApp(getDb(), { oidcCaFile: idp.caFile });
     const admin = await buildAccount(t, { role: 'admin' });
     const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
@@ -70,16 +73,62 @@ forEachDialect((getDb) => {
     await assertRefused(t.client(), callback, 400, /expired or was already used/);
   });
 
-  test('a replayed callback is refused, with or without the original flow cookie', async () => {
+  test('a replayed callback is refused, with or without the original flow cookie, before the provider is asked again', async () => {
     const c = t.client();
     const callback = await startAndAuthorize(c, idp, '/login/sso/pub', sub);
     const flowCookie = c.cookies.get('svc_sso_flow')!;
     assert.equal((await c.get(pathOf(callback))).location, '/');
     await t.deps.db.deleteFrom('sessions').execute();
     await assertRefused(c, callback, 400, /expired or was already used/);
+    const exchanged = idp.tokenRequests.length;
     const attacker = t.client();
     attacker.cookies.set('svc_sso_flow', flowCookie);
-    await assertRefused(attacker, callback, 502, /did not accept this sign-in’s code/);
+    // Spent in the database: refused here, so a provider that would exchange the same code twice never gets the chance.
+    await assertRefused(attacker, callback, 400, /was already used to finish a sign-in, so it cannot be used again/);
+    assert.equal(idp.tokenRequests.length, exchanged, 'the code was not sent to the provider again');
+    assert.ok(t.logs.some((l) => l.includes('a callback of a flow already used was replayed')));
+    const stored = await t.deps.db.selectFrom('sso_spent_states').selectAll().execute();
+    assert.equal(stored.length, 1);
+    assert.match(stored[0]!.state_hash, /^[0-9a-f]{64}$/, 'the state is kept as its SHA-256 only');
+    assert.ok(!callback.search.includes(stored[0]!.state_hash));
+    assert.equal(Number(stored[0]!.expires_at), t.clock.now() + FLOW_TTL_MS, 'kept for the flow’s lifetime');
+  });
+
+  test('a callback replayed with its cookie on another instance over the same database is refused there too', async () => {
+    const second = await openDatabase(getDb().database, { create: false });
+    try {
+      const other = buildTestApp({ ...getDb(), db: second.db, dialect: second.dialect }, { oidcCaFile: idp.caFile });
+      const c = t.client();
+      const callback = await startAndAuthorize(c, idp, '/login/sso/pub', sub);
+      const flowCookie = c.cookies.get('svc_sso_flow')!;
+      assert.equal((await c.get(pathOf(callback))).location, '/');
+      await t.deps.db.deleteFrom('sessions').execute();
+      const exchanged = idp.tokenRequests.length;
+      const attacker = other.client();
+      attacker.cookies.set('svc_sso_flow', flowCookie);
+      const res = await attacker.get(pathOf(callback));
+      assert.equal(res.status, 400, res.text.slice(0, 300));
+      assert.match(res.text, /was already used to finish a sign-in/);
+      assert.equal(await sessions(), 0);
+      assert.equal(idp.tokenRequests.length, exchanged);
+    } finally {
+      await second.db.destroy();
+    }
+  });
+
+  test('housekeeping deletes the spent states of expired flows only', async () => {
+    const c = t.client();
+    assert.equal((await roundTrip(c, idp, '/login/sso/pub', sub)).location, '/');
+    t.clock.advance(FLOW_TTL_MS / 2);
+    await t.deps.db.deleteFrom('sessions').execute();
+    assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
+    assert.equal((await t.deps.db.selectFrom('sso_spent_states').select('state_hash').execute()).length, 2);
+    t.clock.advance(FLOW_TTL_MS / 2);
+    await housekeepOnce(t.deps);
+    assert.equal((await t.deps.db.selectFrom('sso_spent_states').select('state_hash').execute()).length, 1, 'the first flow has expired');
+    t.clock.advance(FLOW_TTL_MS / 2);
+    await housekeepOnce(t.deps);
+    assert.deepEqual(await t.deps.db.selectFrom('sso_spent_states').select('state_hash').execute(), []);
   });
 
   test('a forged or expired flow cookie is refused', async () => {

@@ -166,7 +166,7 @@ forEachDialect((getDb) => {
     const two = await signIn(t, vera);
     const { token } = await createToken(t.deps, vera.id, { name: 'ci', expiry: 'never' });
     const step = await admin.get(`/settings/accounts/${vera.id}?confirm=sign-out`);
-    assert.match(step.text, /Its API tokens are untouched and keep working\./);
+    assert.match(step.text, /Its API tokens keep working unless you tick the box below\./);
     assert.match(step.text, /<button type="submit">Sign vera out everywhere<\/button>/);
     assert.deepEqual(await sessionsOf(vera.id), ['full', 'full']);
 

@@ -23,6 +23,7 @@ import {
   REENROL_REFUSALS,
   REMOVE_REFUSALS,
   RESET_LINK_REFUSALS,
+  REVOKE_TOKENS_REFUSALS,
   ROLE_REFUSALS,
   SIGN_OUT_REFUSALS,
   SUSPEND_REFUSALS,
@@ -37,6 +38,7 @@ import {
   reassignAuthored,
   reenrolSecondFactor,
   removeAccount,
+  revokeAllTokens,
   signOutEverywhere,
   suspendAccount,
 } from './team.service.ts';
@@ -44,6 +46,8 @@ import {
 const id = idField('Choose an account.');
 const accountSchema = z.object({ account: id });
 const roleSchema = z.object({ account: id, role: z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' }) });
+/** An unticked checkbox is absent from the form. */
+const signOutSchema = z.object({ account: id, revoke_tokens: z.string().optional().transform((v) => v !== undefined) });
 const removeSchema = z.object({ account: id, confirm: z.string().default('') });
 const reassignSchema = z.object({ account: id, to: idField('Choose the account that receives the records.') });
 const reauthSchema = z.object({ secret: z.string().max(1024).default(''), account: z.string().default(''), at: z.string().default('') });
@@ -158,11 +162,19 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   }
 
   app.post('/settings/accounts/sign-out', async (c) => {
+    const form = parseForm(c, signOutSchema);
+    if (!form.ok) return invalid(c, form.errors);
+    const result = await signOutEverywhere(deps, { actorId: selfId(c), accountId: form.data.account, revokeTokens: form.data.revoke_tokens });
+    if (!result.ok) return refuse(c, form.data.account, SIGN_OUT_REFUSALS, result.reason);
+    return c.redirect(pageOf(form.data.account, form.data.revoke_tokens ? 'signed-out-revoked' : 'signed-out'), 303);
+  });
+
+  app.post('/settings/accounts/revoke-tokens', async (c) => {
     const form = parseForm(c, accountSchema);
     if (!form.ok) return invalid(c, form.errors);
-    const result = await signOutEverywhere(deps, { actorId: selfId(c), accountId: form.data.account });
-    if (!result.ok) return refuse(c, form.data.account, SIGN_OUT_REFUSALS, result.reason);
-    return c.redirect(pageOf(form.data.account, 'signed-out'), 303);
+    const result = await revokeAllTokens(deps, { actorId: selfId(c), accountId: form.data.account });
+    if (!result.ok) return refuse(c, form.data.account, REVOKE_TOKENS_REFUSALS, result.reason);
+    return c.redirect(pageOf(form.data.account, result.revoked > 0 ? 'tokens-revoked' : 'no-tokens'), 303);
   });
 
   // POST/redirect/GET: the link is held for this session and shown once by the account page after the redirect; a

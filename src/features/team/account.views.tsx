@@ -2,7 +2,7 @@
 // confirmation step (a second page state with its own button; no script).
 import type { Child } from 'hono/jsx';
 import { OnceField } from '../auth/reveal.tsx';
-import { Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
+import { Checkbox, Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
 import { ConfirmStep as ConfirmItsYou } from '../second-factor/confirm-step.tsx';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import { REAUTH_ACTION, ROLE_OPTIONS, type OwedConfirmation } from './team.views.tsx';
@@ -19,6 +19,9 @@ export const ACCOUNT_NOTICES: Record<string, string> = {
   'reactivated': 'Account reactivated. It can sign in again, and its API tokens work again unless they were revoked or expired.',
   'already-active': 'That account is already active.',
   'signed-out': 'Signed out everywhere: every session of this account ended. Its API tokens are untouched and still work.',
+  'signed-out-revoked': 'Signed out everywhere: every session of this account ended, and every API token of it is revoked.',
+  'tokens-revoked': 'Every API token of this account is revoked: each answers 401 from now on. Integrations that used them need new tokens, minted by the account on its Profile.',
+  'no-tokens': 'This account had no API tokens, so nothing was revoked.',
   'reassigned': 'Its authored records now belong to the account you chose. Nothing it authored keeps it from being removed.',
   'nothing-to-reassign': 'This account authored no records, so nothing was moved.',
   'confirmed': CONFIRMED,
@@ -26,7 +29,7 @@ export const ACCOUNT_NOTICES: Record<string, string> = {
 };
 
 /** The acts that ask for confirmation first, by the `confirm` query value that shows their step. */
-export const CONFIRMABLE = ['suspend', 'sign-out', 'reenroll', 'reassign'] as const;
+export const CONFIRMABLE = ['suspend', 'sign-out', 'revoke-tokens', 'reenroll', 'reassign'] as const;
 export type Confirmable = (typeof CONFIRMABLE)[number];
 
 /**
@@ -75,6 +78,7 @@ export function AccountPage(props: AccountPageProps) {
       ) : null}
       {props.confirm ? <ConfirmStep {...props.confirm} detail={props.detail} /> : null}
       <Facts detail={props.detail} />
+      <Tokens detail={props.detail} self={self} />
       {self ? <SelfNote /> : <Acts {...props} />}
     </section>
   );
@@ -120,6 +124,65 @@ function Facts(props: { detail: AccountDetail }) {
         )}
       </dd>
     </dl>
+  );
+}
+
+/**
+ * The account's API tokens: name, created, expiry and last use (never a token or its hash), and on another account's
+ * page the act that revokes them all.
+ */
+function Tokens(props: { detail: AccountDetail; self: boolean }) {
+  const { account: a, tokenList } = props.detail;
+  return (
+    <>
+      <h3 id="account-tokens">API tokens</h3>
+      {tokenList.length === 0 ? (
+        <p class="empty">{props.self ? 'You have no API tokens.' : 'This account has no API tokens.'}</p>
+      ) : (
+        <>
+          <p>
+            {tokenList.length === 1 ? '1 token' : `${tokenList.length} tokens`}
+            {props.self ? ' (yours: revoke them on your Profile)' : ''}:
+          </p>
+          <StackedTable class="account-tokens" columns={['Name', 'Created', 'Last used', 'Expires']}>
+            {tokenList.map((t) => (
+              <tr>
+                <td>
+                  <span class="cell-label">Name: </span>
+                  {t.name}
+                  {t.readOnly ? (
+                    <>
+                      {' '}
+                      <span class="badge">read-only</span>
+                    </>
+                  ) : null}
+                </td>
+                <td>
+                  <span class="cell-label">Created: </span>
+                  <Time at={t.createdAt} />
+                </td>
+                <td>
+                  <span class="cell-label">Last used: </span>
+                  {t.lastUsedAt === null ? 'never' : <Time at={t.lastUsedAt} />}
+                </td>
+                <td>
+                  <span class="cell-label">Expires: </span>
+                  {t.expiresAt === null ? 'never' : t.expired ? <span class="badge">expired</span> : <Time at={t.expiresAt} />}
+                </td>
+              </tr>
+            ))}
+          </StackedTable>
+          {props.self ? null : (
+            <p class="actions">
+              <a class="button danger" href={`/settings/accounts/${a.id}?confirm=revoke-tokens`}>
+                Revoke all API tokens…
+              </a>
+              <span class="hint">Each stops working at once, for good; reactivating the account does not bring them back.</span>
+            </p>
+          )}
+        </>
+      )}
+    </>
   );
 }
 
@@ -177,7 +240,7 @@ function Acts(props: AccountPageProps) {
         <a class="button secondary" href={step('sign-out')}>
           Sign out everywhere…
         </a>
-        <span class="hint">Ends every session; API tokens are untouched.</span>
+        <span class="hint">Ends every session; its API tokens too if you tick the box on the next step.</span>
       </p>
 
       <h3 id="account-password">Password</h3>
@@ -196,8 +259,8 @@ function Acts(props: AccountPageProps) {
           <input type="hidden" name="account" value={a.id} />
           <OnceField />
           <p class="hint">
-            A single-use link, valid 24 hours, that lets its holder choose a new password for {a.username}; shown to you once. The
-            second factor stays.{resetLinkExpiresAt !== undefined ? ' Creating one voids the unused link.' : ''}
+            A single-use link, valid 24 hours, that lets its holder choose a new password for {a.username}; shown to you once. Using
+            it ends every session of {a.username} and revokes all its API tokens; the second factor stays.{resetLinkExpiresAt !== undefined ? ' Creating one voids the unused link.' : ''}
           </p>
           <button type="submit" class="secondary">
             Create reset link
@@ -291,8 +354,14 @@ function confirmText(act: Confirmable, username: string, detail: AccountDetail, 
     case 'sign-out':
       return {
         title: `Sign ${username} out everywhere?`,
-        text: `Every session of ${username} ends now, half-finished sign-ins included; it signs in again as usual. Its API tokens are untouched and keep working.`,
+        text: `Every session of ${username} ends now, half-finished sign-ins included; it signs in again as usual.${detail.tokenList.length > 0 ? ' Its API tokens keep working unless you tick the box below.' : ''}`,
         button: `Sign ${username} out everywhere`,
+      };
+    case 'revoke-tokens':
+      return {
+        title: `Revoke every API token of ${username}?`,
+        text: `${detail.tokenList.length === 1 ? 'Its 1 API token' : `All ${detail.tokenList.length} API tokens of ${username}`} stop working now and for good: every request with one answers 401, and reactivating the account does not bring them back. Integrations that use them need new tokens, which ${username} mints on its Profile. Its sessions are untouched.`,
+        button: 'Revoke all API tokens',
       };
     case 'reenroll':
       return {
@@ -317,10 +386,17 @@ function ConfirmStep(props: { act: Confirmable; heir?: { id: string; username: s
     <div class="confirm" id="confirm" role="region" aria-labelledby="confirm-title">
       <h3 id="confirm-title">{title}</h3>
       <p>{text}</p>
-      <Form action={`/settings/accounts/${props.act}`} class="actions">
+      <Form action={`/settings/accounts/${props.act}`} class="actions" id={props.act === 'sign-out' ? 'account-sign-out' : undefined}>
         <input type="hidden" name="account" value={a.id} />
         {props.heir ? <input type="hidden" name="to" value={props.heir.id} /> : null}
-        <button type="submit" class={props.act === 'suspend' ? 'danger' : undefined}>
+        {props.act === 'sign-out' && props.detail.tokenList.length > 0 ? (
+          <Checkbox
+            name="revoke_tokens"
+            label={`Also revoke every API token of ${a.username} (${props.detail.tokenList.length === 1 ? '1 token' : `${props.detail.tokenList.length} tokens`})`}
+            hint="For recovery after a stolen password or device: a token minted meanwhile would keep working otherwise."
+          />
+        ) : null}
+        <button type="submit" class={props.act === 'suspend' || props.act === 'revoke-tokens' ? 'danger' : undefined}>
           {button}
         </button>
         <a href={`/settings/accounts/${a.id}`}>Cancel</a>
@@ -342,7 +418,8 @@ function RevealedLink(props: { url: string; detail: AccountDetail }) {
               , valid until <Time at={resetLinkExpiresAt} />
             </>
           ) : null}
-          . Send it to them over a channel you trust; it is shown only this once, works once, and is not in any log:
+          . Send it to them over a channel you trust; it is shown only this once, works once, and is not in any log. When it
+          is used, every session of {a.username} ends and every API token of it is revoked:
         </p>
         <p>
           <code class="secret" id="reset-link">

@@ -1,8 +1,10 @@
-// An account's page and the acts that need no last-admin guard: sign out everywhere, and moving authored records.
+// An account's page and the acts that need no last-admin guard: sign out everywhere, revoking its API tokens, and
+// moving authored records.
 import type { Deps } from '../../deps.ts';
 import { findAccountById } from '../auth/accounts.repo.ts';
 import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { endAccountSessions, listOwnSessions } from '../auth/sessions.service.ts';
+import { listTokens, revokeAccountTokens, type TokenSummary } from '../tokens/tokens.service.ts';
 import { findLiveResetExpiry } from '../reset/reset.repo.ts';
 import { countAuthored, countCredentials, countLiveInvitationsBy, findTeamAccount, listAccounts, lockAccount, moveAuthored, type TeamAccountRow } from './team.repo.ts';
 
@@ -21,6 +23,8 @@ export interface AccountDetail {
   sessions: number;
   tokens: number;
   identities: number;
+  /** Every API token it has, expired ones included (name, created, last used: never the token or its hash). */
+  tokenList: TokenSummary[];
 }
 
 /** The account page's data, or undefined when the account does not exist. */
@@ -28,31 +32,61 @@ export async function loadAccount(deps: Deps, accountId: string): Promise<Accoun
   const account = await findTeamAccount(deps.db, accountId);
   if (!account) return undefined;
   const now = deps.clock.now();
-  const [authored, all, resetLinkExpiresAt, liveInvitations, sessions, credentials] = await Promise.all([
+  const [authored, all, resetLinkExpiresAt, liveInvitations, sessions, credentials, tokenList] = await Promise.all([
     countAuthored(deps.db, accountId),
     listAccounts(deps.db),
     findLiveResetExpiry(deps.db, accountId, now),
     countLiveInvitationsBy(deps.db, accountId, now),
     listOwnSessions(deps, accountId, ''), // no session of the reader is among them: none is "current"
     countCredentials(deps.db, accountId, now),
+    listTokens(deps, accountId),
   ]);
   const heirs = all.filter((a) => a.id !== accountId && a.suspended_at === null).map((a) => ({ id: a.id, username: a.username }));
-  return { account, authored, heirs, resetLinkExpiresAt, liveInvitations, sessions: sessions.length, ...credentials };
+  return { account, authored, heirs, resetLinkExpiresAt, liveInvitations, sessions: sessions.length, ...credentials, tokenList };
 }
 
-export type SignOutResult = { ok: true; username: string; ended: number } | { ok: false; reason: 'not-found' | 'self' | 'not-admin' };
+export type SignOutResult =
+  | { ok: true; username: string; ended: number; revoked: number }
+  | { ok: false; reason: 'not-found' | 'self' | 'not-admin' };
 
 /**
- * Ends every session of the account, pending sign-ins included; its API tokens are untouched. An administrator's own
- * sessions are ended from Profile (`actorId` equal to the account is refused; null is the host CLI).
+ * Ends every session of the account, pending sign-ins included; its API tokens are untouched unless `revokeTokens`
+ * (then every one is revoked in the same transaction). An administrator's own sessions are ended from Profile
+ * (`actorId` equal to the account is refused; null is the host CLI).
  */
-export async function signOutEverywhere(deps: Deps, input: AdminActor & { accountId: string }): Promise<SignOutResult> {
+export async function signOutEverywhere(
+  deps: Deps,
+  input: AdminActor & { accountId: string; revokeTokens?: boolean },
+): Promise<SignOutResult> {
   if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
   if (!(await actorIsAdmin(deps, input))) return { ok: false, reason: 'not-admin' };
-  const account = await findAccountById(deps.db, input.accountId);
-  if (!account) return { ok: false, reason: 'not-found' };
-  const ended = await endAccountSessions(deps.db, account.id);
-  return { ok: true, username: account.username, ended };
+  return deps.db.transaction().execute(async (trx): Promise<SignOutResult> => {
+    const account = await findAccountById(trx, input.accountId);
+    if (!account) return { ok: false, reason: 'not-found' };
+    const ended = await endAccountSessions(trx, account.id);
+    const revoked = input.revokeTokens ? await revokeAccountTokens(trx, account.id) : 0;
+    if (input.revokeTokens) logRevoked(deps, account.id, input.actorId, revoked);
+    return { ok: true, username: account.username, ended, revoked };
+  });
+}
+
+export type RevokeTokensResult = { ok: true; username: string; revoked: number } | { ok: false; reason: 'not-admin' | 'not-found' | 'self' };
+
+/**
+ * Revokes every API token of another account (recovery after a leak, or before reactivating an account whose tokens
+ * must not come back): they answer 401 from the next request on, on every instance. Only an active administrator (or
+ * the host's command line) may; an administrator's own tokens are revoked one by one on its Profile ('self').
+ */
+export async function revokeAllTokens(deps: Deps, input: AdminActor & { accountId: string }): Promise<RevokeTokensResult> {
+  if (!(await actorIsAdmin(deps, input))) return { ok: false, reason: 'not-admin' };
+  if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
+  return deps.db.transaction().execute(async (trx): Promise<RevokeTokensResult> => {
+    const account = await findAccountById(trx, input.accountId);
+    if (!account) return { ok: false, reason: 'not-found' };
+    const revoked = await revokeAccountTokens(trx, account.id);
+    logRevoked(deps, account.id, input.actorId, revoked);
+    return { ok: true, username: account.username, revoked };
+  });
 }
 
 export type ReassignResult =
@@ -76,4 +110,9 @@ export async function reassignAuthored(deps: Deps, input: AdminActor & { fromId:
     const moved = await moveAuthored(trx, from.id, heir.id);
     return { ok: true, moved, from: from.username, to: heir.username };
   });
+}
+
+/** The log line of a revocation of every token of an account (never a token or its hash). */
+function logRevoked(deps: Deps, accountId: string, actorId: string | null, revoked: number): void {
+  deps.log.info({ event: 'api-tokens-revoked', account: accountId, actor: actorId ?? 'cli', revoked }, 'every API token of an account revoked');
 }

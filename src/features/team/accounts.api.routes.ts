@@ -17,6 +17,7 @@ import {
   ROLE_REFUSALS,
   SIGN_OUT_REFUSALS,
   SUSPEND_REFUSALS,
+  REVOKE_TOKENS_REFUSALS,
   type TeamFacts,
 } from './team.refusals.ts';
 import {
@@ -29,6 +30,7 @@ import {
   reassignAuthored,
   reenrolSecondFactor,
   removeAccount,
+  revokeAllTokens,
   signOutEverywhere,
   suspendAccount,
 } from './team.service.ts';
@@ -96,6 +98,11 @@ export function accountsApiRoutes(deps: Deps) {
   app.openapi(op.signOut, async (c) => {
     const result = await signOutEverywhere(deps, { actorId: apiAccount(c).id, accountId: c.req.valid('param').id });
     return result.ok ? c.json({ sessions_ended: result.ended }, 200) : refuse(c, SIGN_OUT_REFUSALS, result.reason);
+  });
+
+  app.openapi(op.revokeTokens, async (c) => {
+    const result = await revokeAllTokens(deps, { actorId: apiAccount(c).id, accountId: c.req.valid('param').id });
+    return result.ok ? c.json({ tokens_revoked: result.revoked }, 200) : refuse(c, REVOKE_TOKENS_REFUSALS, result.reason);
   });
 
   app.openapi(op.resetSecondFactor, async (c) => {

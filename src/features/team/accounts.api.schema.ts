@@ -92,6 +92,15 @@ const signOut = act('sign-out-everywhere', {
   answered: 'How many sessions ended.',
 });
 
+const revokeTokens = act('revoke-tokens', {
+  summary: 'Revoke every API token of an account',
+  description:
+    'Deletes every personal API token of the account: each answers 401 from the next request on, on every instance, and reactivating the account does not bring them back. Its sessions are untouched. Never your own tokens (revoke those one by one).',
+  conflict: '`own-account`: revoke your own tokens one by one (DELETE /api/tokens/{id}).',
+  answer: z.strictObject({ tokens_revoked: z.number().int() }).openapi('TokensRevoked'),
+  answered: 'How many tokens were revoked (0 when it had none).',
+});
+
 const resetSecondFactor = act('reset-second-factor', {
   summary: 'Reset an account’s second factor',
   description: 'Clears its TOTP secret and voids its recovery codes; it enrols again at its next sign-in. Its password and sessions are untouched.',
@@ -107,7 +116,7 @@ const resetLink = apiRoute({
   summary: 'Create a password reset link',
   description:
     'A single-use link, valid 24 hours, in this answer only (never stored, logged or shown again); any earlier link of the account stops working. ' +
-    'Whoever opens it sets a new password and every session of the account ends.',
+    'Whoever opens it sets a new password; every session of the account then ends and every API token of it is revoked.',
   request: { params: IdParam },
   refusals: { 404: NO_ACCOUNT, 409: '`own-account`: change your own password on your Profile.' },
   responses: { 201: jsonAnswer(ResetLinkSchema, 'The link, this once.') },
@@ -136,4 +145,4 @@ const remove = apiRoute({
 });
 
 /** Every accounts operation, by name. */
-export const accountOperations = { list, one, setRole, suspend, reactivate, signOut, resetSecondFactor, resetLink, reassign, remove };
+export const accountOperations = { list, one, setRole, suspend, reactivate, signOut, revokeTokens, resetSecondFactor, resetLink, reassign, remove };

@@ -4,7 +4,7 @@
 import { CONFIRM_FIRST } from '../auth/reauth-window.ts';
 import { NOT_ADMIN, type Refusal } from '../refusals.ts';
 import type { MintInvitationResult, RevokeInvitationResult } from './invitations.service.ts';
-import type { ReassignResult, SignOutResult } from './accounts-lifecycle.service.ts';
+import type { ReassignResult, RevokeTokensResult, SignOutResult } from './accounts-lifecycle.service.ts';
 import type { ReactivateResult, ReenrolResult, RemoveResult, RoleResult, SuspendResult } from './team.service.ts';
 import type { MintResetResult } from '../reset/reset.service.ts';
 
@@ -60,6 +60,12 @@ export const SIGN_OUT_REFUSALS = {
     type: 'own-account',
   },
 } satisfies Catalogue<SignOutResult>;
+
+export const REVOKE_TOKENS_REFUSALS = {
+  'not-admin': NOT_ADMIN,
+  'not-found': NOT_FOUND,
+  self: { words: 'Revoke your own API tokens one by one in the API tokens section of your Profile.', status: 409, type: 'own-account' },
+} satisfies Catalogue<RevokeTokensResult>;
 
 export const RESET_LINK_REFUSALS = {
   'not-admin': NOT_ADMIN,

@@ -24,7 +24,7 @@ import {
   type TeamAccountRow,
 } from './team.repo.ts';
 
-export { loadAccount, reassignAuthored, signOutEverywhere } from './accounts-lifecycle.service.ts';
+export { loadAccount, reassignAuthored, revokeAllTokens, signOutEverywhere } from './accounts-lifecycle.service.ts';
 export { mintResetLink } from '../reset/reset.service.ts';
 
 /** How many open invitations the team tab lists. */

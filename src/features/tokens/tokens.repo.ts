@@ -26,6 +26,12 @@ export async function deleteTokenOf(db: Q, accountId: string, id: string): Promi
   return Number(result.numDeletedRows);
 }
 
+/** Deletes every token of the account; returns how many went. */
+export async function deleteTokensOfAccount(db: Q, accountId: string): Promise<number> {
+  const result = await db.deleteFrom('api_tokens').where('account_id', '=', accountId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** A token by its hash, with its owner's current username and role. */
 export function findTokenWithAccount(db: Q, tokenHash: string) {
   return db

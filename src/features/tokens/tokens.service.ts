@@ -1,10 +1,12 @@
 // Personal API tokens: minted from a session, shown once, stored as SHA-256, presented as a bearer token on /api/.
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
 import { ADDRESS_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from '../auth/throttle.service.ts';
-import { deleteTokenOf, findTokenWithAccount, insertToken, listTokensOf, touchToken } from './tokens.repo.ts';
+import { deleteTokenOf, deleteTokensOfAccount, findTokenWithAccount, insertToken, listTokensOf, touchToken } from './tokens.repo.ts';
 
 /** Recognisable prefix, so secret scanners can spot a leaked token. */
 export const TOKEN_PREFIX = 'svc_pat_';
@@ -114,6 +116,15 @@ export async function revokeToken(deps: Deps, accountId: string, id: string): Pr
   return (await deleteTokenOf(deps.db, accountId, id)) > 0;
 }
 
+/**
+ * Revokes every token of the account at once (recovery: an administrator's act, a used reset link, "sign out
+ * everywhere" when asked). Nothing caches a token: the next request with any of them answers 401 on every instance.
+ * Returns how many were revoked. Who may do it is the caller's rule.
+ */
+export async function revokeAccountTokens(db: Kysely<DB> | Transaction<DB>, accountId: string): Promise<number> {
+  return deleteTokensOfAccount(db, accountId);
+}
+
 /** The account a presented token acts as; undefined when unknown, malformed, expired, revoked, or its account removed or suspended. */
 export async function authenticateToken(deps: Deps, presented: string): Promise<ApiAccount | undefined> {
   if (!TOKEN_SHAPE.test(presented)) return undefined;
@@ -144,6 +155,15 @@ function bearerKey(address: string): ThrottleKey {
 export async function authenticateBearer(deps: Deps, presented: string, address: string): Promise<BearerResult> {
   const account = await authenticateToken(deps, presented);
   if (account) return { ok: true, account };
+  return countBadBearer(deps, address);
+}
+
+/**
+ * Counts a bad bearer token from `address` against the one per-address limit every bearer door shares (the API's
+ * personal tokens and the /metrics token): 'invalid' when counted, 'throttled' when the address is already over it.
+ * Its counters are auth_throttle rows, deleted by housekeeping once they can no longer matter.
+ */
+export async function countBadBearer(deps: Deps, address: string): Promise<Exclude<BearerResult, { ok: true }>> {
   const key = bearerKey(address);
   const reservation = await reserveAttempt(deps, [key]);
   if (!reservation.ok) return { ok: false, reason: 'throttled', retryAfterMs: reservation.retryAfterMs };
