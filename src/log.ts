@@ -52,7 +52,7 @@ export function formatPlainLine(jsonLine: string): string {
     if (typeof value === 'string' && value !== '' && words.has(value)) continue;
     pairs.push(`${key}=${formatValue(value)}`);
   }
-  return [when, label.padEnd(5), message, ...pairs].filter((part) => part !== '').join(' ') + '\n';
+  return `${[when, label.padEnd(5), message, ...pairs].filter((part) => part !== '').join(' ')}\n`;
 }
 
 /** Nested objects as dotted keys; arrays and primitives as they are. */

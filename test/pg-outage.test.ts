@@ -112,7 +112,13 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
     try {
       // A page: the plain 503 page, no stack.
       let page = await browser.get('/');
-      await until(async () => (page = await browser.get('/')).status === 503, { limitMs: 20_000 });
+      await until(
+        async () => {
+          page = await browser.get('/');
+          return page.status === 503;
+        },
+        { limitMs: 20_000 },
+      );
       assert.match(page.text, /The database is unavailable at the moment/);
       assert.doesNotMatch(page.text, /Something went wrong|\bat \S+ \(|Error:/);
       assert.equal(page.headers.get('retry-after'), '5');

@@ -69,7 +69,10 @@ async function startPgBouncer(dbName: string, upstream: URL): Promise<{ url: str
   await until(
     () =>
       new Promise<boolean>((resolve) => {
-        const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
+        const s = net.connect(port, '127.0.0.1', () => {
+          s.destroy();
+          resolve(true);
+        });
         s.on('error', () => resolve(false));
       }),
     { limitMs: 10_000, everyMs: 50 },

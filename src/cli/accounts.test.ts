@@ -18,7 +18,7 @@ test('svc accounts and each subcommand answer --help; mistakes are usage errors 
   const help = await svc(['accounts', '--help']);
   assert.equal(help.code, 0);
   for (const sub of SUBCOMMANDS) assert.match(help.stdout, new RegExp(`^  ${sub} `, 'm'), `${sub} is listed`);
-  assert.match((await svc(['--help'])).stdout, /^  accounts <subcommand> /m, 'svc --help lists it');
+  assert.match((await svc(['--help'])).stdout, /^ {2}accounts <subcommand> /m, 'svc --help lists it');
   for (const sub of SUBCOMMANDS) {
     const { code, stdout } = await svc(['accounts', sub, '--help']);
     assert.equal(code, 0, sub);

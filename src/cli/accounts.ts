@@ -125,7 +125,7 @@ function table(accounts: TeamAccountRow[]): string {
   ];
   const len = (s: string) => [...s].length;
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => len(r[i]!))));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - len(cell) + 2))).join('') + '\n').join('');
+  return rows.map((r) => `${r.map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - len(cell) + 2))).join('')}\n`).join('');
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
@@ -279,6 +279,7 @@ export async function runAccounts(args: string[]): Promise<number> {
   const sub = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name]! : undefined;
   if (!sub) return usageError('svc accounts', `unknown subcommand ${JSON.stringify(name)}.`, ACCOUNTS_HELP);
   const prefix = `svc accounts ${name}`;
+  // biome-ignore lint/suspicious/noImplicitAnyLet: parseArgs's result type follows the subcommand's options
   let parsed;
   try {
     parsed = parseArgs({ args: rest, options: { ...sub.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });

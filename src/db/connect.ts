@@ -109,7 +109,8 @@ function withStatementCache(file: SQLite.Database): SqliteDatabase {
       let stmt = cache.get(sql);
       if (!stmt) {
         if (cache.size >= 1000) cache.clear();
-        cache.set(sql, (stmt = file.prepare(sql)));
+        stmt = file.prepare(sql);
+        cache.set(sql, stmt);
       }
       return stmt;
     },

@@ -31,7 +31,7 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
 const API_PREFIX = '/api/';
 
 function under(path: string, prefix: string): boolean {
-  return prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix || path.startsWith(prefix + '/');
+  return prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix || path.startsWith(`${prefix}/`);
 }
 
 /** What a request needs: no one, a pending or full session, a full admin session, a bearer token, an admin's token. */

@@ -211,7 +211,7 @@ export function enforceGate(): MiddlewareHandler<AppEnv> {
         return problem(c, 401, 'unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="svc"' } });
       }
       if (account.readOnly && !READ_ONLY_METHODS.has(c.req.method)) return problem(c, 403, 'read-only-token', 'This token is read-only: it may only read (GET).');
-      if (access === 'api-admin' && account.role !== 'admin') return problem(c, 403, 'admin-only', 'This act is for administrators.');
+      if (access === 'api-admin' && account.role !== 'admin') return problem(c, 403, 'admin-only', 'This action is for administrators.');
       return next();
     }
     if (!session) return c.redirect('/login', 303);

@@ -38,6 +38,7 @@ const TITLES: Partial<Record<number, string>> = {
  * A problem answer. Typed as fitting any typed route response: every apiRoute() documents the problems it answers
  * (the standard ones and its `refusals`), and the contract test checks each answer against that document.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any typed JSON response of a route, whatever its status and body
 export type ProblemResponse = Response & TypedResponse<any, any, any>;
 
 /** A problem-details answer: `type` is the refusal's stable slug (prefixed here), `detail` says what to do. */

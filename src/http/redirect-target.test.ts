@@ -24,7 +24,7 @@ test('the app’s own pages pass, with their query and fragment, normalised as a
     ['/profile', '/profile'],
     // Dot segments resolved first: the page they name is judged, not the raw text.
     ['/messages/../inbox', '/inbox'],
-    ['/settings/./accounts/../accounts/' + id, `/settings/accounts/${id}`],
+    [`/settings/./accounts/../accounts/${id}`, `/settings/accounts/${id}`],
     ['/inbox/%2e%2e/profile', '/profile'],
     // A backslash is a slash to a browser.
     ['\\inbox', '/inbox'],

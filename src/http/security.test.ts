@@ -130,7 +130,7 @@ forEachDialect((getDb) => {
     const c = t.client();
     const send = (body: BodyInit, type = 'application/x-www-form-urlencoded') =>
       c.request('/login', { method: 'POST', body, headers: { 'content-type': type, 'sec-fetch-site': 'same-origin' } });
-    const huge = await send('username=' + 'a'.repeat(200_000));
+    const huge = await send(`username=${'a'.repeat(200_000)}`);
     assert.equal(huge.status, 413);
     const badUtf8 = await send(new Uint8Array([0x75, 0x73, 0x65, 0x72, 0x6e, 0x61, 0x6d, 0x65, 0x3d, 0xff, 0xfe]));
     assert.equal(badUtf8.status, 400);

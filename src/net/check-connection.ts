@@ -138,7 +138,10 @@ function openPinnedSocket(target: Target, vetted: ResolvedAddress[], policy: Add
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: target.literal ?? target.url.hostname, port, lookup: pinnedLookup(vetted, policy) as any });
     const timer = setTimeout(() => socket.destroy(new PlainFailure(timedOut)), ms);
-    socket.once('error', (err) => (clearTimeout(timer), reject(err)));
+    socket.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     socket.once('connect', () => {
       clearTimeout(timer);
       const peer = socket.remoteAddress;
@@ -155,8 +158,14 @@ function handshake(socket: net.Socket, target: Target, ca: string[] | undefined,
     const host = target.literal ?? target.url.hostname;
     const secure = tls.connect({ socket, host, servername: target.literal ? undefined : host, rejectUnauthorized: true, ...(ca ? { ca } : {}) });
     const timer = setTimeout(() => secure.destroy(new PlainFailure(timedOut)), ms);
-    secure.once('error', (err) => (clearTimeout(timer), reject(err)));
-    secure.once('secureConnect', () => (clearTimeout(timer), resolve(secure)));
+    secure.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    secure.once('secureConnect', () => {
+      clearTimeout(timer);
+      resolve(secure);
+    });
   });
 }
 

@@ -88,7 +88,7 @@ test('the response excerpt: the first 1024 bytes of the body as text, cut at a c
     ['', null],
     ['thanks', 'thanks'],
     ['a'.repeat(2000), 'a'.repeat(1024)],
-    ['x' + 'é'.repeat(600), 'x' + 'é'.repeat(511)], // byte 1024 falls inside a two-byte character, which is dropped
+    [`x${'é'.repeat(600)}`, `x${'é'.repeat(511)}`], // byte 1024 falls inside a two-byte character, which is dropped
     ['ok\0', 'ok\uFFFD'], // PostgreSQL text cannot hold NUL
   ];
   const client = createOutboundClient();
@@ -166,7 +166,10 @@ test('a stop signal aborts an attempt without a verdict, whatever stage it is in
   rx.answer = () => 'hang';
   let looking = () => {};
   const lookupStarted = new Promise<void>((resolve) => (looking = resolve));
-  const resolver = () => (looking(), new Promise<never>(() => {}));
+  const resolver = () => {
+    looking();
+    return new Promise<never>(() => {});
+  };
   const client = createOutboundClient({ resolver });
 
   const stop = new AbortController();

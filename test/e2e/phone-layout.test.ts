@@ -25,7 +25,7 @@ async function fitsPhone(page: Page, path: string): Promise<void> {
 }
 
 /** Asserts the element's box lies within the viewport's width, inside no box that scrolls sideways. */
-async function onScreen(page: Page, what: string, box: { x: number; width: number } | null): Promise<void> {
+async function onScreen(what: string, box: { x: number; width: number } | null): Promise<void> {
   assert.ok(box, `${what} is rendered`);
   assert.ok(box.x >= 0 && box.x + box.width <= PHONE.width, `${what} spans ${box.x}..${box.x + box.width} px`);
 }
@@ -54,7 +54,7 @@ forEachDialect((getDb) => {
       assert.equal(await name.getAttribute('title'), LONG_USERNAME);
       const cut = await name.evaluate((el) => ({ overflow: getComputedStyle(el).textOverflow, clipped: el.scrollWidth > el.clientWidth }));
       assert.deepEqual(cut, { overflow: 'ellipsis', clipped: true }, 'the name is cut with an ellipsis');
-      await onScreen(page, 'Sign out', await page.locator('header').getByRole('button', { name: 'Sign out' }).boundingBox());
+      await onScreen('Sign out', await page.locator('header').getByRole('button', { name: 'Sign out' }).boundingBox());
 
       // Home's list of links: each bullet sits by the first line of its link. The marker sits on its item's first line
       // baseline; a zero-width character put at the start of the item sits there too, so it stands in for the marker.
@@ -82,12 +82,12 @@ forEachDialect((getDb) => {
       const sessions = page.locator('#profile-sessions');
       // Still a table to assistive technology: one row per session (the header row is hidden on phones, each cell names its column).
       assert.equal(await sessions.getByRole('row').count(), 2, 'two sessions');
-      await onScreen(page, 'End this session', await sessions.getByRole('button', { name: 'End this session' }).boundingBox());
-      await onScreen(page, 'End session', await sessions.getByRole('button', { name: 'End session', exact: true }).boundingBox());
+      await onScreen('End this session', await sessions.getByRole('button', { name: 'End this session' }).boundingBox());
+      await onScreen('End session', await sessions.getByRole('button', { name: 'End session', exact: true }).boundingBox());
       assert.ok(await sessions.getByText('Browser:').first().isVisible(), 'a stacked cell names its column');
       const tokens = page.locator('#profile-tokens');
       const revoke = tokens.getByRole('link', { name: /^Revoke… “ci script”/ });
-      await onScreen(page, 'Revoke… ci script', await revoke.boundingBox());
+      await onScreen('Revoke… ci script', await revoke.boundingBox());
 
       // Revoking asks first, and says which token; the step fits the phone too.
       await revoke.click();
@@ -108,9 +108,9 @@ forEachDialect((getDb) => {
       await buildInvitation(t, me.id);
       await page.goto(`${server.url}/settings?tab=team`);
       await fitsPhone(page, '/settings?tab=team');
-      await onScreen(page, 'Revoke (an open invitation)', await page.locator('table.invitations').getByRole('button', { name: 'Revoke' }).boundingBox());
+      await onScreen('Revoke (an open invitation)', await page.locator('table.invitations').getByRole('button', { name: 'Revoke' }).boundingBox());
       const mine = page.locator('table.accounts tr', { has: page.getByRole('link', { name: LONG_USERNAME }) });
-      await onScreen(page, 'Last sign-in', await mine.getByText('Last sign-in:').boundingBox());
+      await onScreen('Last sign-in', await mine.getByText('Last sign-in:').boundingBox());
       await mine.getByRole('link', { name: LONG_USERNAME }).click();
       await page.waitForURL(/\/settings\/accounts\//);
       await fitsPhone(page, '/settings/accounts/<id>');

@@ -59,11 +59,18 @@ export async function startReceiver(opts: { tls?: boolean; host?: '127.0.0.1' | 
     req.on('end', () => {
       const seen: Received = { method: req.method ?? '', path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       r.received.push(seen);
-      for (const w of [...waiters]) if (r.received.length >= w.n) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+      for (const w of [...waiters]) {
+        if (r.received.length < w.n) continue;
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
       const answer = r.answer(seen);
       if (answer === 'hang') {
         hanging.add(res);
-        res.on('close', () => (hanging.delete(res), done()));
+        res.on('close', () => {
+          hanging.delete(res);
+          done();
+        });
         return;
       }
       const reply = () => {

@@ -78,7 +78,7 @@ const refused: [string, RegExp][] = [
   // http to a loopback literal hidden in a non-loopback IPv6 form is not loopback.
   ['http://[::127.0.0.1]/', /Plain http:\/\/ is refused/],
   ['http://[64:ff9b::127.0.0.1]/', /Plain http:\/\/ is refused/],
-  ['https://' + 'a'.repeat(2100) + '.example.com/', /at most 2048 characters/],
+  [`https://${'a'.repeat(2100)}.example.com/`, /at most 2048 characters/],
 ];
 
 test('accepted channel URLs are stored in normalised form', () => {

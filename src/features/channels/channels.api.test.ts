@@ -1,7 +1,7 @@
 // The channels API: the console's rules over a token, every answer checked against the OpenAPI document.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
-import { ApiClient, assertProblem, buildApiUser, type ApiResponse } from '../../../test/helpers/api.ts';
+import { type ApiClient, assertProblem, buildApiUser, type ApiResponse } from '../../../test/helpers/api.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { signedInAs } from '../../../test/helpers/factories.ts';

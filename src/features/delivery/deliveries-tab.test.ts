@@ -35,7 +35,7 @@ forEachDialect((getDb) => {
 
   test('filter by state and channel (links and a GET form), rows linked to their message and classed by state, paging keeps the filters', async () => {
     const a = await buildChannel(t, { url: 'https://a.example.com/hook' });
-    const b = await buildChannel(t, { url: 'https://b.example.com/' + 'long-path-'.repeat(30) });
+    const b = await buildChannel(t, { url: `https://b.example.com/${'long-path-'.repeat(30)}` });
     const made = [
       await delivery(a.id, 'delivered', 'A delivered'),
       await delivery(a.id, 'dead', 'A dead <1>'),

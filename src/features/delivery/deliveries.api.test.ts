@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import type { DeliveriesTable } from '../../db/schema.ts';
-import { ApiClient, assertProblem, buildApiUser } from '../../../test/helpers/api.ts';
+import { type ApiClient, assertProblem, buildApiUser } from '../../../test/helpers/api.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { signedInAs } from '../../../test/helpers/factories.ts';

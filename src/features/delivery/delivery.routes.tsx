@@ -4,7 +4,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { sessionActor, type AppEnv, type Ctx } from '../../http/env.ts';
+import { sessionActor, type AppEnv, } from '../../http/env.ts';
 import { idField, parseForm } from '../../http/forms.ts';
 import { errorPage } from '../../http/render.tsx';
 import type { RenderSettings } from '../../http/views/settings.ts';

@@ -94,6 +94,7 @@ function Attempt(props: { a: AttemptView; isAdmin: boolean }) {
       <Time at={a.startedAt} />: {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : `failed: ${a.error ?? 'unknown error'}`}
       <span class="duration"> in {a.durationMs} ms</span>
       {a.excerpt ? (
+        // biome-ignore lint/a11y/useAriaPropsSupportedByRole: the excerpt scrolls, so it takes keyboard focus and needs a name
         <pre class="excerpt" tabindex={0} aria-label={`Receiver's answer to attempt ${a.attemptNo}`}>
           {a.excerpt}
         </pre>

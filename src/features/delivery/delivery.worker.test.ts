@@ -11,7 +11,7 @@ import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from '.
 /** Verifies a signature the way a receiver would, independently of the service's code. */
 function verify(secret: string, headers: Record<string, unknown>, body: string): boolean {
   const ts = String(headers['x-svc-timestamp']);
-  const expected = 'v1=' + crypto.createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex');
+  const expected = `v1=${crypto.createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex')}`;
   const got = String(headers['x-svc-signature'] ?? '');
   return got.length === expected.length && crypto.timingSafeEqual(Buffer.from(got), Buffer.from(expected));
 }

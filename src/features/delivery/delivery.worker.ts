@@ -91,14 +91,15 @@ class LoopWorker {
   stop(graceMs = 15_000): Promise<void> {
     this.stopping = true;
     this.endIdle?.();
-    return (this.stopped ??= (async () => {
+    this.stopped ??= (async () => {
       await this.running;
       await this.claiming; // a claim that was running gives back what it leased
       await Promise.race([Promise.all(this.inFlight), sleep(graceMs, undefined, { ref: false })]);
       this.abort.abort(); // what is still in flight gives its lease back, unrecorded
       await Promise.all(this.inFlight);
       await this.client.close();
-    })());
+    })();
+    return this.stopped;
   }
 
   private async loop(): Promise<void> {
@@ -126,7 +127,11 @@ class LoopWorker {
     if ((wakeable && this.woken) || this.stopping) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, ms);
-      this.endIdle = () => (wakeable || this.stopping) && (clearTimeout(timer), resolve());
+      this.endIdle = () => {
+        if (!wakeable && !this.stopping) return;
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
 

@@ -1,5 +1,5 @@
 // Bounded reads behind the home page: what needs an admin's attention now, and what a new admin has not set up yet.
-import { type AliasedSelectQueryBuilder, type Kysely, type Transaction } from 'kysely';
+import type { AliasedSelectQueryBuilder, Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;

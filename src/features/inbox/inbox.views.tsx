@@ -71,6 +71,7 @@ function FilterGroup(props: { label: string; base: string; filter: InboxFilter; 
     );
   };
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a group of filter links, not of form controls, so not a fieldset
     <div class="group" role="group" aria-label={props.label}>
       <span aria-hidden="true">{props.label}:</span>
       {link('All', props.none)}

@@ -39,7 +39,7 @@ forEachDialect((getDb) => {
     assert.equal(res.location, '/inbox');
     assert.equal(bell((await viewer.client.get('/')).text), '1');
     assert.equal(bell((await admin.client.get('/')).text), '2', 'marking read is per account');
-    assert.equal(bell((await admin.client.get('/messages/' + first)).text), '1', 'opening a message marks it read');
+    assert.equal(bell((await admin.client.get(`/messages/${first}`)).text), '1', 'opening a message marks it read');
     assert.equal(bell((await t.client().get('/login')).text), undefined, 'no bell without a session');
   });
 

@@ -52,5 +52,5 @@ export async function renderProfile(deps: Deps, c: Ctx, feedback?: ProfileFeedba
       </div>,
     );
   }
-  return render(c, 'Profile', <>{parts}</>, status);
+  return render(c, 'Profile', parts, status);
 }

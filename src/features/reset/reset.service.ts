@@ -7,7 +7,7 @@ import { findAccountById, replacePasswordHash } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import type { Actor } from '../auth/reauth-window.ts';
 import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
-import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
+import { actorIsAdmin, } from '../auth/admin-actor.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
 import { revokeAccountTokens } from '../tokens/tokens.service.ts';
 import { findResetByTokenHash, spendReset, upsertReset } from './reset.repo.ts';

@@ -166,7 +166,7 @@ async function checkSecondFactor(
   input: { accountId: string; sessionIdHash: string; code: string; address: string },
 ): Promise<SecondFactorResult> {
   const account = await findAccountById(deps.db, input.accountId);
-  if (!account || account.totp_enabled !== 1 || !account.totp_secret) return { ok: false, reason: 'not-enrolled' };
+  if (account?.totp_enabled !== 1 || !account.totp_secret) return { ok: false, reason: 'not-enrolled' };
   const keys = secondFactorKeys(account.id, input.sessionIdHash, input.address);
   const reservation = await reserveAttempt(deps, [keys.session, keys.account, keys.address]);
   if (!reservation.ok) {
@@ -198,7 +198,7 @@ export async function confirmAuthenticatorCode(
   input: { accountId: string; sessionIdHash: string; code: string; address: string },
 ): Promise<{ ok: true } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfterMs: number }> {
   const account = await findAccountById(deps.db, input.accountId);
-  if (!account || account.totp_enabled !== 1 || !account.totp_secret) return { ok: false, reason: 'invalid' };
+  if (account?.totp_enabled !== 1 || !account.totp_secret) return { ok: false, reason: 'invalid' };
   const keys = secondFactorKeys(account.id, input.sessionIdHash, input.address);
   const session = sessionConfirmKey(input.sessionIdHash);
   const reservation = await reserveAttempt(deps, [session, keys.account, keys.address]);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
-import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
+import { buildTestApp, type TestApp, } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signedInAs } from '../../../test/helpers/factories.ts';
 import { atEnrolStep, atTotpStep, codesOn, enrolTotp, finishEnrolment, keyOn, startEnrolmentAtSignIn } from '../../../test/helpers/second-factor.ts';

@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { signedIn, sessionActor, type AppEnv, type Ctx } from '../../http/env.ts';
+import { sessionActor, type AppEnv, type Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { errorPage } from '../../http/render.tsx';
 import { secretRetry } from '../../http/views/secret-retry.tsx';

@@ -312,7 +312,7 @@ forEachDialect((getDb) => {
     const refused = await change({ enabled: 'on' });
     assert.equal(refused.status, 422);
     assert.match(refused.text, /svc could not reach/);
-    assert.match(refused.text, new RegExp(`<details open="">`), 'the provider panel stays open');
+    assert.match(refused.text, /<details open="">/, 'the provider panel stays open');
     assert.match(refused.text, new RegExp(`<label for="sso-update-${id}-save_anyway">Save anyway`));
     assert.equal((await provider()).issuer, idp.issuer, 'nothing saved');
     assert.equal((await change({})).status, 303, 'disabled: saved without discovery');

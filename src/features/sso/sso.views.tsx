@@ -275,6 +275,7 @@ export function SsoProfileView(props: { identities: IdentityListing[]; providers
         </ul>
       )}
       {linkable.map((p) => (
+        // biome-ignore lint/a11y/noAmbiguousAnchorText: "Link" is the verb here ("Link Acme SSO"), not the word for a hyperlink
         <a class="button secondary" href={`/profile/sso/${p.slug}/link`}>
           Link {p.display_name}
         </a>

@@ -383,7 +383,7 @@ function ConfirmStep(props: { act: Confirmable; heir?: { id: string; username: s
   const a = props.detail.account;
   const { title, text, button } = confirmText(props.act, a.username, props.detail, props.heir?.username);
   return (
-    <div class="confirm" id="confirm" role="region" aria-labelledby="confirm-title">
+    <section class="confirm" id="confirm" aria-labelledby="confirm-title">
       <h3 id="confirm-title">{title}</h3>
       <p>{text}</p>
       <Form action={`/settings/accounts/${props.act}`} class="actions" id={props.act === 'sign-out' ? 'account-sign-out' : undefined}>
@@ -401,7 +401,7 @@ function ConfirmStep(props: { act: Confirmable; heir?: { id: string; username: s
         </button>
         <a href={`/settings/accounts/${a.id}`}>Cancel</a>
       </Form>
-    </div>
+    </section>
   );
 }
 

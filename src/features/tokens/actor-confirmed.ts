@@ -14,7 +14,7 @@ export async function actorRecentlyConfirmed(deps: Deps, actor: Actor): Promise<
   if (actor.actorId === null) return true;
   if (actor.via === 'token') {
     const token = await findTokenOf(deps.db, actor.actorId, actor.tokenId);
-    if (!token || token.read_only !== 0 || token.suspended_at !== null) return false;
+    if (token?.read_only !== 0 || token.suspended_at !== null) return false;
     return token.expires_at === null || deps.clock.now() < token.expires_at;
   }
   if (actor.sessionIdHash === undefined) return false;

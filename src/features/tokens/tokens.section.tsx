@@ -65,7 +65,7 @@ function tokenTitle(t: TokenSummary): string {
 function RevokeStep(props: { token: TokenSummary }) {
   const t = props.token;
   return (
-    <div class="confirm" id="token-revoke" role="region" aria-labelledby="token-revoke-title">
+    <section class="confirm" id="token-revoke" aria-labelledby="token-revoke-title">
       <h3 id="token-revoke-title">Revoke the token {tokenTitle(t)}?</h3>
       <p>
         Created <Time at={t.createdAt} />, last used {t.lastUsedAt === null ? 'never' : <Time at={t.lastUsedAt} />}. Anything that
@@ -79,7 +79,7 @@ function RevokeStep(props: { token: TokenSummary }) {
         </button>
         <a href="/profile#profile-tokens">Cancel</a>
       </Form>
-    </div>
+    </section>
   );
 }
 
