@@ -19,7 +19,9 @@ const CONCURRENCY = 32;
 const FANOUT_CHANNELS = 10_000;
 const outbound = { policy: allowTestLoopback };
 
-/** POSTs `total` bodies over `concurrency` parallel loops through one keep-alive pool: the raw baseline, in per second. */
+/**
+ * POSTs `total` bodies over `concurrency` parallel loops through one keep-alive pool: the raw baseline, in per second.
+ */
 async function rawLoop(url: string, body: string, total: number, concurrency: number): Promise<number> {
   const pool = new Pool(new URL(url).origin, { connections: null });
   let next = 0;
@@ -28,7 +30,12 @@ async function rawLoop(url: string, body: string, total: number, concurrency: nu
     Array.from({ length: concurrency }, async () => {
       while (next < total) {
         next++;
-        const res = await request(url, { dispatcher: pool, method: 'POST', body, headers: { 'content-type': 'application/json' } });
+        const res = await request(url, {
+          dispatcher: pool,
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json' },
+        });
         await res.body.text();
         if (res.statusCode !== 200) throw new Error(`raw POST got ${res.statusCode}`);
       }
@@ -40,15 +47,27 @@ async function rawLoop(url: string, body: string, total: number, concurrency: nu
 }
 
 async function emitOne(deps: Deps): Promise<string> {
-  const result = await emit(deps, { cause: 'drift', subject: { kind: 'host', key: 'web-1.example.net' }, instant: Date.now(), headline: 'Port 22 opened on web-1.', census: 1 });
+  const result = await emit(deps, {
+    cause: 'drift',
+    subject: { kind: 'host', key: 'web-1.example.net' },
+    instant: Date.now(),
+    headline: 'Port 22 opened on web-1.',
+    census: 1,
+  });
   if (!result.ok) throw new Error(`emit refused: ${JSON.stringify(result.errors)}`);
   return result.id;
 }
 
 /** Fails the bench unless every delivery so far was delivered at its first attempt. */
 async function checkAllDeliveredFirstTime(deps: Deps, expected: number): Promise<void> {
-  const delivered = await deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').where('attempts', '=', 1).execute();
-  if (delivered.length !== expected) throw new Error(`${delivered.length} of ${expected} deliveries were delivered at the first attempt`);
+  const delivered = await deps.db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('state', '=', 'delivered')
+    .where('attempts', '=', 1)
+    .execute();
+  if (delivered.length !== expected)
+    throw new Error(`${delivered.length} of ${expected} deliveries were delivered at the first attempt`);
 }
 
 async function throughput(deps: Deps, rx: string): Promise<void> {
@@ -78,7 +97,9 @@ async function fanout(deps: Deps, rx: string): Promise<void> {
   const started = performance.now();
   const messageId = await emitOne(deps);
   const committed = performance.now() - started;
-  const body = (await deps.db.selectFrom('messages').select('body').where('id', '=', messageId).executeTakeFirstOrThrow()).body;
+  const body = (
+    await deps.db.selectFrom('messages').select('body').where('id', '=', messageId).executeTakeFirstOrThrow()
+  ).body;
   const worker = createDeliveryWorker(deps, { concurrency: CONCURRENCY, outbound });
   const sendStart = performance.now();
   await worker.drain();
@@ -88,7 +109,10 @@ async function fanout(deps: Deps, rx: string): Promise<void> {
   const raw = await rawLoop(`${rx}/raw`, body, FANOUT_CHANNELS, CONCURRENCY);
   console.log(`  fan-out: one message to ${FANOUT_CHANNELS} channels, through emit()`);
   report(`emit() until committed (${FANOUT_CHANNELS} deliveries)`, committed, 'ms', undefined, { max: 500 });
-  report('until all delivered', allDelivered / 1000, 's', { value: FANOUT_CHANNELS / raw, label: 'raw undici POST loop' });
+  report('until all delivered', allDelivered / 1000, 's', {
+    value: FANOUT_CHANNELS / raw,
+    label: 'raw undici POST loop',
+  });
 }
 
 const rx = await startReceiver();

@@ -16,16 +16,32 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-s
 
 async function signIn(base: string): Promise<string> {
   const credentials = 'username=bench-admin&password=bench-password-1';
-  const setup = await fetch(`${base}/setup`, { method: 'POST', headers: FORM, body: `token=${SETUP_TOKEN}&${credentials}`, redirect: 'manual' });
+  const setup = await fetch(`${base}/setup`, {
+    method: 'POST',
+    headers: FORM,
+    body: `token=${SETUP_TOKEN}&${credentials}`,
+    redirect: 'manual',
+  });
   if (setup.status !== 303) throw new Error(`setup answered ${setup.status}`);
   const login = await fetch(`${base}/login`, { method: 'POST', headers: FORM, body: credentials, redirect: 'manual' });
-  let cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  let cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   if (login.status !== 303 || !cookie) throw new Error(`login answered ${login.status}`);
   // The first sign-in offers second-factor enrolment; the bench skips it.
   const enrol = await (await fetch(`${base}/login/enrol`, { headers: { cookie } })).text();
   const csrf = /name="_csrf" value="([^"]+)"/.exec(enrol)?.[1] ?? '';
-  const skipped = await fetch(`${base}/login/enrol`, { method: 'POST', headers: { ...FORM, cookie }, body: `action=skip&_csrf=${encodeURIComponent(csrf)}`, redirect: 'manual' });
-  const renewed = skipped.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const skipped = await fetch(`${base}/login/enrol`, {
+    method: 'POST',
+    headers: { ...FORM, cookie },
+    body: `action=skip&_csrf=${encodeURIComponent(csrf)}`,
+    redirect: 'manual',
+  });
+  const renewed = skipped.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   if (renewed) cookie = renewed;
   const page = await fetch(`${base}/`, { headers: { cookie }, redirect: 'manual' });
   if (page.status !== 200) throw new Error(`the signed-in page answered ${page.status}`);
@@ -56,8 +72,15 @@ async function page(base: string, cookie: string): Promise<{ p50: number; p99: n
 type FloodFigures = { requests: number; seconds: number; statuses: Record<string, number>; errors: number };
 
 /** Times the page while a login-flood child (bench/servers/login-flood.ts) runs in `mode`. */
-async function underFlood(base: string, cookie: string, mode: string): Promise<{ page: Awaited<ReturnType<typeof page>>; flood: FloodFigures }> {
-  const flood = fork(new URL('./servers/login-flood.ts', import.meta.url).pathname, [base, mode], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+async function underFlood(
+  base: string,
+  cookie: string,
+  mode: string,
+): Promise<{ page: Awaited<ReturnType<typeof page>>; flood: FloodFigures }> {
+  const flood = fork(new URL('./servers/login-flood.ts', import.meta.url).pathname, [base, mode], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   killOnExit(flood);
   const done = new Promise<FloodFigures>((resolve) =>
     flood.on('message', (m: { started?: boolean }) => {
@@ -90,13 +113,25 @@ async function main(): Promise<void> {
     await page(base, cookie); // warm-up
     const quiet = await page(base, cookie);
     const results = [];
-    for (const mode of ['one-address', 'many-addresses'] as const) results.push({ mode, ...(await underFlood(base, cookie, mode)) });
-    if (quiet.bad + results.reduce((n, r) => n + r.page.bad, 0) > 0) throw new Error('the signed-in page failed under the flood');
-    console.log(`GET / signed in (2 connections, ${SECONDS} s) while 50 clients send wrong passwords for new usernames, vs without; svc serve on SQLite`);
+    for (const mode of ['one-address', 'many-addresses'] as const)
+      results.push({ mode, ...(await underFlood(base, cookie, mode)) });
+    if (quiet.bad + results.reduce((n, r) => n + r.page.bad, 0) > 0)
+      throw new Error('the signed-in page failed under the flood');
+    console.log(
+      `GET / signed in (2 connections, ${SECONDS} s) while 50 clients send wrong passwords for new usernames, vs without; svc serve on SQLite`,
+    );
     for (const { mode, page: loud, flood: f } of results) {
-      console.log(`-- the flood from ${mode === 'one-address' ? 'one address' : 'a new address per attempt'}: ${(f.requests / f.seconds).toFixed(0)} sign-in attempts/s (${f.statuses['4xx']} 4xx, ${f.statuses['5xx']} 5xx, ${f.errors} errors)`);
+      console.log(
+        `-- the flood from ${mode === 'one-address' ? 'one address' : 'a new address per attempt'}: ${(f.requests / f.seconds).toFixed(0)} sign-in attempts/s (${f.statuses['4xx']} 4xx, ${f.statuses['5xx']} 5xx, ${f.errors} errors)`,
+      );
       report('page p50 under the flood', loud.p50, 'ms', { value: quiet.p50, label: 'without' });
-      report('page p99 under the flood', loud.p99, 'ms', { value: quiet.p99, label: 'without' }, { max: 2 * quiet.p99 });
+      report(
+        'page p99 under the flood',
+        loud.p99,
+        'ms',
+        { value: quiet.p99, label: 'without' },
+        { max: 2 * quiet.p99 },
+      );
       report('page requests/s under the flood', loud.rps, '/s', { value: quiet.rps, label: 'without' });
     }
   } finally {

@@ -23,12 +23,20 @@ export function ascending(values: number[]): number[] {
 }
 
 /** Prints one figure beside its same-run baseline and, when there is one, its budget and whether it is met. */
-export function report(name: string, value: number, unit: string, baseline?: { value: number; label: string }, budget?: { max?: number; min?: number }): void {
+export function report(
+  name: string,
+  value: number,
+  unit: string,
+  baseline?: { value: number; label: string },
+  budget?: { max?: number; min?: number },
+): void {
   const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(1)).padStart(8);
   let line = `  ${name.padEnd(46)} ${fmt(value)} ${unit.padEnd(4)}`;
   if (baseline) line += `   ${baseline.label} ${fmt(baseline.value).trim()} ${unit}`;
-  if (budget?.max !== undefined) line += `   budget <= ${fmt(budget.max).trim()} ${unit}: ${value <= budget.max ? 'met' : 'NOT met'}`;
-  if (budget?.min !== undefined) line += `   floor >= ${fmt(budget.min).trim()} ${unit}: ${value >= budget.min ? 'met' : 'NOT met'}`;
+  if (budget?.max !== undefined)
+    line += `   budget <= ${fmt(budget.max).trim()} ${unit}: ${value <= budget.max ? 'met' : 'NOT met'}`;
+  if (budget?.min !== undefined)
+    line += `   floor >= ${fmt(budget.min).trim()} ${unit}: ${value >= budget.min ? 'met' : 'NOT met'}`;
   console.log(line);
 }
 
@@ -55,7 +63,10 @@ export interface BenchReceiver {
 
 /** Starts the receiver in its own process, so its work does not share the worker's event loop. */
 export function startReceiver(): Promise<BenchReceiver> {
-  const child = fork(new URL('./servers/receiver.ts', import.meta.url).pathname, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(new URL('./servers/receiver.ts', import.meta.url).pathname, {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   killOnExit(child);
   return new Promise((resolve, reject) => {
     child.once('message', (m: { url: string }) =>
@@ -85,7 +96,10 @@ process.once('exit', () => {
 
 /** Spawns `node bin/svc.js ...args` with `env` added to this environment. */
 export function spawnSvc(args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [SVC_BIN, ...args], { env: { ...process.env, NODE_OPTIONS: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SVC_BIN, ...args], {
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   killOnExit(child);
   return child;
 }
@@ -134,7 +148,8 @@ export async function settledRssMb(pid: number, minMs = 12_000, maxMs = 40_000):
     samples.push(rssMb(pid));
     const last = samples.slice(-5);
     const elapsed = performance.now() - started;
-    if ((elapsed >= minMs && last.length === 5 && Math.max(...last) - Math.min(...last) < 1) || elapsed >= maxMs) return samples.at(-1)!;
+    if ((elapsed >= minMs && last.length === 5 && Math.max(...last) - Math.min(...last) < 1) || elapsed >= maxMs)
+      return samples.at(-1)!;
   }
 }
 

@@ -29,8 +29,22 @@ interface Scenario {
 
 // A cursor about halfway down the store: keyset pages cost the same at any depth.
 async function middleCursor(deps: Deps): Promise<string> {
-  const n = Number((await deps.db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-  const row = await deps.db.selectFrom('messages').select(['created_at', 'id']).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(Math.floor(n / 2)).limit(1).executeTakeFirstOrThrow();
+  const n = Number(
+    (
+      await deps.db
+        .selectFrom('messages')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+  const row = await deps.db
+    .selectFrom('messages')
+    .select(['created_at', 'id'])
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .offset(Math.floor(n / 2))
+    .limit(1)
+    .executeTakeFirstOrThrow();
   return `/inbox?before=${encodeURIComponent(`${row.created_at}.${row.id}`)}`;
 }
 
@@ -47,7 +61,12 @@ function bulkLoad(file: string, count: number, now: number): void {
   const insert = db.prepare(
     'insert into messages (id, class, cause, subject_kind, subject_key, instant, headline, census, link, body, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
-  const causes = [['drift', 'drift'], ['coverage', 'aperture'], ['coverage', 'declared-input'], ['clock', 'threshold']] as const;
+  const causes = [
+    ['drift', 'drift'],
+    ['coverage', 'aperture'],
+    ['coverage', 'declared-input'],
+    ['clock', 'threshold'],
+  ] as const;
   const ids = crypto.randomBytes(16 * count);
   db.transaction(() => {
     for (let i = 0; i < count; i++) {
@@ -57,14 +76,26 @@ function bulkLoad(file: string, count: number, now: number): void {
       const key = `host-${i % 5000}.example.com:443`;
       const headline = `${key} answers with a different certificate than yesterday.`;
       const link = `https://svc.example.test/subjects/service/${encodeURIComponent(key)}`;
-      const body = JSON.stringify({ message: id, class: cls, cause, subject: { kind: 'service', key }, instant: new Date(createdAt).toISOString(), headline, census: i % 7, link });
+      const body = JSON.stringify({
+        message: id,
+        class: cls,
+        cause,
+        subject: { kind: 'service', key },
+        instant: new Date(createdAt).toISOString(),
+        headline,
+        census: i % 7,
+        link,
+      });
       insert.run(id, cls, cause, 'service', key, createdAt, headline, i % 7, link, body, createdAt);
     }
   })();
   db.close();
 }
 
-async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie: string; cleanup: () => Promise<void> }> {
+async function prepare(
+  dir: string,
+  count: number,
+): Promise<{ deps: Deps; cookie: string; cleanup: () => Promise<void> }> {
   const file = path.join(dir, `inbox-${count}.sqlite`);
   const database = { kind: 'sqlite', path: file } as const;
   const first = await openDatabase(database);
@@ -77,7 +108,9 @@ async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie
   bulkLoad(file, count, now);
   const loadMs = performance.now() - started;
   const size = fs.statSync(file).size;
-  console.log(`  loaded ${count.toLocaleString('en')} messages in ${(loadMs / 1000).toFixed(1)} s (${(size / 1e6).toFixed(0)} MB)`);
+  console.log(
+    `  loaded ${count.toLocaleString('en')} messages in ${(loadMs / 1000).toFixed(1)} s (${(size / 1e6).toFixed(0)} MB)`,
+  );
 
   const { db, dialect } = await openDatabase(database);
   const config: Config = {
@@ -94,26 +127,43 @@ async function prepare(dir: string, count: number): Promise<{ deps: Deps; cookie
     refusedSignInDelayMs: 1000,
     oidcCaFile: undefined,
   };
-  const deps: Deps = { db, dialect, config, clock: systemClock, random: systemRandom, log: pino({ level: 'silent' }), wakeup: createDeliveryWakeup() };
-  await db.insertInto('accounts').values({
-    id: 'bench-account',
-    username: 'bench',
-    username_lower: 'bench',
-    password_hash: 'not-a-real-hash',
-    role: 'viewer',
-    totp_enabled: 0,
-    totp_enrol_prompt: 0,
-    created_at: now,
-  }).execute();
+  const deps: Deps = {
+    db,
+    dialect,
+    config,
+    clock: systemClock,
+    random: systemRandom,
+    log: pino({ level: 'silent' }),
+    wakeup: createDeliveryWakeup(),
+  };
+  await db
+    .insertInto('accounts')
+    .values({
+      id: 'bench-account',
+      username: 'bench',
+      username_lower: 'bench',
+      password_hash: 'not-a-real-hash',
+      role: 'viewer',
+      totp_enabled: 0,
+      totp_enrol_prompt: 0,
+      created_at: now,
+    })
+    .execute();
   // A realistic reader: a few of the newest messages read one by one, the rest unread.
   const newest = await db.selectFrom('messages').select('id').orderBy('created_at', 'desc').limit(20).execute();
-  await markRead(deps, 'bench-account', newest.filter((_, i) => i % 3 === 0).map((r) => r.id));
+  await markRead(
+    deps,
+    'bench-account',
+    newest.filter((_, i) => i % 3 === 0).map((r) => r.id),
+  );
   const session = await createSession(deps, 'bench-account', 'full', 'bench');
   return { deps, cookie: `svc_session=${session}`, cleanup: () => db.destroy() };
 }
 
 /** Times `rounds` requests to each target, alternating between them so machine noise hits both alike. */
-async function measureInterleaved(targets: { deps: Deps; cookie: string; path: string }[]): Promise<{ median: number; p95: number }[]> {
+async function measureInterleaved(
+  targets: { deps: Deps; cookie: string; path: string }[],
+): Promise<{ median: number; p95: number }[]> {
   const hits = targets.map(({ deps, cookie, path: target }) => {
     const app = createApp(deps);
     return async () => {
@@ -145,7 +195,17 @@ async function measureNaiveCount(deps: Deps): Promise<{ median: number; p95: num
     await deps.db
       .selectFrom('messages as m')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('message_reads as r').select('r.message_id').where('r.account_id', '=', 'bench-account').whereRef('r.message_id', '=', 'm.id'))))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('message_reads as r')
+              .select('r.message_id')
+              .where('r.account_id', '=', 'bench-account')
+              .whereRef('r.message_id', '=', 'm.id'),
+          ),
+        ),
+      )
       .executeTakeFirstOrThrow();
     times.push(performance.now() - t0);
   }
@@ -163,7 +223,9 @@ async function main(): Promise<void> {
       stores.push(await prepare(dir, size));
     }
     for (const s of SCENARIOS) {
-      const targets = await Promise.all(stores.map(async (st) => ({ deps: st.deps, cookie: st.cookie, path: await s.path(st.deps) })));
+      const targets = await Promise.all(
+        stores.map(async (st) => ({ deps: st.deps, cookie: st.cookie, path: await s.path(st.deps) })),
+      );
       rows.push([s.name, await measureInterleaved(targets)]);
     }
     const naive = [];
@@ -177,7 +239,9 @@ async function main(): Promise<void> {
   const pad = (s: string, n: number) => s.padEnd(n);
   const fmt = (r: { median: number; p95: number }) => `${r.median.toFixed(2)} ms (p95 ${r.p95.toFixed(2)})`;
   console.log('');
-  console.log(`${pad('scenario', 42)}${pad(`${small.toLocaleString('en')} messages`, 26)}${pad(`${large.toLocaleString('en')} messages`, 26)}ratio (median)`);
+  console.log(
+    `${pad('scenario', 42)}${pad(`${small.toLocaleString('en')} messages`, 26)}${pad(`${large.toLocaleString('en')} messages`, 26)}ratio (median)`,
+  );
   for (const [name, [a, b]] of rows) {
     console.log(`${pad(name, 42)}${pad(fmt(a!), 26)}${pad(fmt(b!), 26)}${(b!.median / a!.median).toFixed(2)}x`);
   }

@@ -17,7 +17,17 @@ import { emit } from '../src/features/messages/emit.service.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { allowTestLoopback } from '../test/helpers/delivery.ts';
 import { buildChannel } from '../test/helpers/outbox.ts';
-import { ascending, benchDeps, killOnExit, percentile, report, spawnSvc, startReceiver, until, type BenchReceiver } from './helpers.ts';
+import {
+  ascending,
+  benchDeps,
+  killOnExit,
+  percentile,
+  report,
+  spawnSvc,
+  startReceiver,
+  until,
+  type BenchReceiver,
+} from './helpers.ts';
 
 const RATE = 200;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -37,7 +47,9 @@ function figures(latencies: number[]): Figures {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), count: sorted.length };
 }
 
-/** The baseline: one POST at a time at RATE per second through a keep-alive pool, timed from send to the whole answer. */
+/**
+ * The baseline: one POST at a time at RATE per second through a keep-alive pool, timed from send to the whole answer.
+ */
 async function rawRoundTrip(url: string): Promise<Figures> {
   const pool = new Pool(new URL(url).origin);
   const body = JSON.stringify({ message: 'raw', headline: 'x'.repeat(200) });
@@ -46,7 +58,12 @@ async function rawRoundTrip(url: string): Promise<Figures> {
   for (let i = 0; i < RATE * SECONDS; i++) {
     await until(start + (i * 1000) / RATE);
     const t0 = performance.now();
-    const res = await request(`${url}/raw`, { dispatcher: pool, method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const res = await request(`${url}/raw`, {
+      dispatcher: pool,
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
     await res.body.text();
     times.push(performance.now() - t0);
   }
@@ -55,7 +72,13 @@ async function rawRoundTrip(url: string): Promise<Figures> {
 }
 
 async function emitOne(deps: Deps): Promise<void> {
-  const result = await emit(deps, { cause: 'drift', subject: { kind: 'host', key: 'web-1.example.net' }, instant: Date.now(), headline: 'Port 22 opened on web-1.', census: 1 });
+  const result = await emit(deps, {
+    cause: 'drift',
+    subject: { kind: 'host', key: 'web-1.example.net' },
+    instant: Date.now(),
+    headline: 'Port 22 opened on web-1.',
+    census: 1,
+  });
   if (!result.ok) throw new Error(`emit refused: ${JSON.stringify(result.errors)}`);
 }
 
@@ -63,13 +86,19 @@ async function emitOne(deps: Deps): Promise<void> {
  * Waits until the receiver has seen `expected` messages (or 30 s), then returns arrival - created_at per message;
  * `seen` receives each message's arrival time.
  */
-async function collect(deps: Deps, rx: BenchReceiver, expected: number, seen = new Map<string, number>()): Promise<number[]> {
+async function collect(
+  deps: Deps,
+  rx: BenchReceiver,
+  expected: number,
+  seen = new Map<string, number>(),
+): Promise<number[]> {
   const deadline = performance.now() + 30_000;
   while (seen.size < expected && performance.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
     for (const [id, at] of await rx.arrivals()) seen.set(id, at);
   }
-  if (seen.size < expected) throw new Error(`only ${seen.size} of ${expected} messages reached the receiver within 30 s`);
+  if (seen.size < expected)
+    throw new Error(`only ${seen.size} of ${expected} messages reached the receiver within 30 s`);
   const messages = await deps.db.selectFrom('messages').select(['id', 'created_at']).execute();
   return messages.filter((m) => seen.has(m.id)).map((m) => seen.get(m.id)! - m.created_at);
 }
@@ -107,7 +136,8 @@ async function clearMessages(deps: Deps): Promise<void> {
 }
 
 /**
- * Runs `svc emit` processes one after another for 3 x SECONDS (about 4 a second); returns their wall times (spawn to exit) and, per
+ * Runs `svc emit` processes one after another for 3 x SECONDS (about 4 a second); returns their wall times (spawn to
+ * exit) and, per
  * message id, when its id arrived on stdout (epoch ms; just after the commit).
  */
 async function svcEmits(url: string): Promise<{ walls: number[]; printed: Map<string, number> }> {
@@ -116,10 +146,25 @@ async function svcEmits(url: string): Promise<{ walls: number[]; printed: Map<st
   const end = performance.now() + 3 * SECONDS * 1000;
   const one = async () => {
     const t0 = performance.now();
-    const child: ChildProcess = spawnSvc(['emit', '--cause', 'drift', '--subject-kind', 'host', '--subject-key', 'web-1.example.net', '--headline', 'Port 22 opened on web-1.'], { DATABASE_URL: url, SVC_LOG_LEVEL: 'warn' });
+    const child: ChildProcess = spawnSvc(
+      [
+        'emit',
+        '--cause',
+        'drift',
+        '--subject-kind',
+        'host',
+        '--subject-key',
+        'web-1.example.net',
+        '--headline',
+        'Port 22 opened on web-1.',
+      ],
+      { DATABASE_URL: url, SVC_LOG_LEVEL: 'warn' },
+    );
     let err = '';
     child.stderr!.on('data', (c) => (err += c));
-    child.stdout!.on('data', (c: Buffer) => printed.set(c.toString().trim(), performance.timeOrigin + performance.now()));
+    child.stdout!.on('data', (c: Buffer) =>
+      printed.set(c.toString().trim(), performance.timeOrigin + performance.now()),
+    );
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     if (code !== 0) throw new Error(`svc emit exited with ${code}: ${err}`);
     walls.push(performance.now() - t0);
@@ -133,10 +178,15 @@ async function main(): Promise<void> {
   try {
     await rawRoundTrip(rx.url); // warm-up
     const raw = await rawRoundTrip(rx.url);
-    console.log(`emit -> first attempt at the receiver, ${RATE} messages/s for ${SECONDS} s, one channel; baseline: raw undici POST round trip at the same rate`);
-    console.log(`  (from the message's created_at, taken by emit() before its transaction, to the receiver getting the request)`);
+    console.log(
+      `emit -> first attempt at the receiver, ${RATE} messages/s for ${SECONDS} s, one channel; baseline: raw undici POST round trip at the same rate`,
+    );
+    console.log(
+      `  (from the message's created_at, taken by emit() before its transaction, to the receiver getting the request)`,
+    );
     const kinds = process.env.TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
-    if (!process.env.TEST_DATABASE_URL) console.log('  (set TEST_DATABASE_URL to add PostgreSQL and the `svc emit` case)');
+    if (!process.env.TEST_DATABASE_URL)
+      console.log('  (set TEST_DATABASE_URL to add PostgreSQL and the `svc emit` case)');
     for (const kind of kinds) {
       const tdb = await createTestDatabase(kind);
       const deps = benchDeps(tdb);
@@ -150,13 +200,22 @@ async function main(): Promise<void> {
         if (kind === 'postgres') {
           const url = (tdb.database as { url: string }).url;
           await clearMessages(deps);
-          printCase('postgres, emit() in another process at the same rate', figures(await collect(deps, rx, await otherProcess(url))), raw);
+          printCase(
+            'postgres, emit() in another process at the same rate',
+            figures(await collect(deps, rx, await otherProcess(url))),
+            raw,
+          );
           await clearMessages(deps);
           const { walls, printed } = await svcEmits(url);
           const seen = new Map<string, number>();
           const rate = (walls.length / (3 * SECONDS)).toFixed(0);
-          printCase(`postgres, \`svc emit\` processes one after another (${rate}/s)`, figures(await collect(deps, rx, walls.length, seen)), raw);
-          // created_at is taken before the fresh process's first (cold) transaction; its printed id comes just after the commit.
+          printCase(
+            `postgres, \`svc emit\` processes one after another (${rate}/s)`,
+            figures(await collect(deps, rx, walls.length, seen)),
+            raw,
+          );
+          // created_at is taken before the fresh process's first (cold) transaction; its printed id comes just after
+          // the commit.
           const afterPrint = figures([...printed].filter(([id]) => seen.has(id)).map(([id, at]) => seen.get(id)! - at));
           report('  the same from the id on stdout, p50', afterPrint.p50, 'ms');
           report('  the same from the id on stdout, p95', afterPrint.p95, 'ms');

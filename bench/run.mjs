@@ -7,10 +7,15 @@ import fs from 'node:fs';
 import { build } from '../scripts/build.mjs';
 
 const only = process.argv.slice(2);
-const all = fs.readdirSync(new URL('.', import.meta.url)).filter((f) => f.endsWith('.bench.ts')).sort();
+const all = fs
+  .readdirSync(new URL('.', import.meta.url))
+  .filter((f) => f.endsWith('.bench.ts'))
+  .sort();
 const files = all.filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
 if (files.length === 0) {
-  console.error(`no bench matches ${only.join(', ')}; there are: ${all.map((f) => f.replace('.bench.ts', '')).join(', ')}`);
+  console.error(
+    `no bench matches ${only.join(', ')}; there are: ${all.map((f) => f.replace('.bench.ts', '')).join(', ')}`,
+  );
   process.exit(2);
 }
 await build().catch(() => process.exit(1)); // esbuild has printed the errors
@@ -18,7 +23,10 @@ let failed = false;
 for (const file of files) {
   console.log(`\n== ${file}`);
   const started = performance.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', new URL(file, import.meta.url).pathname], { stdio: 'inherit', env: { ...process.env, NODE_NO_WARNINGS: '1' } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', new URL(file, import.meta.url).pathname], {
+    stdio: 'inherit',
+    env: { ...process.env, NODE_NO_WARNINGS: '1' },
+  });
   console.log(`   (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   if (r.status !== 0) failed = true;
 }

@@ -48,7 +48,9 @@ export async function build() {
   fs.mkdirSync(path.dirname(outfile), { recursive: true });
   // Each file is written under a private name and renamed: a process starting meanwhile sees the old or the new build,
   // never half of one. Chunks come first, so the entry never names a chunk that is not there yet.
-  const entryLast = [...result.outputFiles].sort((a, b) => Number(a.path.startsWith(outfile)) - Number(b.path.startsWith(outfile)));
+  const entryLast = [...result.outputFiles].sort(
+    (a, b) => Number(a.path.startsWith(outfile)) - Number(b.path.startsWith(outfile)),
+  );
   for (const file of entryLast) {
     fs.mkdirSync(path.dirname(file.path), { recursive: true });
     const tmp = `${file.path}.${process.pid}.tmp`;

@@ -22,7 +22,9 @@ for (const root of roots) if (fs.existsSync(root)) walk(root);
 const selected = only.length ? files.filter((f) => only.some((o) => f.includes(o))) : files;
 files.sort();
 
-console.log(`Running ${selected.length} test files on ${process.env.TEST_DATABASE_URL ? 'SQLite and PostgreSQL' : 'SQLite (set TEST_DATABASE_URL to add PostgreSQL)'}`);
+console.log(
+  `Running ${selected.length} test files on ${process.env.TEST_DATABASE_URL ? 'SQLite and PostgreSQL' : 'SQLite (set TEST_DATABASE_URL to add PostgreSQL)'}`,
+);
 // --test-timeout guards against a hang, per file: the axe page test checks about 140 page views per database, which
 // takes a minute a database on a loaded two-core machine, so the limit is 5 minutes.
 // Tests read svc's log lines from pipes, where it writes JSON unless SVC_LOG_FORMAT says otherwise: a developer's own
@@ -30,7 +32,15 @@ console.log(`Running ${selected.length} test files on ${process.env.TEST_DATABAS
 const { SVC_LOG_FORMAT: _ownFormat, ...env } = process.env;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', '--test-reporter=spec', ...selected.sort()],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    '--test-timeout=300000',
+    '--test-reporter=spec',
+    ...selected.sort(),
+  ],
   { stdio: 'inherit', env: { ...env, NODE_NO_WARNINGS: '1' } },
 );
 process.exit(result.status ?? 1);

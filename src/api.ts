@@ -47,7 +47,11 @@ export function createApi(deps: Deps) {
     document ??= JSON.stringify(
       api.getOpenAPI31Document({
         openapi: '3.1.0',
-        info: { title: 'svc', version: '1', description: 'The JSON API of svc: everything the console does, over personal API tokens. See docs/api.md.' },
+        info: {
+          title: 'svc',
+          version: '1',
+          description: 'The JSON API of svc: everything the console does, over personal API tokens. See docs/api.md.',
+        },
       }),
     );
     return c.body(document, 200, { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300' });

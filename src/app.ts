@@ -3,7 +3,16 @@ import fs from 'node:fs';
 import { Hono } from 'hono';
 import type { Deps } from './deps.ts';
 import type { AppEnv } from './http/env.ts';
-import { classifyAccess, enforceGate, formAndCsrf, limitBody, loadApiAccount, loadSession, requestLog, securityHeaders } from './http/middleware.ts';
+import {
+  classifyAccess,
+  enforceGate,
+  formAndCsrf,
+  limitBody,
+  loadApiAccount,
+  loadSession,
+  requestLog,
+  securityHeaders,
+} from './http/middleware.ts';
 import { databaseUnavailable, errorPage } from './http/render.tsx';
 import { isDatabaseUnavailable } from './db/errors.ts';
 import { apiNotFound, problem } from './http/problem.ts';
@@ -86,12 +95,22 @@ export function createApp(deps: Deps) {
   app.route('/', ssoRoutes(deps, renderProfile));
   app.route('/', ssoAdminRoutes(deps, renderSettings));
 
-  app.notFound((c) => (isApiPath(c.req.path) ? apiNotFound(c, app.routes) : errorPage(c, 404, 'Not found', 'There is nothing at this address.')));
+  app.notFound((c) =>
+    isApiPath(c.req.path)
+      ? apiNotFound(c, app.routes)
+      : errorPage(c, 404, 'Not found', 'There is nothing at this address.'),
+  );
   app.onError((err, c) => {
     if (isDatabaseUnavailable(err)) return databaseUnavailable(c, deps.log, err);
     deps.log.error({ err, path: c.req.path, method: c.req.method }, 'request failed');
-    if (isApiPath(c.req.path)) return problem(c, 500, 'internal', 'The service could not complete this request. It has been logged.');
-    return errorPage(c, 500, 'Something went wrong', 'The service could not complete this request. It has been logged.');
+    if (isApiPath(c.req.path))
+      return problem(c, 500, 'internal', 'The service could not complete this request. It has been logged.');
+    return errorPage(
+      c,
+      500,
+      'Something went wrong',
+      'The service could not complete this request. It has been logged.',
+    );
   });
 
   return app;
@@ -106,10 +125,12 @@ export function createApp(deps: Deps) {
 function lazyApi(deps: Deps): Handler<AppEnv> {
   let api: Promise<{ fetch: (req: Request, env: AppEnv['Bindings']) => Response | Promise<Response> }> | undefined;
   return async (c) => {
-    api ??= import('./api.ts').then((m) => m.createApi(deps)).catch((err: unknown) => {
-      api = undefined;
-      throw err;
-    });
+    api ??= import('./api.ts')
+      .then((m) => m.createApi(deps))
+      .catch((err: unknown) => {
+        api = undefined;
+        throw err;
+      });
     const env: AppEnv['Bindings'] = { ...c.env, apiAccount: c.get('apiAccount') };
     const res = await (await api).fetch(c.req.raw, env);
     if (env.route) c.set('route', env.route);

@@ -43,7 +43,14 @@ test('every error is reported together', () => {
   if (r.ok) return;
   const text = r.errors.join('\n');
   assert.match(text, /^PORT: Must be a number\.$/m, 'in plain words, not zod\'s "expected number, received NaN"');
-  for (const name of ['PORT', 'SVC_SECURE_COOKIES', 'SVC_EXTERNAL_URL', 'SVC_SETUP_TOKEN', 'SVC_PUBLIC_URL', 'SVC_TRUSTED_PROXIES']) {
+  for (const name of [
+    'PORT',
+    'SVC_SECURE_COOKIES',
+    'SVC_EXTERNAL_URL',
+    'SVC_SETUP_TOKEN',
+    'SVC_PUBLIC_URL',
+    'SVC_TRUSTED_PROXIES',
+  ]) {
     assert.match(text, new RegExp(name));
   }
 });
@@ -77,14 +84,33 @@ test('SVC_DATABASE_LISTEN_URL: a direct postgres:// URL for the LISTEN session, 
   assert.deepEqual(withListen.config.database, { kind: 'postgres', url: pooled, listenUrl: direct });
   const unset = loadConfig({ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: '' });
   assert.ok(unset.ok);
-  assert.deepEqual(unset.config.database, { kind: 'postgres', url: pooled }, 'unset: the session listens on DATABASE_URL');
+  assert.deepEqual(
+    unset.config.database,
+    { kind: 'postgres', url: pooled },
+    'unset: the session listens on DATABASE_URL',
+  );
 
   const cases: [NodeJS.ProcessEnv, RegExp][] = [
-    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'https://user:hunter2@db/svc' }, /SVC_DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/],
-    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@[db/svc' }, /SVC_DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/],
-    [{ DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'postgres://user:2024#hunter2@db/svc' }, /SVC_DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/],
-    [{ SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@db/svc' }, /SVC_DATABASE_LISTEN_URL: only used with a PostgreSQL DATABASE_URL/],
-    [{ PORT: 'eighty', SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@db/svc' }, /PORT[\s\S]*SVC_DATABASE_LISTEN_URL: only used/],
+    [
+      { DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'https://user:hunter2@db/svc' },
+      /SVC_DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/,
+    ],
+    [
+      { DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@[db/svc' },
+      /SVC_DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/,
+    ],
+    [
+      { DATABASE_URL: pooled, SVC_DATABASE_LISTEN_URL: 'postgres://user:2024#hunter2@db/svc' },
+      /SVC_DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/,
+    ],
+    [
+      { SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@db/svc' },
+      /SVC_DATABASE_LISTEN_URL: only used with a PostgreSQL DATABASE_URL/,
+    ],
+    [
+      { PORT: 'eighty', SVC_DATABASE_LISTEN_URL: 'postgres://user:hunter2@db/svc' },
+      /PORT[\s\S]*SVC_DATABASE_LISTEN_URL: only used/,
+    ],
   ];
   for (const [env, message] of cases) {
     const r = loadConfig(env);
@@ -98,14 +124,26 @@ test('SVC_DATABASE_LISTEN_URL: a direct postgres:// URL for the LISTEN session, 
 test('a postgres:// URL whose password holds an unencoded #, ? or / is refused: it would parse with the password outside the user part', () => {
   // Each parses as a URL (host "svc", a port of digits or none, and the rest as fragment, query or path), so the
   // password would sit where no printer masks it.
-  for (const url of ['postgres://svc:2024#hunter2@db.internal/svc', 'postgres://svc:#hunter2@db.internal/svc', 'postgres://svc:12?hunter2@db.internal/svc', 'postgres://svc:/hunter2@db.internal/svc']) {
+  for (const url of [
+    'postgres://svc:2024#hunter2@db.internal/svc',
+    'postgres://svc:#hunter2@db.internal/svc',
+    'postgres://svc:12?hunter2@db.internal/svc',
+    'postgres://svc:/hunter2@db.internal/svc',
+  ]) {
     const r = loadConfig({ DATABASE_URL: url });
     assert.equal(r.ok, false, url);
     if (r.ok) continue;
-    assert.match(r.errors.join('\n'), /DATABASE_URL is not a valid postgres:\/\/ URL \(percent-encode special characters/);
+    assert.match(
+      r.errors.join('\n'),
+      /DATABASE_URL is not a valid postgres:\/\/ URL \(percent-encode special characters/,
+    );
     assert.doesNotMatch(r.errors.join('\n'), /hunter2/);
   }
-  for (const url of ['postgres://svc:2024%23hunter2@db.internal/svc', 'postgres://svc@db.internal/svc?sslmode=require', 'postgres:///svc?host=/var/run/postgresql']) {
+  for (const url of [
+    'postgres://svc:2024%23hunter2@db.internal/svc',
+    'postgres://svc@db.internal/svc?sslmode=require',
+    'postgres:///svc?host=/var/run/postgresql',
+  ]) {
     assert.ok(loadConfig({ DATABASE_URL: url }).ok, url);
   }
 });
@@ -136,9 +174,15 @@ test('DATABASE_URL: a SQLite path or a postgres:// URL; blank and other URLs are
     assert.deepEqual(r.config.database, database, value);
   }
   const refused: [string, RegExp][] = [
-    ['', /^DATABASE_URL: DATABASE_URL is set but empty; unset it for the default \.\/data\/svc\.sqlite, or give a SQLite file path or a postgres:\/\/ URL$/],
+    [
+      '',
+      /^DATABASE_URL: DATABASE_URL is set but empty; unset it for the default \.\/data\/svc\.sqlite, or give a SQLite file path or a postgres:\/\/ URL$/,
+    ],
     ['   ', /DATABASE_URL is set but empty/],
-    ['mysql://root:hunter2@db/svc', /^DATABASE_URL: DATABASE_URL must be a SQLite file path or a postgres:\/\/ \(postgresql:\/\/\) URL, or unset for the default \.\/data\/svc\.sqlite; mysql: URLs are not supported$/],
+    [
+      'mysql://root:hunter2@db/svc',
+      /^DATABASE_URL: DATABASE_URL must be a SQLite file path or a postgres:\/\/ \(postgresql:\/\/\) URL, or unset for the default \.\/data\/svc\.sqlite; mysql: URLs are not supported$/,
+    ],
     ['file:./hunter2.sqlite', /file: URLs are not supported/],
     ['sqlite:///hunter2.sqlite', /sqlite: URLs are not supported/],
     ['https://hunter2@db.example.com/svc', /https: URLs are not supported/],
@@ -160,8 +204,14 @@ test('absentSqliteFile: the absolute path of a SQLite file not yet created; noth
     const existing = path.join(dir, 'svc.sqlite');
     fs.writeFileSync(existing, '');
     assert.equal(absentSqliteFile({ kind: 'sqlite', path: existing }), undefined);
-    assert.equal(absentSqliteFile({ kind: 'sqlite', path: path.join(dir, 'nope', 'svc.sqlite') }), path.join(dir, 'nope', 'svc.sqlite'));
-    assert.equal(absentSqliteFile({ kind: 'sqlite', path: 'relative-nope.sqlite' }), path.resolve('relative-nope.sqlite'));
+    assert.equal(
+      absentSqliteFile({ kind: 'sqlite', path: path.join(dir, 'nope', 'svc.sqlite') }),
+      path.join(dir, 'nope', 'svc.sqlite'),
+    );
+    assert.equal(
+      absentSqliteFile({ kind: 'sqlite', path: 'relative-nope.sqlite' }),
+      path.resolve('relative-nope.sqlite'),
+    );
     assert.equal(absentSqliteFile({ kind: 'sqlite', path: ':memory:' }), undefined);
     assert.equal(absentSqliteFile({ kind: 'postgres', url: 'postgres://svc@db/svc' }), undefined);
     assert.ok(!fs.existsSync(path.join(dir, 'nope')), 'nothing created');

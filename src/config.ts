@@ -20,7 +20,8 @@ const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\/|^(file|sqlite):/i;
 /**
  * Whether a postgres:// URL parses with its credentials where they belong. A password with an unencoded `#`, `?` or `/`
  * still parses (`postgres://svc:2024#Secret@db/svc` is host "svc", port 2024 and a fragment), with the password then
- * outside the parts every printer masks; so a fragment, or an `@` while no user name or password was parsed, is refused.
+ * outside the parts every printer masks; so a fragment, or an `@` while no user name or password was parsed, is
+ * refused.
  */
 function isWellFormedPostgresUrl(v: string): boolean {
   if (!URL.canParse(v)) return false;
@@ -29,7 +30,8 @@ function isWellFormedPostgresUrl(v: string): boolean {
   return !(v.includes('@') && url.username === '' && url.password === '');
 }
 
-// DATABASE_URL: a postgres:// URL, else a SQLite file path. Anything else is refused here, so a typo never becomes a new,
+// DATABASE_URL: a postgres:// URL, else a SQLite file path. Anything else is refused here, so a typo never becomes a
+// new,
 // empty database (a blank value was once a throwaway in-memory one; `mysql://foo` a directory "mysql:"). The messages
 // never repeat the value: it may carry a password.
 const databaseUrl = z
@@ -38,12 +40,19 @@ const databaseUrl = z
   .transform((raw, ctx): Config['database'] => {
     const v = raw.trim();
     if (v === '') {
-      ctx.addIssue({ code: 'custom', message: `DATABASE_URL is set but empty; unset it for the default ${DEFAULT_SQLITE}, or give a SQLite file path or a postgres:// URL` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `DATABASE_URL is set but empty; unset it for the default ${DEFAULT_SQLITE}, or give a SQLite file path or a postgres:// URL`,
+      });
       return z.NEVER;
     }
     if (POSTGRES_URL.test(v)) {
       if (isWellFormedPostgresUrl(v)) return { kind: 'postgres', url: v };
-      ctx.addIssue({ code: 'custom', message: 'DATABASE_URL is not a valid postgres:// URL (percent-encode special characters in the user name and password)' });
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'DATABASE_URL is not a valid postgres:// URL (percent-encode special characters in the user name and password)',
+      });
       return z.NEVER;
     }
     const urlLike = URL_LIKE.exec(v);
@@ -64,7 +73,10 @@ const optionalUrl = (what: string) =>
     if (v === '') return undefined;
     const url = URL.canParse(v) ? new URL(v) : undefined;
     if (!url || !['http:', 'https:'].includes(url.protocol)) {
-      ctx.addIssue({ code: 'custom', message: `${what} must be an absolute http(s) URL such as https://svc.example.com` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `${what} must be an absolute http(s) URL such as https://svc.example.com`,
+      });
       return z.NEVER;
     }
     if (url.username || url.password || url.search || url.hash) {
@@ -84,7 +96,10 @@ const seconds = (name: string, range: { min: number; max: number }) =>
       if (v === '') return undefined;
       const n = Number(v);
       if (!/^\d+(\.\d+)?$/.test(v) || n < range.min || n > range.max) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be a number of seconds from ${range.min} to ${range.max}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a number of seconds from ${range.min} to ${range.max}`,
+        });
         return z.NEVER;
       }
       return Math.round(n * 1000);
@@ -107,14 +122,20 @@ const envSchema = z.object({
     .optional()
     .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
     .refine((v) => v === undefined || readablePem(v), 'SVC_OIDC_CA_FILE must name a readable file of PEM certificates'),
-  SVC_TRUSTED_PROXIES: z.string().default('').transform((raw, ctx) => {
-    const parsed = parseTrustedProxies(raw);
-    if (!parsed) {
-      ctx.addIssue({ code: 'custom', message: 'SVC_TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges' });
-      return z.NEVER;
-    }
-    return parsed;
-  }),
+  SVC_TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((raw, ctx) => {
+      const parsed = parseTrustedProxies(raw);
+      if (!parsed) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'SVC_TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges',
+        });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
   SVC_DATABASE_LISTEN_URL: z
     .string()
     .optional()
@@ -123,7 +144,11 @@ const envSchema = z.object({
       if (v === '') return undefined;
       // The message never repeats the value: it may carry a password.
       if (!POSTGRES_URL.test(v) || !isWellFormedPostgresUrl(v)) {
-        ctx.addIssue({ code: 'custom', message: 'SVC_DATABASE_LISTEN_URL must be a valid postgres:// URL (percent-encode special characters in the user name and password)' });
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'SVC_DATABASE_LISTEN_URL must be a valid postgres:// URL (percent-encode special characters in the user name and password)',
+        });
         return z.NEVER;
       }
       return v;

@@ -28,9 +28,14 @@ export interface Deps {
   log: Logger;
   /** Wakes this process's delivery workers at once after a transaction made deliveries due (emit, re-send). */
   wakeup: DeliveryWakeup;
-  /** Outbound knobs for the admin's "Check connection" (resolver, policy, CA); production leaves it unset. Tests only. */
+  /**
+   * Outbound knobs for the admin's "Check connection" (resolver, policy, CA); production leaves it unset. Tests only.
+   */
   outbound?: OutboundOptions;
-  /** Counts what the process decides (requests, attempts, sign-ins) for /metrics; absent (nothing counted) unless SVC_METRICS_TOKEN is set. */
+  /**
+   * Counts what the process decides (requests, attempts, sign-ins) for /metrics; absent (nothing counted) unless
+   * SVC_METRICS_TOKEN is set.
+   */
   metrics?: Metrics;
 }
 
@@ -41,7 +46,9 @@ export type SignInOutcome = 'success' | 'failure' | 'throttled' | 'second_factor
 export interface Metrics {
   /** A request was answered: method, route template (never the raw URL), status, seconds taken. */
   httpRequest(method: string, route: string, status: number, seconds: number): void;
-  /** A delivery attempt ended with a verdict (HTTP status or none); `sinceEmitMs` on a delivery's first attempt only. */
+  /**
+   * A delivery attempt ended with a verdict (HTTP status or none); `sinceEmitMs` on a delivery's first attempt only.
+   */
   deliveryAttempt(verdict: 'delivered' | 'failed', status: number | null, sinceEmitMs: number | undefined): void;
   /** A password or second-factor step ended. */
   signIn(outcome: SignInOutcome): void;

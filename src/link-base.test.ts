@@ -10,5 +10,9 @@ test('printed links start at SVC_EXTERNAL_URL, else at the address listened on (
   assert.equal(at('::1'), 'http://[::1]:8080');
   assert.equal(at('svc.internal'), 'http://svc.internal:8080');
   assert.equal(at('127.0.0.1', 'https://svc.example.com'), 'https://svc.example.com');
-  assert.equal(linkBase({ host: '0.0.0.0', port: 0, externalUrl: undefined }, 41234), 'http://localhost:41234', 'the port actually bound');
+  assert.equal(
+    linkBase({ host: '0.0.0.0', port: 0, externalUrl: undefined }, 41234),
+    'http://localhost:41234',
+    'the port actually bound',
+  );
 });

@@ -29,7 +29,18 @@ const PLAIN = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (INFO |WARN |ERROR|DEBU
 
 test('a plain line: UTC time, level, message, then key=value; values with spaces, quotes or control characters quoted', () => {
   const { log, lines } = capture('plain');
-  log.info({ port: 8080, worker: true, database: 'sqlite', note: 'two words', said: 'a "quote"', empty: '', url: '/setup?token=[redacted]&x=1' }, 'svc listening');
+  log.info(
+    {
+      port: 8080,
+      worker: true,
+      database: 'sqlite',
+      note: 'two words',
+      said: 'a "quote"',
+      empty: '',
+      url: '/setup?token=[redacted]&x=1',
+    },
+    'svc listening',
+  );
   log.warn({ applied: ['0001-foundation', '0002-outbox'] }, 'database migrated');
   log.error({ err: Object.assign(new Error('boom\nsecond line'), { code: 'E_X' }) }, 'it failed\nfor real');
   assert.equal(lines.length, 3);
@@ -37,20 +48,32 @@ test('a plain line: UTC time, level, message, then key=value; values with spaces
   assert.ok(first && second && third, `every line has time and level up front: ${lines.join('')}`);
   assert.ok(Math.abs(Date.parse(first[1]!) - Date.now()) < 60_000, 'the time is now, in UTC');
   assert.equal(first[2], 'INFO ');
-  assert.equal(first[3], 'svc listening port=8080 worker=true database=sqlite note="two words" said="a \\"quote\\"" empty="" url=/setup?token=[redacted]&x=1');
+  assert.equal(
+    first[3],
+    'svc listening port=8080 worker=true database=sqlite note="two words" said="a \\"quote\\"" empty="" url=/setup?token=[redacted]&x=1',
+  );
   assert.equal(second[2], 'WARN ');
   assert.equal(second[3], 'database migrated applied=0001-foundation,0002-outbox');
   assert.equal(third[2], 'ERROR');
-  assert.match(third[3]!, /^it failed\\nfor real err\.type=Error err\.message="boom\\nsecond line" err\.stack="Error: boom\\nsecond line\\n {4}at .*" err\.code=E_X$/);
+  assert.match(
+    third[3]!,
+    /^it failed\\nfor real err\.type=Error err\.message="boom\\nsecond line" err\.stack="Error: boom\\nsecond line\\n {4}at .*" err\.code=E_X$/,
+  );
   assert.equal(lines.join('').split('\n').length, 4, 'one line per event, whatever the message and values hold');
 });
 
 test('a text field the message already shows as a whole word is not repeated: the link ends its line', () => {
   const link = 'http://127.0.0.1:8080/setup?token=abc_DEF-123';
-  const line = formatPlainLine(JSON.stringify({ level: 30, time: 0, setupLink: link, port: 8080, msg: `setup: open ${link}` }));
+  const line = formatPlainLine(
+    JSON.stringify({ level: 30, time: 0, setupLink: link, port: 8080, msg: `setup: open ${link}` }),
+  );
   assert.equal(line, `1970-01-01T00:00:00.000Z INFO  setup: open ${link} port=8080\n`);
   const other = formatPlainLine(JSON.stringify({ level: 30, time: 0, dialect: 'sqlite', msg: 'opened sqlite-file' }));
-  assert.equal(other, '1970-01-01T00:00:00.000Z INFO  opened sqlite-file dialect=sqlite\n', 'a part of a word is no reason to leave a field out');
+  assert.equal(
+    other,
+    '1970-01-01T00:00:00.000Z INFO  opened sqlite-file dialect=sqlite\n',
+    'a part of a word is no reason to leave a field out',
+  );
 });
 
 test('the JSON format writes pino JSON lines', () => {
@@ -82,8 +105,14 @@ test('SVC_LOG_FORMAT is json, plain, or unset (blank counts as unset); anything 
   assert.equal(format('plain'), 'plain');
   const r = loadConfig({ SVC_LOG_FORMAT: 'pretty', PORT: 'x' });
   assert.ok(!r.ok);
-  assert.ok(r.errors.some((e) => e.startsWith('SVC_LOG_FORMAT: ') && e.includes('"json"') && e.includes('"plain"')), r.errors.join('\n'));
-  assert.ok(r.errors.some((e) => e.startsWith('PORT: ')), 'reported with the other problems');
+  assert.ok(
+    r.errors.some((e) => e.startsWith('SVC_LOG_FORMAT: ') && e.includes('"json"') && e.includes('"plain"')),
+    r.errors.join('\n'),
+  );
+  assert.ok(
+    r.errors.some((e) => e.startsWith('PORT: ')),
+    'reported with the other problems',
+  );
 });
 
 test('redaction is the same in both formats: a token in a URL shows as [redacted], a password or token never', async () => {
@@ -108,11 +137,20 @@ test('redaction is the same in both formats: a token in a URL shows as [redacted
       assert.ok(!text.includes(setupToken), `${format}: no token in any line`);
       assert.ok(!text.includes(password), `${format}: no password in any line`);
       if (format === 'json') {
-        const urls = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request').map((l) => l.url);
+        const urls = lines
+          .map((l) => JSON.parse(l))
+          .filter((l) => l.msg === 'request')
+          .map((l) => l.url);
         assert.deepEqual(urls.slice(0, 2), ['/setup?token=[redacted]', '/reset?x=1&%74oken=[redacted]']);
       } else {
-        assert.ok(lines.some((l) => PLAIN.test(l) && l.includes(' request ') && l.includes(' url=/setup?token=[redacted]')), text);
-        assert.ok(lines.some((l) => l.includes(' url=/reset?x=1&%74oken=[redacted]')), text);
+        assert.ok(
+          lines.some((l) => PLAIN.test(l) && l.includes(' request ') && l.includes(' url=/setup?token=[redacted]')),
+          text,
+        );
+        assert.ok(
+          lines.some((l) => l.includes(' url=/reset?x=1&%74oken=[redacted]')),
+          text,
+        );
       }
     }
   } finally {
@@ -120,11 +158,19 @@ test('redaction is the same in both formats: a token in a URL shows as [redacted
   }
 });
 
-/** Runs `svc migrate` on a new SQLite file, in a terminal (a pseudo-terminal made by script(1)) or with stdout a pipe. */
+/**
+ * Runs `svc migrate` on a new SQLite file, in a terminal (a pseudo-terminal made by script(1)) or with stdout a pipe.
+ */
 async function migrateOutput(where: 'terminal' | 'pipe', format: string | undefined): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-log-'));
   try {
-    const env = { ...process.env, NODE_NO_WARNINGS: '1', SVC_LOG_LEVEL: 'info', DATABASE_URL: path.join(dir, 'svc.sqlite'), SVC_LOG_FORMAT: format ?? '' };
+    const env = {
+      ...process.env,
+      NODE_NO_WARNINGS: '1',
+      SVC_LOG_LEVEL: 'info',
+      DATABASE_URL: path.join(dir, 'svc.sqlite'),
+      SVC_LOG_FORMAT: format ?? '',
+    };
     const command = [process.execPath, bin, 'migrate'];
     const { stdout } =
       where === 'pipe'
@@ -150,7 +196,9 @@ test('svc writes plain lines to a terminal and JSON lines to a pipe; SVC_LOG_FOR
 });
 
 test('an invalid SVC_LOG_FORMAT stops start-up like any configuration error (exit 2)', async () => {
-  const err = await exec(process.execPath, [bin, 'migrate'], { env: { ...process.env, SVC_LOG_FORMAT: 'yaml', DATABASE_URL: ':memory:' } }).catch((e) => e);
+  const err = await exec(process.execPath, [bin, 'migrate'], {
+    env: { ...process.env, SVC_LOG_FORMAT: 'yaml', DATABASE_URL: ':memory:' },
+  }).catch((e) => e);
   assert.equal(err.code, 2);
   assert.match(err.stderr, /invalid configuration:\n {2}- SVC_LOG_FORMAT: /);
 });
@@ -158,7 +206,16 @@ test('an invalid SVC_LOG_FORMAT stops start-up like any configuration error (exi
 test('svc serve in plain format prints the setup link alone at the end of its line, unquoted, and it works', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-log-'));
   const child = spawn(process.execPath, [bin, 'serve', '--no-worker'], {
-    env: { ...process.env, NODE_NO_WARNINGS: '1', SVC_LOG_LEVEL: 'info', SVC_LOG_FORMAT: 'plain', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: path.join(dir, 'svc.sqlite'), SVC_SETUP_TOKEN: '' },
+    env: {
+      ...process.env,
+      NODE_NO_WARNINGS: '1',
+      SVC_LOG_LEVEL: 'info',
+      SVC_LOG_FORMAT: 'plain',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: path.join(dir, 'svc.sqlite'),
+      SVC_SETUP_TOKEN: '',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   try {
@@ -173,7 +230,11 @@ test('svc serve in plain format prints the setup link alone at the end of its li
     });
     assert.match(line, PLAIN_START);
     const last = line.split(' ').at(-1)!;
-    assert.match(last, /^http:\/\/127\.0\.0\.1:\d+\/setup\?token=[A-Za-z0-9_-]{20,}$/, `the link is the last word, whole and unquoted: ${line}`);
+    assert.match(
+      last,
+      /^http:\/\/127\.0\.0\.1:\d+\/setup\?token=[A-Za-z0-9_-]{20,}$/,
+      `the link is the last word, whole and unquoted: ${line}`,
+    );
     assert.ok(line.endsWith(` setup: open ${last}`), line);
     const page = await fetch(last);
     assert.equal(page.status, 200);

@@ -6,7 +6,10 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 /** How log lines are written: one JSON object per line (for collectors) or one plain line per event (for people). */
 export type LogFormat = 'json' | 'plain';
 
-/** SVC_LOG_FORMAT when set; otherwise plain lines on a terminal and JSON lines anywhere else (a file, a pipe, a collector). */
+/**
+ * SVC_LOG_FORMAT when set; otherwise plain lines on a terminal and JSON lines anywhere else (a file, a pipe, a
+ * collector).
+ */
 export function chooseLogFormat(configured: LogFormat | undefined, isTerminal: boolean): LogFormat {
   return configured ?? (isTerminal ? 'plain' : 'json');
 }
@@ -15,7 +18,12 @@ export function chooseLogFormat(configured: LogFormat | undefined, isTerminal: b
  * A logger at `level` writing to file descriptor `fd` (1 stdout, 2 stderr) in `format`, or to `destination` (tests).
  * No worker thread or transport: plain lines are formatted in the writing thread.
  */
-export function createLogger(options: { level: string; format: LogFormat; fd?: 1 | 2; destination?: DestinationStream }): Logger {
+export function createLogger(options: {
+  level: string;
+  format: LogFormat;
+  fd?: 1 | 2;
+  destination?: DestinationStream;
+}): Logger {
   const destination = options.destination ?? pino.destination(options.fd ?? 1);
   const stream = options.format === 'plain' ? plainLines(destination) : destination;
   return pino({ level: options.level, base: undefined }, stream);
@@ -44,7 +52,9 @@ export function formatPlainLine(jsonLine: string): string {
   }
   const { time, level, msg, ...fields } = event;
   const when = typeof time === 'number' ? new Date(time).toISOString() : String(time ?? '');
-  const label = (typeof level === 'number' ? (LEVEL_LABELS[level] ?? String(level)) : String(level ?? '')).toUpperCase();
+  const label = (
+    typeof level === 'number' ? (LEVEL_LABELS[level] ?? String(level)) : String(level ?? '')
+  ).toUpperCase();
   const message = escapeControls(typeof msg === 'string' ? msg : msg === undefined ? '' : JSON.stringify(msg));
   const words = new Set(message.split(/\s+/));
   const pairs: string[] = [];
@@ -59,7 +69,8 @@ export function formatPlainLine(jsonLine: string): string {
 function* flatten(fields: Record<string, unknown>, prefix: string): Generator<[string, unknown]> {
   for (const [key, value] of Object.entries(fields)) {
     const name = prefix + key;
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) yield* flatten(value as Record<string, unknown>, `${name}.`);
+    if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      yield* flatten(value as Record<string, unknown>, `${name}.`);
     else yield [name, value];
   }
 }

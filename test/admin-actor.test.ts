@@ -11,10 +11,22 @@ import { buildInvitation } from './helpers/team-factories.ts';
 import { newId, systemRandom } from '../src/deps.ts';
 import type { DB } from '../src/db/schema.ts';
 import { actorIsAdmin } from '../src/features/auth/admin-actor.ts';
-import { checkChannelConnection, createChannel, deleteChannel, patchChannel, updateChannel } from '../src/features/channels/channels.service.ts';
+import {
+  checkChannelConnection,
+  createChannel,
+  deleteChannel,
+  patchChannel,
+  updateChannel,
+} from '../src/features/channels/channels.service.ts';
 import { resendDeadOfChannel, resendDelivery } from '../src/features/delivery/resend.service.ts';
 import { setRetentionDays } from '../src/features/messages/retention.service.ts';
-import { changeProvider, changeProviderSecret, createProvider, removeIdentity, removeProvider } from '../src/features/sso/sso.providers.service.ts';
+import {
+  changeProvider,
+  changeProviderSecret,
+  createProvider,
+  removeIdentity,
+  removeProvider,
+} from '../src/features/sso/sso.providers.service.ts';
 import { mintInvitation, revokeInvitation } from '../src/features/team/invitations.service.ts';
 import {
   changeRole,
@@ -29,8 +41,34 @@ import {
 import { createToken } from '../src/features/tokens/tokens.service.ts';
 
 /** Every table an admin act could write. */
-const WRITTEN: (keyof DB)[] = ['accounts', 'sessions', 'recovery_codes', 'password_resets', 'invitations', 'channels', 'deliveries', 'messages', 'sso_providers', 'sso_identities', 'meta'];
-const CLEARED = ['sessions', 'recovery_codes', 'api_tokens', 'password_resets', 'invitations', 'delivery_attempts', 'deliveries', 'messages', 'channels', 'sso_identities', 'sso_providers', 'auth_throttle', 'accounts'] as const;
+const WRITTEN: (keyof DB)[] = [
+  'accounts',
+  'sessions',
+  'recovery_codes',
+  'password_resets',
+  'invitations',
+  'channels',
+  'deliveries',
+  'messages',
+  'sso_providers',
+  'sso_identities',
+  'meta',
+];
+const CLEARED = [
+  'sessions',
+  'recovery_codes',
+  'api_tokens',
+  'password_resets',
+  'invitations',
+  'delivery_attempts',
+  'deliveries',
+  'messages',
+  'channels',
+  'sso_identities',
+  'sso_providers',
+  'auth_throttle',
+  'accounts',
+] as const;
 
 /** Acts that need "Confirm it's you" or a writing token of an active account before anything else. */
 const CONFIRMING = new Set(['promote', 'mintResetLink', 'mintAdminInvitation']);
@@ -53,7 +91,10 @@ forEachDialect((getDb) => {
     return all;
   };
 
-  /** The world every act is tried on: another admin, a suspended viewer, an invitation, a channel with a dead letter, a provider with a linked identity. */
+  /**
+   * The world every act is tried on: another admin, a suspended viewer, an invitation, a channel with a dead letter, a
+   * provider with a linked identity.
+   */
   const world = async () => {
     const admin = await buildAccount(t, { username: 'Ada', role: 'admin' });
     const other = await buildAccount(t, { username: 'Otto', role: 'admin' });
@@ -61,17 +102,41 @@ forEachDialect((getDb) => {
     await t.deps.db.updateTable('accounts').set({ suspended_at: t.clock.now() }).where('id', '=', idle.id).execute();
     const invitation = await buildInvitation(t, admin.id);
     const channel = await buildChannel(t, { createdBy: admin.id });
-    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [channel.id], now: t.clock.now() });
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds: [channel.id],
+      now: t.clock.now(),
+    });
     const dead = deliveryIds.get(channel.id)!;
     await t.deps.db.updateTable('deliveries').set({ state: 'dead' }).where('id', '=', dead).execute();
     const provider = newId(systemRandom);
     const now = t.clock.now();
     await t.deps.db
       .insertInto('sso_providers')
-      .values({ id: provider, display_name: 'IdP', slug: 'idp', issuer: 'https://idp.example.com', client_id: 'svc', client_secret: null, enabled: 1, created_at: now, updated_at: now, created_by: admin.id })
+      .values({
+        id: provider,
+        display_name: 'IdP',
+        slug: 'idp',
+        issuer: 'https://idp.example.com',
+        client_id: 'svc',
+        client_secret: null,
+        enabled: 1,
+        created_at: now,
+        updated_at: now,
+        created_by: admin.id,
+      })
       .execute();
     const identity = newId(systemRandom);
-    await t.deps.db.insertInto('sso_identities').values({ id: identity, provider_id: provider, sub: 'sub-1', account_id: other.id, label: 'otto', linked_at: now }).execute();
+    await t.deps.db
+      .insertInto('sso_identities')
+      .values({
+        id: identity,
+        provider_id: provider,
+        sub: 'sub-1',
+        account_id: other.id,
+        label: 'otto',
+        linked_at: now,
+      })
+      .execute();
     return { admin, other, idle, invitation, channel, dead, provider, identity };
   };
 
@@ -81,7 +146,14 @@ forEachDialect((getDb) => {
     const actor = { actorId };
     const viaToken = { actorId, via: 'token', tokenId } as const;
     const base = 'http://localhost';
-    const change = { id: w.channel.id, url: 'https://hooks.example.com/changed', classes: ['drift'], enabled: true, secret: '', clearSecret: false };
+    const change = {
+      id: w.channel.id,
+      url: 'https://hooks.example.com/changed',
+      classes: ['drift'],
+      enabled: true,
+      secret: '',
+      clearSecret: false,
+    };
     return {
       changeRole: await changeRole(t.deps, { ...viaToken, targetId: w.other.id, role: 'viewer' }),
       promote: await changeRole(t.deps, { ...viaToken, targetId: w.idle.id, role: 'admin' }),
@@ -95,16 +167,29 @@ forEachDialect((getDb) => {
       mintViewerInvitation: await mintInvitation(t.deps, { ...actor, role: 'viewer', base }),
       mintAdminInvitation: await mintInvitation(t.deps, { ...viaToken, role: 'admin', base }),
       revokeInvitation: await revokeInvitation(t.deps, actor, w.invitation),
-      createChannel: await createChannel(t.deps, actor, { url: 'https://hooks.example.com/new', classes: ['drift'], secret: '' }),
+      createChannel: await createChannel(t.deps, actor, {
+        url: 'https://hooks.example.com/new',
+        classes: ['drift'],
+        secret: '',
+      }),
       updateChannel: await updateChannel(t.deps, actor, change),
       patchChannel: await patchChannel(t.deps, actor, w.channel.id, { enabled: false }),
       deleteChannel: await deleteChannel(t.deps, actor, w.channel.id),
       checkChannelConnection: await checkChannelConnection(t.deps, actor, w.channel.id),
       resendDelivery: await resendDelivery(t.deps, actor, w.dead),
       resendDeadOfChannel: await resendDeadOfChannel(t.deps, actor, w.channel.id),
-      createProvider: await createProvider(t.deps, actor, { display_name: 'New', slug: 'new', issuer: 'https://new.example.com', client_id: 'svc' }),
+      createProvider: await createProvider(t.deps, actor, {
+        display_name: 'New',
+        slug: 'new',
+        issuer: 'https://new.example.com',
+        client_id: 'svc',
+      }),
       changeProvider: await changeProvider(t.deps, actor, { id: w.provider, display_name: 'Renamed' }),
-      changeProviderSecret: await changeProviderSecret(t.deps, actor, { id: w.provider, client_secret: 'new-secret', clear_secret: false }),
+      changeProviderSecret: await changeProviderSecret(t.deps, actor, {
+        id: w.provider,
+        client_secret: 'new-secret',
+        clear_secret: false,
+      }),
       removeProvider: await removeProvider(t.deps, actor, w.provider),
       removeIdentity: await removeIdentity(t.deps, actor, w.identity),
       setRetentionDays: await setRetentionDays(t.deps, actor, 30),
@@ -116,14 +201,19 @@ forEachDialect((getDb) => {
     const viewer = await buildAccount(t, { username: 'Vic' });
     const before = await snapshot();
     const results = await everyAct(w, viewer.id);
-    for (const [act, result] of Object.entries(results)) assert.deepEqual(result, { ok: false, reason: 'not-admin' }, act);
+    for (const [act, result] of Object.entries(results))
+      assert.deepEqual(result, { ok: false, reason: 'not-admin' }, act);
     assert.deepEqual(await snapshot(), before, 'nothing was written');
   });
 
   test('so is a suspended administrator; an active one is let through (the same calls act)', async () => {
     const w = await world();
     const suspended = await buildAccount(t, { username: 'Sam', role: 'admin' });
-    await t.deps.db.updateTable('accounts').set({ suspended_at: t.clock.now() }).where('id', '=', suspended.id).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ suspended_at: t.clock.now() })
+      .where('id', '=', suspended.id)
+      .execute();
     assert.equal(await actorIsAdmin(t.deps, { actorId: suspended.id }), false);
     assert.equal(await actorIsAdmin(t.deps, { actorId: 'no-such-account' }), false);
     assert.equal(await actorIsAdmin(t.deps, { actorId: null }), true, 'the host command line');
@@ -136,7 +226,8 @@ forEachDialect((getDb) => {
     }
     assert.deepEqual(await snapshot(), before, 'nothing was written');
 
-    // The same calls by an active administrator are not refused for their actor (each does its act or meets its own rule).
+    // The same calls by an active administrator are not refused for their actor (each does its act or meets its own
+    // rule).
     const acted = await everyAct(w, w.admin.id);
     for (const [act, result] of Object.entries(acted)) {
       assert.ok(result.ok || result.reason !== 'not-admin', `${act}: ${JSON.stringify(result)}`);

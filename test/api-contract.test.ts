@@ -20,7 +20,9 @@ function documented(): string[] {
 
 /** Every API route the app serves, but the document itself. */
 function served(): string[] {
-  const routes = createApi(t.deps).routes.filter((r) => r.method !== 'ALL' && r.path.startsWith('/api/') && r.path !== '/api/openapi.json');
+  const routes = createApi(t.deps).routes.filter(
+    (r) => r.method !== 'ALL' && r.path.startsWith('/api/') && r.path !== '/api/openapi.json',
+  );
   return [...new Set(routes.map((r) => `${r.method} ${r.path}`))];
 }
 
@@ -38,7 +40,11 @@ test('every route under /api/ is in the document, and every operation in the doc
 });
 
 test('every operation needs the bearer token and documents 401 and 429 as problems, and writes document 403', () => {
-  assert.deepEqual(doc.components.securitySchemes.token, { type: 'http', scheme: 'bearer', description: doc.components.securitySchemes.token.description });
+  assert.deepEqual(doc.components.securitySchemes.token, {
+    type: 'http',
+    scheme: 'bearer',
+    description: doc.components.securitySchemes.token.description,
+  });
   for (const [path, item] of Object.entries<any>(doc.paths)) {
     for (const [method, op] of Object.entries<any>(item)) {
       const name = `${method.toUpperCase()} ${path}`;

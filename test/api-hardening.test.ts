@@ -15,15 +15,29 @@ forEachDialect((getDb) => {
     t = buildTestApp(getDb());
   });
 
-  const noErrorsLogged = () => assert.deepEqual(t.logs.filter((l) => l.includes('"level":50')), []);
+  const noErrorsLogged = () =>
+    assert.deepEqual(
+      t.logs.filter((l) => l.includes('"level":50')),
+      [],
+    );
 
   test('a deeply nested body is a 422, and the public document takes no writes (401 before its body is read)', async () => {
     const deep = '['.repeat(5000) + ']'.repeat(5000);
     for (const method of ['POST', 'PUT', 'DELETE']) {
-      assertProblem(await new ApiClient(t, undefined).request(method, '/api/openapi.json', undefined, { raw: deep, headers: { 'content-type': 'application/json' } }), 401, 'unauthorized');
+      assertProblem(
+        await new ApiClient(t, undefined).request(method, '/api/openapi.json', undefined, {
+          raw: deep,
+          headers: { 'content-type': 'application/json' },
+        }),
+        401,
+        'unauthorized',
+      );
     }
     const { api } = await buildApiUser(t, 'viewer');
-    const res = await api.request('POST', '/api/messages/read', undefined, { raw: `{"ids":${deep}}`, headers: { 'content-type': 'application/json' } });
+    const res = await api.request('POST', '/api/messages/read', undefined, {
+      raw: `{"ids":${deep}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     assertProblem(res, 422, 'invalid');
     assert.match(res.body.errors[0].detail, /nested more than 32 levels/);
     noErrorsLogged();
@@ -77,7 +91,10 @@ forEachDialect((getDb) => {
       headers: { 'content-type': 'application/json' },
     });
     assertProblem(res, 422, 'invalid');
-    assert.deepEqual(res.body.errors.map((e: any) => `${e.in}:${e.field}`), ['body:secret']);
+    assert.deepEqual(
+      res.body.errors.map((e: any) => `${e.in}:${e.field}`),
+      ['body:secret'],
+    );
     assert.equal((await t.deps.db.selectFrom('channels').select('id').execute()).length, 0);
   });
 
@@ -87,6 +104,10 @@ forEachDialect((getDb) => {
     for (let i = 0; i < 30; i++) await guesser.get('/api/me', { address: '2001:db8:1:2::bad' });
     assertProblem(await guesser.get('/api/me', { address: '2001:db8:1:2::bad' }), 429, 'too-many-bad-tokens');
     assert.equal((await api.get('/api/me', { address: '2001:db8:1:2::600d' })).status, 200);
-    assert.equal((await api.get('/api/me', { address: '2001:db8:1:2::bad' })).status, 200, 'not even from the guessing address');
+    assert.equal(
+      (await api.get('/api/me', { address: '2001:db8:1:2::bad' })).status,
+      200,
+      'not even from the guessing address',
+    );
   });
 });

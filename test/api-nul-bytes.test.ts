@@ -18,8 +18,13 @@ function resolve(doc: any, schema: any): any {
 function sample(doc: any, schema: any): unknown {
   const s = resolve(doc, schema) ?? {};
   const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
-  if (s.anyOf || s.oneOf) return sample(doc, (s.anyOf ?? s.oneOf).find((x: any) => resolve(doc, x)?.type !== 'null'));
-  if (type === 'object') return Object.fromEntries(Object.entries<any>(s.properties ?? {}).map(([k, v]) => [k, sample(doc, v)]));
+  if (s.anyOf || s.oneOf)
+    return sample(
+      doc,
+      (s.anyOf ?? s.oneOf).find((x: any) => resolve(doc, x)?.type !== 'null'),
+    );
+  if (type === 'object')
+    return Object.fromEntries(Object.entries<any>(s.properties ?? {}).map(([k, v]) => [k, sample(doc, v)]));
   if (type === 'array') return [sample(doc, s.items)];
   if (type === 'integer' || type === 'number') return s.minimum ?? 1;
   if (type === 'boolean') return true;
@@ -38,7 +43,8 @@ forEachDialect((getDb) => {
         const pathOf = (nulIn?: string) =>
           template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(name === nulIn ? NUL : account.id));
         const cases: { path: string; body?: unknown; what: string }[] = [];
-        for (const p of params.filter((x) => x.in === 'path')) cases.push({ path: pathOf(p.name), what: `path ${p.name}` });
+        for (const p of params.filter((x) => x.in === 'path'))
+          cases.push({ path: pathOf(p.name), what: `path ${p.name}` });
         for (const p of params.filter((x) => x.in === 'query' && resolve(doc, x.schema)?.type !== 'integer')) {
           cases.push({ path: `${pathOf()}?${new URLSearchParams({ [p.name]: NUL })}`, what: `query ${p.name}` });
         }
@@ -49,7 +55,8 @@ forEachDialect((getDb) => {
           const name = `${method.toUpperCase()} ${template} (${c.what}): ${res.status} ${res.text.slice(0, 200)}`;
           assert.ok(res.status < 500, name);
           if (res.status >= 400) assertProblem(res, res.status);
-          else assert.ok(!JSON.stringify(c.body ?? '').includes('\\u0000'), `a body with NUL text was accepted: ${name}`);
+          else
+            assert.ok(!JSON.stringify(c.body ?? '').includes('\\u0000'), `a body with NUL text was accepted: ${name}`);
           sent += 1;
         }
       }

@@ -36,7 +36,10 @@ forEachDialect((getDb) => {
     const { client } = await signedInAs(t, 'admin');
     const res = await client.get('/api/me');
     assert.equal(res.status, 401);
-    const write = await client.request('/api/tokens/x', { method: 'DELETE', headers: { 'sec-fetch-site': 'same-origin' } });
+    const write = await client.request('/api/tokens/x', {
+      method: 'DELETE',
+      headers: { 'sec-fetch-site': 'same-origin' },
+    });
     assert.equal(write.status, 401);
   });
 
@@ -59,7 +62,11 @@ forEachDialect((getDb) => {
     assert.deepEqual(me.body.token, { id: tokenId, read_only: true });
     assertProblem(await api.delete(`/api/tokens/${tokenId}`), 403, 'read-only-token');
     assertProblem(await api.post('/api/anything-new', {}), 403, 'read-only-token');
-    assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).execute()).length, 1, 'not revoked');
+    assert.equal(
+      (await t.deps.db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).execute()).length,
+      1,
+      'not revoked',
+    );
   });
 
   test('a viewer’s token is refused admin acts (every write outside the self-service list) with 403 admin-only', async () => {
@@ -75,29 +82,59 @@ forEachDialect((getDb) => {
     const wrong = await api.request('PUT', '/api/me', {});
     assertProblem(wrong, 405, 'method-not-allowed');
     assert.equal(wrong.headers.get('allow'), 'GET, HEAD');
-    const head = await t.app.request('http://localhost/api/me', { method: 'HEAD', headers: { authorization: `Bearer ${api.token}` } });
+    const head = await t.app.request('http://localhost/api/me', {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${api.token}` },
+    });
     assert.equal(head.status, 200);
   });
 
   test('bodies must be JSON: another media type answers 415, broken JSON 400, over 64 KiB 413, all as problems', async () => {
     const { api, tokenId } = await buildApiUser(t, 'admin');
     const path = `/api/tokens/${tokenId}`;
-    assertProblem(await api.request('DELETE', path, undefined, { raw: 'id=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported-media-type');
-    assertProblem(await api.request('DELETE', path, undefined, { raw: '{"id":', headers: { 'content-type': 'application/json' } }), 400, 'malformed-json');
-    const big = await api.request('DELETE', path, undefined, { raw: JSON.stringify({ pad: 'x'.repeat(70 * 1024) }), headers: { 'content-type': 'application/json' } });
+    assertProblem(
+      await api.request('DELETE', path, undefined, {
+        raw: 'id=1',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+      'unsupported-media-type',
+    );
+    assertProblem(
+      await api.request('DELETE', path, undefined, { raw: '{"id":', headers: { 'content-type': 'application/json' } }),
+      400,
+      'malformed-json',
+    );
+    const big = await api.request('DELETE', path, undefined, {
+      raw: JSON.stringify({ pad: 'x'.repeat(70 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    });
     assertProblem(big, 413, 'too-large');
-    assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).execute()).length, 1, 'nothing revoked by a refused request');
+    assert.equal(
+      (await t.deps.db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).execute()).length,
+      1,
+      'nothing revoked by a refused request',
+    );
   });
 
   test('a NUL in a query value or any body string (keys too) answers 422 naming the field, before any route', async () => {
     const { api, tokenId } = await buildApiUser(t, 'admin');
     const query = await api.get('/api/tokens?note=a%00b');
     assertProblem(query, 422, 'invalid');
-    assert.deepEqual(query.body.errors, [{ in: 'query', field: 'note', detail: 'This value cannot contain control characters or unpaired surrogates.' }]);
+    assert.deepEqual(query.body.errors, [
+      { in: 'query', field: 'note', detail: 'This value cannot contain control characters or unpaired surrogates.' },
+    ]);
     const body = await api.request('DELETE', `/api/tokens/${tokenId}`, { outer: { line: 'a\u0000b' }, 'k\u0000': 1 });
     assertProblem(body, 422, 'invalid');
-    assert.deepEqual(body.body.errors.map((e: any) => `${e.in}:${e.field}`), ['body:k?', 'body:outer.line']);
-    assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).execute()).length, 1, 'not revoked');
+    assert.deepEqual(
+      body.body.errors.map((e: any) => `${e.in}:${e.field}`),
+      ['body:k?', 'body:outer.line'],
+    );
+    assert.equal(
+      (await t.deps.db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).execute()).length,
+      1,
+      'not revoked',
+    );
   });
 
   test('30 bad tokens from one address lock its bad tokens out for 15 minutes with 429 and Retry-After', async () => {
@@ -112,7 +149,16 @@ forEachDialect((getDb) => {
     assert.equal((await new ApiClient(t, token).get('/api/me', from)).status, 200);
     assertProblem(await guesser.get('/api/me', { address: '203.0.113.10' }), 401, 'unauthorized');
     // The public document needs no token and is never throttled.
-    assert.equal((await t.app.request('http://localhost/api/openapi.json', {}, { incoming: { socket: { remoteAddress: from.address } } })).status, 200);
+    assert.equal(
+      (
+        await t.app.request(
+          'http://localhost/api/openapi.json',
+          {},
+          { incoming: { socket: { remoteAddress: from.address } } },
+        )
+      ).status,
+      200,
+    );
     t.clock.advance(15 * 60 * 1000);
     assertProblem(await guesser.get('/api/me', from), 401, 'unauthorized');
   });
@@ -137,8 +183,15 @@ forEachDialect((getDb) => {
       ['ci <deploy>', true, false],
       ['test', false, false],
     ]);
-    assert.ok(!list.text.includes(second.token) && !list.text.includes(sha256(second.token)) && !list.text.includes(alice.token));
-    assert.equal(list.body.items.find((i: any) => i.id === second.id).expires_at, new Date(t.clock.now() + 90 * 86_400_000).toISOString());
+    assert.ok(
+      !list.text.includes(second.token) &&
+        !list.text.includes(sha256(second.token)) &&
+        !list.text.includes(alice.token),
+    );
+    assert.equal(
+      list.body.items.find((i: any) => i.id === second.id).expires_at,
+      new Date(t.clock.now() + 90 * 86_400_000).toISOString(),
+    );
 
     assert.equal((await bob.api.delete(`/api/tokens/${second.id}`)).status, 204, 'another account’s id is a no-op');
     assert.equal((await new ApiClient(t, second.token).get('/api/me')).status, 200, 'still works');

@@ -21,9 +21,11 @@ async function send(client: Client, options: Parameters<Client['request']>[0]) {
 
 /** A body sent in 10 kB chunks without a Content-Length. */
 function chunked(total: number): Readable {
-  return Readable.from((function* () {
-    for (let sent = 0; sent < total; sent += 10_000) yield Buffer.alloc(10_000, 'x');
-  })());
+  return Readable.from(
+    (function* () {
+      for (let sent = 0; sent < total; sent += 10_000) yield Buffer.alloc(10_000, 'x');
+    })(),
+  );
 }
 
 forEachDialect((getDb) => {
@@ -32,18 +34,33 @@ forEachDialect((getDb) => {
     // An undici Client is one connection, kept alive between requests.
     const client = new Client(served.url);
     try {
-      const small = await send(client, { path: '/login', method: 'POST', headers: FORM, body: 'username=a&password=b' });
+      const small = await send(client, {
+        path: '/login',
+        method: 'POST',
+        headers: FORM,
+        body: 'username=a&password=b',
+      });
       assert.notEqual(small.status, 413);
       assert.notEqual(small.connection, 'close', 'a body within the limit keeps the connection');
 
-      const declared = await send(client, { path: '/login', method: 'POST', headers: FORM, body: 'a='.padEnd(OVERSIZED, 'x') });
+      const declared = await send(client, {
+        path: '/login',
+        method: 'POST',
+        headers: FORM,
+        body: 'a='.padEnd(OVERSIZED, 'x'),
+      });
       assert.deepEqual(declared, { status: 413, connection: 'close' }, 'Content-Length over the limit');
       const after = await send(client, { path: '/healthz', method: 'GET' });
       assert.equal(after.status, 200, 'the next request after a 413 succeeds');
 
       const streamed = await send(client, { path: '/login', method: 'POST', headers: FORM, body: chunked(OVERSIZED) });
       assert.deepEqual(streamed, { status: 413, connection: 'close' }, 'chunked body over the limit');
-      const afterChunked = await send(client, { path: '/login', method: 'POST', headers: FORM, body: 'username=a&password=b' });
+      const afterChunked = await send(client, {
+        path: '/login',
+        method: 'POST',
+        headers: FORM,
+        body: 'username=a&password=b',
+      });
       assert.notEqual(afterChunked.status, 413, 'the next post after a chunked 413 succeeds');
     } finally {
       await client.close();
@@ -58,7 +75,12 @@ forEachDialect((getDb) => {
     const endless = new Readable({ read() {} });
     endless.push('a='.padEnd(1000, 'x'));
     try {
-      const res = await client.request({ path: '/login', method: 'POST', headers: { ...FORM, 'content-length': String(10 * 1024 * 1024) }, body: endless });
+      const res = await client.request({
+        path: '/login',
+        method: 'POST',
+        headers: { ...FORM, 'content-length': String(10 * 1024 * 1024) },
+        body: endless,
+      });
       assert.equal(res.statusCode, 413);
       assert.equal(res.headers.connection, 'close');
       await res.body.text();

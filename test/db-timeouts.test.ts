@@ -29,28 +29,44 @@ describe('a database host that accepts connections and never answers', () => {
   });
 
   test('svc emit gives up after SVC_DATABASE_CONNECT_TIMEOUT: one line naming the timeout, exit 1, no id', async () => {
-    const run = await svc(['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'never stored'], {
-      DATABASE_URL: url,
-      SVC_DATABASE_CONNECT_TIMEOUT: '1',
-    });
+    const run = await svc(
+      ['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'never stored'],
+      {
+        DATABASE_URL: url,
+        SVC_DATABASE_CONNECT_TIMEOUT: '1',
+      },
+    );
     assert.equal(run.code, 1, run.stderr);
     assert.equal(run.stdout, '');
-    assert.equal(run.stderr, `svc: cannot reach the database (PostgreSQL at ${new URL(url).host}): no answer within 1 s (SVC_DATABASE_CONNECT_TIMEOUT)\n`);
+    assert.equal(
+      run.stderr,
+      `svc: cannot reach the database (PostgreSQL at ${new URL(url).host}): no answer within 1 s (SVC_DATABASE_CONNECT_TIMEOUT)\n`,
+    );
     assert.ok(sockets.size >= 1, 'the command did connect to the black hole');
   });
 
   test('without the setting, the default connect timeout (5 s) bounds every command', async () => {
     const run = await svc(['accounts', 'list'], { DATABASE_URL: url });
     assert.equal(run.code, 1, run.stderr);
-    assert.match(run.stderr, /^svc: cannot reach the database \(PostgreSQL at 127\.0\.0\.1:\d+\): no answer within 5 s \(SVC_DATABASE_CONNECT_TIMEOUT\)\n$/);
+    assert.match(
+      run.stderr,
+      /^svc: cannot reach the database \(PostgreSQL at 127\.0\.0\.1:\d+\): no answer within 5 s \(SVC_DATABASE_CONNECT_TIMEOUT\)\n$/,
+    );
   });
 });
 
-describe('the query timeout', { skip: process.env.TEST_DATABASE_URL ? undefined : 'PostgreSQL only (set TEST_DATABASE_URL)' }, () => {
+describe('the query timeout', {
+  skip: process.env.TEST_DATABASE_URL ? undefined : 'PostgreSQL only (set TEST_DATABASE_URL)',
+}, () => {
   let opened: Database;
 
   before(async () => {
-    opened = await openDatabase({ kind: 'postgres', url: process.env.TEST_DATABASE_URL!, queryTimeoutMs: 300, connectTimeoutMs: 5_000 });
+    opened = await openDatabase({
+      kind: 'postgres',
+      url: process.env.TEST_DATABASE_URL!,
+      queryTimeoutMs: 300,
+      connectTimeoutMs: 5_000,
+    });
   });
 
   after(async () => {

@@ -1,5 +1,6 @@
 // NUL (and other control characters) in any form field, query parameter or path parameter is a 4xx,
-// never a 500 (PostgreSQL refuses U+0000), and never a 'request failed' log line. The tables cover every registered route.
+// never a 500 (PostgreSQL refuses U+0000), and never a 'request failed' log line. The tables cover every registered
+// route.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { before, test } from 'node:test';
@@ -16,7 +17,10 @@ const SETUP_TOKEN = 'nul-bytes-setup-token-0123456789';
 /** A well-formed id that names no row, so the acts stay no-ops. */
 const STALE_ID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
-/** Who posts a form or reads a page: nobody, the first-run visitor, a signed-in admin, or a session owing a second factor. */
+/**
+ * Who posts a form or reads a page: nobody, the first-run visitor, a signed-in admin, or a session owing a second
+ * factor.
+ */
 type Actor = 'anon' | 'setup' | 'admin' | 'totp' | 'enrol';
 
 /** Rows that tests need to exist (a real channel, an open invitation, a viewer to act on). */
@@ -31,12 +35,18 @@ const once = () => crypto.randomBytes(32).toString('base64url');
 
 /** Every POST route: who posts it and plausible values for each of its fields (one row per field gets a NUL). */
 const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<string, string> }> = {
-  '/setup': { actor: 'setup', fields: () => ({ token: SETUP_TOKEN, username: 'first-admin', password: 'a long enough password' }) },
+  '/setup': {
+    actor: 'setup',
+    fields: () => ({ token: SETUP_TOKEN, username: 'first-admin', password: 'a long enough password' }),
+  },
   '/login': { actor: 'anon', fields: () => ({ username: 'admin', password: 'not the password' }) },
   '/logout': { actor: 'admin', fields: () => ({}) },
   '/login/totp': { actor: 'totp', fields: () => ({ code: '123456' }) },
   '/login/enrol': { actor: 'enrol', fields: () => ({ action: 'confirm', code: '123456', _once: once() }) },
-  '/invite': { actor: 'anon', fields: (f) => ({ token: f.inviteToken, username: 'invited-user', password: 'another long password' }) },
+  '/invite': {
+    actor: 'anon',
+    fields: (f) => ({ token: f.inviteToken, username: 'invited-user', password: 'another long password' }),
+  },
   '/settings/accounts': { actor: 'admin', fields: () => ({ role: 'viewer', note: 'for Dana', _once: once() }) },
   '/settings/accounts/role': { actor: 'admin', fields: (f) => ({ account: f.viewerId, role: 'viewer' }) },
   '/settings/accounts/reenroll': { actor: 'admin', fields: () => ({ account: STALE_ID }) },
@@ -49,20 +59,36 @@ const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<stri
   '/settings/accounts/reauth': { actor: 'admin', fields: () => ({ secret: 'not the password', account: STALE_ID }) },
   '/settings/accounts/reassign': { actor: 'admin', fields: () => ({ account: STALE_ID, to: STALE_ID }) },
   '/reset': { actor: 'anon', fields: () => ({ token: 'x'.repeat(43), password: 'a long enough password' }) },
-  '/settings/deliveries/resend': { actor: 'admin', fields: () => ({ delivery: STALE_ID, back: '/settings?tab=deliveries' }) },
+  '/settings/deliveries/resend': {
+    actor: 'admin',
+    fields: () => ({ delivery: STALE_ID, back: '/settings?tab=deliveries' }),
+  },
   '/messages/read': { actor: 'admin', fields: () => ({ id: STALE_ID, back: '/inbox' }) },
   '/messages/read-all': { actor: 'admin', fields: () => ({ back: '/inbox' }) },
   '/messages/unread': { actor: 'admin', fields: () => ({ id: STALE_ID, back: '/inbox' }) },
-  '/settings/channels': { actor: 'admin', fields: () => ({ url: 'https://hooks.example.com/nul', classes: 'drift', secret: 'whsec-nul-bytes' }) },
+  '/settings/channels': {
+    actor: 'admin',
+    fields: () => ({ url: 'https://hooks.example.com/nul', classes: 'drift', secret: 'whsec-nul-bytes' }),
+  },
   '/settings/channels/update': {
     actor: 'admin',
-    fields: (f) => ({ id: f.channelId, url: 'https://hooks.example.com/nul', classes: 'drift', enabled: 'on', secret: 'whsec-nul-bytes', clear_secret: 'on' }),
+    fields: (f) => ({
+      id: f.channelId,
+      url: 'https://hooks.example.com/nul',
+      classes: 'drift',
+      enabled: 'on',
+      secret: 'whsec-nul-bytes',
+      clear_secret: 'on',
+    }),
   },
   '/settings/channels/delete': { actor: 'admin', fields: () => ({ id: STALE_ID }) },
   '/settings/channels/check': { actor: 'admin', fields: () => ({ id: STALE_ID }) },
   '/settings/deliveries/resend-all': { actor: 'admin', fields: () => ({ channel: STALE_ID }) },
   '/settings/channels/retention': { actor: 'admin', fields: () => ({ days: '30' }) },
-  '/profile/password': { actor: 'admin', fields: () => ({ current: 'not the password', password: 'a brand new password' }) },
+  '/profile/password': {
+    actor: 'admin',
+    fields: () => ({ current: 'not the password', password: 'a brand new password' }),
+  },
   '/profile/reauth': { actor: 'admin', fields: () => ({ secret: 'not the password', section: 'tokens' }) },
   '/profile/totp/start': { actor: 'admin', fields: () => ({ _once: once() }) },
   '/profile/totp/confirm': { actor: 'admin', fields: () => ({ code: '123456', _once: once() }) },
@@ -74,18 +100,37 @@ const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<stri
   '/profile/sso/unlink': { actor: 'admin', fields: () => ({ id: STALE_ID }) },
   '/settings/sso': {
     actor: 'admin',
-    fields: () => ({ display_name: 'Nul IdP', slug: 'nul-idp', issuer: 'https://idp.example.test', client_id: 'svc', client_secret: 'shh' }),
+    fields: () => ({
+      display_name: 'Nul IdP',
+      slug: 'nul-idp',
+      issuer: 'https://idp.example.test',
+      client_id: 'svc',
+      client_secret: 'shh',
+    }),
   },
   '/settings/sso/update': {
     actor: 'admin',
-    fields: () => ({ id: STALE_ID, display_name: 'Nul IdP', slug: 'nul-idp', issuer: 'https://idp.example.test', client_id: 'svc', enabled: 'on' }),
+    fields: () => ({
+      id: STALE_ID,
+      display_name: 'Nul IdP',
+      slug: 'nul-idp',
+      issuer: 'https://idp.example.test',
+      client_id: 'svc',
+      enabled: 'on',
+    }),
   },
-  '/settings/sso/secret': { actor: 'admin', fields: () => ({ id: STALE_ID, client_secret: 'shh', clear_secret: 'on' }) },
+  '/settings/sso/secret': {
+    actor: 'admin',
+    fields: () => ({ id: STALE_ID, client_secret: 'shh', clear_secret: 'on' }),
+  },
   '/settings/sso/delete': { actor: 'admin', fields: () => ({ id: STALE_ID }) },
   '/settings/sso/identity/remove': { actor: 'admin', fields: () => ({ id: STALE_ID }) },
 };
 
-/** Every GET route: who reads it, values for its path parameters, and the query strings it reads (one row per parameter). */
+/**
+ * Every GET route: who reads it, values for its path parameters, and the query strings it reads (one row per
+ * parameter).
+ */
 const PAGES: Record<string, { actor: Actor; params?: Record<string, string>; queries?: Record<string, string>[] }> = {
   '/static/app.css': { actor: 'anon' },
   '/healthz': { actor: 'anon' },
@@ -106,8 +151,15 @@ const PAGES: Record<string, { actor: Actor; params?: Record<string, string>; que
   '/settings/deliveries/resend-all': { actor: 'admin', queries: [{ channel: STALE_ID }] },
   '/invite': { actor: 'anon', queries: [{ token: 'x'.repeat(43) }] },
   '/reset': { actor: 'anon', queries: [{ token: 'x'.repeat(43) }] },
-  '/settings/accounts/:id': { actor: 'admin', params: { id: STALE_ID }, queries: [{ notice: 'suspended', confirm: 'reassign', to: STALE_ID }] },
-  '/inbox': { actor: 'admin', queries: [{ before: 'x', notice: 'all-read', show: 'unread', class: 'drift', cause: 'drift' }] },
+  '/settings/accounts/:id': {
+    actor: 'admin',
+    params: { id: STALE_ID },
+    queries: [{ notice: 'suspended', confirm: 'reassign', to: STALE_ID }],
+  },
+  '/inbox': {
+    actor: 'admin',
+    queries: [{ before: 'x', notice: 'all-read', show: 'unread', class: 'drift', cause: 'drift' }],
+  },
   '/messages': { actor: 'admin', queries: [{ before: 'x', notice: 'all-read' }] },
   '/messages/:id{[A-Za-z0-9_-]{1,64}}': { actor: 'admin', params: { id: STALE_ID } },
   '/login/totp': { actor: 'totp' },
@@ -116,9 +168,17 @@ const PAGES: Record<string, { actor: Actor; params?: Record<string, string>; que
   '/profile/totp': { actor: 'admin' },
   '/profile/recovery-codes': { actor: 'admin', queries: [{ from: 'profile' }] },
   '/login/sso/:slug': { actor: 'anon', params: { slug: 'nul-idp' } },
-  '/login/sso/:slug/callback': { actor: 'anon', params: { slug: 'nul-idp' }, queries: [{ code: 'c', state: 's', iss: 'https://idp.example.test' }] },
+  '/login/sso/:slug/callback': {
+    actor: 'anon',
+    params: { slug: 'nul-idp' },
+    queries: [{ code: 'c', state: 's', iss: 'https://idp.example.test' }],
+  },
   '/profile/sso/:slug/link': { actor: 'admin', params: { slug: 'nul-idp' } },
-  '/profile/sso/:slug/link/callback': { actor: 'admin', params: { slug: 'nul-idp' }, queries: [{ code: 'c', state: 's' }] },
+  '/profile/sso/:slug/link/callback': {
+    actor: 'admin',
+    params: { slug: 'nul-idp' },
+    queries: [{ code: 'c', state: 's' }],
+  },
 };
 
 /** The value with a NUL inside it (as `adm%00in`), or a lone NUL for an empty one. */
@@ -138,7 +198,8 @@ function pageRows(pattern: string): string[] {
   const rows = Object.keys(params).map((name) => pathOf(pattern, { ...params, [name]: withNul(params[name]!) }));
   const path = pathOf(pattern, params);
   for (const query of page.queries ?? []) {
-    for (const name of Object.keys(query)) rows.push(`${path}?${new URLSearchParams({ ...query, [name]: withNul(query[name]!) })}`);
+    for (const name of Object.keys(query))
+      rows.push(`${path}?${new URLSearchParams({ ...query, [name]: withNul(query[name]!) })}`);
   }
   return rows;
 }
@@ -149,8 +210,14 @@ forEachDialect((getDb) => {
     t = buildTestApp(getDb(), { setupToken: SETUP_TOKEN });
   });
 
-  /** What went wrong with one request of route `key` ("METHOD /pattern"), or nothing for a 4xx without a failure logged. */
-  async function check(key: string, what: string, send: () => Promise<TestResponse>): Promise<{ key: string; problem: string } | undefined> {
+  /**
+   * What went wrong with one request of route `key` ("METHOD /pattern"), or nothing for a 4xx without a failure logged.
+   */
+  async function check(
+    key: string,
+    what: string,
+    send: () => Promise<TestResponse>,
+  ): Promise<{ key: string; problem: string } | undefined> {
     const logged = t.logs.length;
     const res = await send();
     const failed = t.logs.slice(logged).some((line) => line.includes('"request failed"'));
@@ -160,11 +227,15 @@ forEachDialect((getDb) => {
 
   /** Fails on any problem found. */
   function judge(results: ({ key: string; problem: string } | undefined)[]) {
-    assert.deepEqual(results.filter((r) => r !== undefined).map((r) => r.problem), []);
+    assert.deepEqual(
+      results.filter((r) => r !== undefined).map((r) => r.problem),
+      [],
+    );
   }
 
   test('the tables name every route the app registers', () => {
-    const registered = (method: string) => [...new Set(t.app.routes.filter((r) => r.method === method).map((r) => r.path))].sort();
+    const registered = (method: string) =>
+      [...new Set(t.app.routes.filter((r) => r.method === method).map((r) => r.path))].sort();
     assert.deepEqual(registered('POST'), Object.keys(FORMS).sort(), 'a new form route needs a row in FORMS');
     assert.deepEqual(registered('GET'), Object.keys(PAGES).sort(), 'a new page needs a row in PAGES');
   });
@@ -177,7 +248,11 @@ forEachDialect((getDb) => {
     await client.get(`/setup?token=${SETUP_TOKEN}`);
     const fields = FORMS['/setup']!.fields({} as Fixtures);
     for (const name of Object.keys(fields)) {
-      results.push(await check('POST /setup', `POST /setup ${name}`, () => client.post('/setup', { ...fields, [name]: withNul(fields[name]!) })));
+      results.push(
+        await check('POST /setup', `POST /setup ${name}`, () =>
+          client.post('/setup', { ...fields, [name]: withNul(fields[name]!) }),
+        ),
+      );
     }
     judge(results);
     const accounts = await t.deps.db.selectFrom('accounts').select('id').execute();
@@ -215,15 +290,23 @@ forEachDialect((getDb) => {
       const fields = form.fields(fixtures);
       for (const name of Object.keys(fields)) {
         const client = clients[form.actor];
-        results.push(await check(`POST ${path}`, `POST ${path} ${name}`, () => client.post(path, { ...fields, [name]: withNul(fields[name]!) })));
+        results.push(
+          await check(`POST ${path}`, `POST ${path} ${name}`, () =>
+            client.post(path, { ...fields, [name]: withNul(fields[name]!) }),
+          ),
+        );
       }
     }
     for (const [pattern, page] of Object.entries(PAGES)) {
       if (page.actor === 'setup') continue;
-      for (const row of pageRows(pattern)) results.push(await check(`GET ${pattern}`, `GET ${row}`, () => clients[page.actor].get(row)));
+      for (const row of pageRows(pattern))
+        results.push(await check(`GET ${pattern}`, `GET ${row}`, () => clients[page.actor].get(row)));
     }
     judge(results);
-    assert.equal((await t.deps.db.selectFrom('accounts').select('id').where('username', 'like', 'i%nvited-user').execute()).length, 0);
+    assert.equal(
+      (await t.deps.db.selectFrom('accounts').select('id').where('username', 'like', 'i%nvited-user').execute()).length,
+      0,
+    );
   });
 
   test('other control characters get the field message beside the field; a clean but malformed id is a stale one', async () => {
@@ -243,6 +326,7 @@ forEachDialect((getDb) => {
       ['/profile/tokens/revoke', { token: 'a.b' }, '/profile?notice=token-revoked'],
       ['/profile/sessions/end', { session: '../x' }, '/profile?notice=session-ended'],
     ] as const;
-    for (const [path, fields, location] of stale) assert.equal((await client.post(path, fields)).location, location, path);
+    for (const [path, fields, location] of stale)
+      assert.equal((await client.post(path, fields)).location, location, path);
   });
 });

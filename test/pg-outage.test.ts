@@ -76,10 +76,15 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
     const web = spawnSvc(['serve', '--no-worker'], env);
     const worker = spawnSvc(['worker'], env);
     children.push(web, worker);
-    await until(() => /svc listening/.test(web.log()) && /delivery worker started/.test(worker.log()), { limitMs: 60_000 });
+    await until(() => /svc listening/.test(web.log()) && /delivery worker started/.test(worker.log()), {
+      limitMs: 60_000,
+    });
     const base = `http://127.0.0.1:${/"port":(\d+)/.exec(web.log())![1]}`;
     // The test client, talking to the child over HTTP (the child takes http://localhost as its own origin).
-    const remote = { request: (url: string, init: RequestInit) => fetch(url.replace('http://localhost', base), { ...init, redirect: 'manual' }) };
+    const remote = {
+      request: (url: string, init: RequestInit) =>
+        fetch(url.replace('http://localhost', base), { ...init, redirect: 'manual' }),
+    };
     const browser = await signIn({ client: () => new TestClient(remote as never) } as TestApp, admin);
     assert.equal((await browser.get('/')).status, 200);
     const api = () => fetch(`${base}/api/messages`, { headers: { authorization: `Bearer ${token}` } });
@@ -93,7 +98,20 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
     ctx.signal.addEventListener('abort', () => (traffic = false)); // a failed assertion ends the traffic too
     const emitter = async () => {
       while (traffic) {
-        const run = await svc(['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', `k-${acknowledged.length}`, '--headline', 'outage test'], env);
+        const run = await svc(
+          [
+            'emit',
+            '--cause',
+            'drift',
+            '--subject-kind',
+            'service',
+            '--subject-key',
+            `k-${acknowledged.length}`,
+            '--headline',
+            'outage test',
+          ],
+          env,
+        );
         if (run.code === 0) acknowledged.push(run.stdout.trim());
         else failedEmits.push({ code: run.code, stderr: run.stderr });
       }
@@ -131,31 +149,61 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
       assert.equal((await fetch(`${base}/readyz`)).status, 503);
       assert.equal((await fetch(`${base}/healthz`)).status, 200);
       // A command: one line, exit 1.
-      const emit = await svc(['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'during', '--headline', 'refused'], env);
+      const emit = await svc(
+        ['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'during', '--headline', 'refused'],
+        env,
+      );
       assert.equal(emit.code, 1, emit.stderr);
       assert.equal(emit.stdout, '');
       assert.equal(emit.stderr.trim().split('\n').length, 1, emit.stderr);
-      assert.match(emit.stderr, /^svc: cannot reach the database \(PostgreSQL at 127\.0\.0\.1:\d+\): connect ECONNREFUSED/);
+      assert.match(
+        emit.stderr,
+        /^svc: cannot reach the database \(PostgreSQL at 127\.0\.0\.1:\d+\): connect ECONNREFUSED/,
+      );
       // The outage lasts a while under traffic; the worker notices it.
-      await until(() => /delivery worker could not claim deliveries/.test(worker.log()) && Date.now() - stoppedAt >= 8_000, { limitMs: 60_000 });
+      await until(
+        () => /delivery worker could not claim deliveries/.test(worker.log()) && Date.now() - stoppedAt >= 8_000,
+        { limitMs: 60_000 },
+      );
     } finally {
       await server.start();
     }
     const restartedAt = Date.now();
     const outageMs = restartedAt - stoppedAt;
 
-    await until(() => /delivery listener connected again/.test(worker.log()) && /delivery worker can claim deliveries again/.test(worker.log()), { limitMs: 30_000 });
+    await until(
+      () =>
+        /delivery listener connected again/.test(worker.log()) &&
+        /delivery worker can claim deliveries again/.test(worker.log()),
+      { limitMs: 30_000 },
+    );
     const listenBackMs = Date.now() - restartedAt;
     await until(async () => (await fetch(`${base}/readyz`)).status === 200, { limitMs: 30_000 });
     await until(async () => (await browser.get('/')).status === 200, { limitMs: 30_000 });
     // Real-time delivery after the return: an emit reaches both channels.
     const before = rx.received.length;
     const emittedAt = Date.now();
-    const late = await svc(['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'after', '--headline', 'after the outage'], env);
+    const late = await svc(
+      [
+        'emit',
+        '--cause',
+        'drift',
+        '--subject-kind',
+        'service',
+        '--subject-key',
+        'after',
+        '--headline',
+        'after the outage',
+      ],
+      env,
+    );
     const emitMs = Date.now() - emittedAt;
     assert.equal(late.code, 0, late.stderr);
     acknowledged.push(late.stdout.trim());
-    await until(() => rx.received.slice(before).filter((r) => JSON.parse(r.body).message === late.stdout.trim()).length === 2, { limitMs: 30_000 });
+    await until(
+      () => rx.received.slice(before).filter((r) => JSON.parse(r.body).message === late.stdout.trim()).length === 2,
+      { limitMs: 30_000 },
+    );
     const deliveredAfterMs = Date.now() - emittedAt;
 
     traffic = false;
@@ -172,8 +220,16 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
     assert.equal(worker.proc.exitCode, null, 'svc worker is still running');
     assert.equal(web.proc.signalCode, null);
     assert.equal(worker.proc.signalCode, null);
-    assert.deepEqual([...pageStatuses].filter((s) => s !== 200 && s !== 503), [], 'pages answered 200 or 503, never anything else');
-    assert.deepEqual([...apiStatuses].filter((s) => s !== 200 && s !== 503), [], 'the API answered 200 or 503, never anything else');
+    assert.deepEqual(
+      [...pageStatuses].filter((s) => s !== 200 && s !== 503),
+      [],
+      'pages answered 200 or 503, never anything else',
+    );
+    assert.deepEqual(
+      [...apiStatuses].filter((s) => s !== 200 && s !== 503),
+      [],
+      'the API answered 200 or 503, never anything else',
+    );
     // One line when the database went away, one when it came back, per concern (claims, the LISTEN session).
     assert.equal(count(worker.log(), 'delivery worker could not claim deliveries'), 1, worker.log());
     assert.equal(count(worker.log(), 'delivery worker can claim deliveries again'), 1, worker.log());
@@ -185,7 +241,11 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
     }
     // At least once, and twice only for what was in flight when the database stopped (4 per channel at most).
     const perDelivery = new Map<string, number>();
-    for (const r of rx.received) perDelivery.set(`${JSON.parse(r.body).message} ${r.path}`, (perDelivery.get(`${JSON.parse(r.body).message} ${r.path}`) ?? 0) + 1);
+    for (const r of rx.received)
+      perDelivery.set(
+        `${JSON.parse(r.body).message} ${r.path}`,
+        (perDelivery.get(`${JSON.parse(r.body).message} ${r.path}`) ?? 0) + 1,
+      );
     const duplicates = [...perDelivery.values()].reduce((n, c) => n + c - 1, 0);
     assert.ok(duplicates <= 8, `${duplicates} duplicate deliveries`);
     // And both still stop cleanly.
@@ -209,7 +269,13 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
     const stopWakeups = wireWakeups(t.deps, worker);
     worker.start();
     const listening = async () =>
-      (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME}`.execute(t.deps.db)).rows[0]!.n === 1;
+      (
+        await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME}`.execute(
+          t.deps.db,
+        )
+      ).rows[0]!.n === 1;
     try {
       await until(listening, { limitMs: 20_000 });
       // A client checked out of the pool, idle inside a transaction, when the server stops.
@@ -234,7 +300,11 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
         await server.start();
       }
       await until(() => t.logs.some((l) => l.includes('delivery listener connected again')), { limitMs: 30_000 });
-      const sessions = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME}`.execute(t.deps.db);
+      const sessions = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME}`.execute(
+        t.deps.db,
+      );
       assert.equal(sessions.rows[0]!.n, 1, `the LISTEN session is back: ${t.logs.join('')}`);
 
       // Another process's emit (its own connection and wake-up line): only the NOTIFY can wake this worker.

@@ -35,8 +35,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts PgBouncer in transaction mode with two server connections for `dbName`; resolves once it accepts connections. */
-async function startPgBouncer(dbName: string, upstream: URL): Promise<{ url: string; proc: ChildProcess; dir: string }> {
+/**
+ * Starts PgBouncer in transaction mode with two server connections for `dbName`; resolves once it accepts connections.
+ */
+async function startPgBouncer(
+  dbName: string,
+  upstream: URL,
+): Promise<{ url: string; proc: ChildProcess; dir: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pgbouncer-'));
   fs.chmodSync(dir, 0o777); // PgBouncer refuses to run as root; it runs as postgres and writes its pid here
   const port = await freePort();
@@ -113,7 +118,8 @@ describe('behind PgBouncer in transaction mode', { skip }, () => {
     const t = buildTestApp(pooled);
     const admin = await buildAccount(t, { role: 'admin' });
     const client = await signIn(t, admin);
-    for (const page of ['/', '/inbox', '/settings', '/profile']) assert.equal((await client.get(page)).status, 200, page);
+    for (const page of ['/', '/inbox', '/settings', '/profile'])
+      assert.equal((await client.get(page)).status, 200, page);
 
     const rx = receiver();
     const channel = await buildChannel(t, { url: `${rx.url}/pooled`, secret: 'pooled-secret' });
@@ -128,7 +134,11 @@ describe('behind PgBouncer in transaction mode', { skip }, () => {
     const attempts = await attemptsOf(pooled.db);
     assert.equal(attempts.length, ids.length);
     assert.ok(attempts.every((a) => a.verdict === 'delivered' && a.status_code === 200));
-    const row = await pooled.db.selectFrom('channels').select(['consecutive_failures', 'last_success_at']).where('id', '=', channel.id).executeTakeFirstOrThrow();
+    const row = await pooled.db
+      .selectFrom('channels')
+      .select(['consecutive_failures', 'last_success_at'])
+      .where('id', '=', channel.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.consecutive_failures, 0);
     assert.notEqual(row.last_success_at, null);
     // The message page reads deliveries and attempts through the pooler too.

@@ -17,7 +17,8 @@ forEachDialect((getDb) => {
   });
 
   /**
-   * Each route with a `back` field: how to post it with a given return address, the Location it answers when the address
+   * Each route with a `back` field: how to post it with a given return address, the Location it answers when the
+   * address
    * is refused, and one address of its own pages it accepts (with the Location that follows).
    */
   const routes = async () => {
@@ -27,7 +28,10 @@ forEachDialect((getDb) => {
         route: 'POST /settings/deliveries/resend',
         post: (back: string) => admin.post('/settings/deliveries/resend', { delivery: 'no-such-delivery', back }),
         fallback: /^\/settings\?tab=deliveries&notice=resend-refused&reason=not-found$/,
-        own: [`/messages/${message}#deliveries`, new RegExp(`^/messages/${message}\\?notice=resend-refused&reason=not-found#deliveries$`)] as const,
+        own: [
+          `/messages/${message}#deliveries`,
+          new RegExp(`^/messages/${message}\\?notice=resend-refused&reason=not-found#deliveries$`),
+        ] as const,
       },
       {
         route: 'POST /messages/read',

@@ -33,16 +33,35 @@ const SELF_SERVICE = [
 ];
 
 /** API writes a viewer's token may make: read marks and revoking its own tokens. */
-const API_SELF_SERVICE = ['POST /api/messages/read', 'POST /api/messages/read-all', 'POST /api/messages/unread', 'DELETE /api/tokens/x'];
+const API_SELF_SERVICE = [
+  'POST /api/messages/read',
+  'POST /api/messages/read-all',
+  'POST /api/messages/unread',
+  'DELETE /api/tokens/x',
+];
 
-/** Admin acts with no route in this service: the gate must refuse them before any route exists (404 would mean open). */
-const UNBUILT_ADMIN_ACTS = ['POST /probers', 'POST /scans/trigger', 'POST /anything-added-later', 'PUT /profilex', 'DELETE /messages'];
+/**
+ * Admin acts with no route in this service: the gate must refuse them before any route exists (404 would mean open).
+ */
+const UNBUILT_ADMIN_ACTS = [
+  'POST /probers',
+  'POST /scans/trigger',
+  'POST /anything-added-later',
+  'PUT /profilex',
+  'DELETE /messages',
+];
 
 /** Every registered route that is not a read (GET/HEAD) nor middleware, as "METHOD /path" with parameters filled in. */
 function registeredWrites(t: TestApp): string[] {
   const writes = [...t.app.routes, ...createApi(t.deps).routes]
     .filter((r) => r.method !== 'GET' && r.method !== 'HEAD' && r.method !== 'ALL' && !r.path.includes('*'))
-    .map((r) => `${r.method} ${r.path.split('/').map((s) => (s.startsWith(':') ? 'x' : s)).join('/')}`);
+    .map(
+      (r) =>
+        `${r.method} ${r.path
+          .split('/')
+          .map((s) => (s.startsWith(':') ? 'x' : s))
+          .join('/')}`,
+    );
   return [...new Set(writes)].sort();
 }
 
@@ -91,7 +110,11 @@ forEachDialect((getDb) => {
       assert.match(res.text, /for administrators/, `${route}: the gate's refusal`);
     }
     const { client: adminClient } = await signedInAs(t, 'admin');
-    assert.equal((await asViewer(adminClient, 'POST /scans/trigger')).status, 404, 'an admin passes the gate to the missing route');
+    assert.equal(
+      (await asViewer(adminClient, 'POST /scans/trigger')).status,
+      404,
+      'an admin passes the gate to the missing route',
+    );
   });
 
   test('every registered API write outside the self-service list is 403 for a viewer’s token; the self-service ones pass the gate', async () => {
@@ -103,10 +126,15 @@ forEachDialect((getDb) => {
     const { token } = await createToken(t.deps, account.id, { name: 'ci', expiry: '90' });
     const send = (route: string) => {
       const [method, path] = route.split(' ') as [string, string];
-      return t.app.request(path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+      return t.app.request(path, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
     };
     for (const route of admin) assert.equal((await send(route)).status, 403, `${route} with a viewer's token`);
-    for (const route of API_SELF_SERVICE) assert.notEqual((await send(route)).status, 403, `${route} with a viewer's token`);
+    for (const route of API_SELF_SERVICE)
+      assert.notEqual((await send(route)).status, 403, `${route} with a viewer's token`);
   });
 
   test('a viewer token is refused on API writes by default', async () => {

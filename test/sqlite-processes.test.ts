@@ -42,7 +42,10 @@ after(async () => {
 });
 
 function spawnSvc(args: string[], env: Record<string, string>) {
-  const proc = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env, SVC_LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [bin, ...args], {
+    env: { ...process.env, ...env, SVC_LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let log = '';
   proc.stdout!.on('data', (c: Buffer) => (log += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
@@ -59,7 +62,9 @@ test('serve, a second worker, API writes and 4 × 5 concurrent emits: no "databa
   const env = { DATABASE_URL: tdb.database.kind === 'sqlite' ? tdb.database.path : '', PORT: '0', HOST: '127.0.0.1' };
   const web = spawnSvc(['serve'], env);
   const worker = spawnSvc(['worker'], env);
-  await until(() => /svc listening/.test(web.log()) && /delivery worker started/.test(worker.log()), { limitMs: 60_000 });
+  await until(() => /svc listening/.test(web.log()) && /delivery worker started/.test(worker.log()), {
+    limitMs: 60_000,
+  });
   const base = `http://127.0.0.1:${/"port":(\d+)/.exec(web.log())![1]}`;
 
   // The web tier writes meanwhile (marking everything read), and reads.
@@ -67,8 +72,15 @@ test('serve, a second worker, API writes and 4 × 5 concurrent emits: no "databa
   const apiAnswers: { status: number; body: string }[] = [];
   const visitor = (async () => {
     while (busy) {
-      for (const [method, url] of [['POST', '/api/messages/read-all'], ['GET', '/api/messages']] as const) {
-        const res = await fetch(`${base}${url}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+      for (const [method, url] of [
+        ['POST', '/api/messages/read-all'],
+        ['GET', '/api/messages'],
+      ] as const) {
+        const res = await fetch(`${base}${url}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: method === 'POST' ? '{}' : undefined,
+        });
         apiAnswers.push({ status: res.status, body: await res.text() });
       }
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -79,7 +91,20 @@ test('serve, a second worker, API writes and 4 × 5 concurrent emits: no "databa
   const emitErrors: string[] = [];
   const emitter = async (n: number) => {
     for (let i = 0; i < 5; i++) {
-      const run = await svc(['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', `p${n}-${i}`, '--headline', `from emitter ${n}`], env);
+      const run = await svc(
+        [
+          'emit',
+          '--cause',
+          'drift',
+          '--subject-kind',
+          'service',
+          '--subject-key',
+          `p${n}-${i}`,
+          '--headline',
+          `from emitter ${n}`,
+        ],
+        env,
+      );
       if (run.code === 0) emitted.push(run.stdout.trim());
       else emitErrors.push(`exit ${run.code}: ${run.stderr}`);
       if (LOCKED.test(run.stderr)) emitErrors.push(run.stderr);

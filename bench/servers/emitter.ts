@@ -1,4 +1,5 @@
-// A second process for the latency bench: emit() at RATE messages/s for SECONDS into the PostgreSQL database at argv[2],
+// A second process for the latency bench: emit() at RATE messages/s for SECONDS into the PostgreSQL database at
+// argv[2],
 // with no worker of its own, so only NOTIFY can wake the bench's worker at once. Reports { count } over IPC when done.
 import pino from 'pino';
 import { testConfig } from '../../test/helpers/app.ts';
@@ -12,13 +13,27 @@ const [url, rate, seconds] = [process.argv[2]!, Number(process.argv[3]), Number(
 const database = { kind: 'postgres', url } as const;
 const { db, dialect } = await openDatabase(database);
 const config = testConfig({ db, dialect, database, drop: async () => {} }, { logLevel: 'silent' });
-const deps: Deps = { db, dialect, config, clock: systemClock, random: systemRandom, log: pino({ level: 'silent' }), wakeup: createDeliveryWakeup() };
+const deps: Deps = {
+  db,
+  dialect,
+  config,
+  clock: systemClock,
+  random: systemRandom,
+  log: pino({ level: 'silent' }),
+  wakeup: createDeliveryWakeup(),
+};
 
 const total = rate * seconds;
 const start = performance.now();
 for (let i = 0; i < total; i++) {
   await until(start + (i * 1000) / rate);
-  const result = await emit(deps, { cause: 'drift', subject: { kind: 'host', key: 'web-1.example.net' }, instant: Date.now(), headline: 'Port 22 opened on web-1.', census: 1 });
+  const result = await emit(deps, {
+    cause: 'drift',
+    subject: { kind: 'host', key: 'web-1.example.net' },
+    instant: Date.now(),
+    headline: 'Port 22 opened on web-1.',
+    census: 1,
+  });
   if (!result.ok) throw new Error(`emit refused: ${JSON.stringify(result.errors)}`);
 }
 await db.destroy();

@@ -14,7 +14,10 @@ const request: autocannon.Request = {
   path: '/login',
   setupRequest: (req) => {
     n++;
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      'sec-fetch-site': 'same-origin',
+    };
     if (mode === 'many-addresses') headers['x-forwarded-for'] = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
     return {
       ...req,

@@ -12,7 +12,15 @@ import { createToken } from '../features/tokens/tokens.service.ts';
 
 before(() => build());
 
-const SUBCOMMANDS = ['list', 'reset-password', 'reset-second-factor', 'revoke-tokens', 'set-role', 'suspend', 'reactivate'];
+const SUBCOMMANDS = [
+  'list',
+  'reset-password',
+  'reset-second-factor',
+  'revoke-tokens',
+  'set-role',
+  'suspend',
+  'reactivate',
+];
 
 test('svc accounts and each subcommand answer --help; mistakes are usage errors (exit 2) with the usage', async () => {
   const help = await svc(['accounts', '--help']);
@@ -29,13 +37,22 @@ test('svc accounts and each subcommand answer --help; mistakes are usage errors 
   const usage: [string[], RegExp][] = [
     [[], /^svc accounts: name a subcommand\.\n\nUsage: svc accounts <subcommand>/],
     [['rename', 'bob'], /^svc accounts: unknown subcommand "rename"\.\n\nUsage: svc accounts <subcommand>/],
-    [['set-role', 'bob', 'owner'], /^svc accounts set-role: the role must be admin or viewer, not "owner"\.\n\nUsage: svc accounts set-role <username> admin\|viewer/],
+    [
+      ['set-role', 'bob', 'owner'],
+      /^svc accounts set-role: the role must be admin or viewer, not "owner"\.\n\nUsage: svc accounts set-role <username> admin\|viewer/,
+    ],
     [['set-role', 'bob'], /^svc accounts set-role: name the role: admin or viewer\./],
-    [['suspend'], /^svc accounts suspend: name the account \(its username\)\.\n\nUsage: svc accounts suspend <username>/],
+    [
+      ['suspend'],
+      /^svc accounts suspend: name the account \(its username\)\.\n\nUsage: svc accounts suspend <username>/,
+    ],
     [['reactivate', '  '], /^svc accounts reactivate: name the account/],
     [['reset-password', 'bob', 'alice'], /^svc accounts reset-password: unexpected argument "alice"\./],
     [['list', 'bob'], /^svc accounts list: unexpected argument "bob"\./],
-    [['revoke-tokens'], /^svc accounts revoke-tokens: name the account \(its username\)\.\n\nUsage: svc accounts revoke-tokens <username>/],
+    [
+      ['revoke-tokens'],
+      /^svc accounts revoke-tokens: name the account \(its username\)\.\n\nUsage: svc accounts revoke-tokens <username>/,
+    ],
     [['revoke-tokens', 'bob', 'alice'], /^svc accounts revoke-tokens: unexpected argument "alice"\./],
     [['reset-second-factor', '--force', 'bob'], /^svc accounts reset-second-factor: Unknown option '--force'/],
   ];
@@ -51,12 +68,17 @@ forEachDialect((getDb) => {
   let t: TestApp;
   let env: Record<string, string>;
   beforeEach(async () => {
-    for (const table of ['sessions', 'password_resets', 'recovery_codes', 'api_tokens', 'accounts'] as const) await getDb().db.deleteFrom(table).execute();
+    for (const table of ['sessions', 'password_resets', 'recovery_codes', 'api_tokens', 'accounts'] as const)
+      await getDb().db.deleteFrom(table).execute();
     t = buildTestApp(getDb());
     env = { DATABASE_URL: databaseUrlOf(getDb()) };
   });
-  const accounts = (env2: Record<string, string> = {}) => (...args: string[]) => svc(['accounts', ...args], { ...env, ...env2 });
-  const row = (id: string) => t.deps.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const accounts =
+    (env2: Record<string, string> = {}) =>
+    (...args: string[]) =>
+      svc(['accounts', ...args], { ...env, ...env2 });
+  const row = (id: string) =>
+    t.deps.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   /** A refusal: exit 1, nothing on stdout, one line on stderr. */
   const assertRefused = (run: { code: number; stdout: string; stderr: string }, line: RegExp) => {
     assert.equal(run.code, 1, run.stderr);
@@ -75,7 +97,11 @@ forEachDialect((getDb) => {
     const bob = await buildAccount(t, { username: 'bob' });
     await buildAccount(t, { username: 'Zoë' });
     const signedIn = Date.UTC(2026, 0, 14, 9, 30, 15);
-    await t.deps.db.updateTable('accounts').set({ totp_enabled: 1, totp_secret: 'JBSWY3DPEHPK3PXP', last_sign_in_at: signedIn }).where('id', '=', alice.id).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_enabled: 1, totp_secret: 'JBSWY3DPEHPK3PXP', last_sign_in_at: signedIn })
+      .where('id', '=', alice.id)
+      .execute();
     await t.deps.db.updateTable('accounts').set({ suspended_at: signedIn }).where('id', '=', bob.id).execute();
 
     const { code, stdout } = await accounts()('list');
@@ -90,13 +116,22 @@ forEachDialect((getDb) => {
     const json = await accounts()('list', '--json');
     assert.equal(json.code, 0);
     assert.deepEqual(JSON.parse(json.stdout), [
-      { username: 'Alice', role: 'admin', state: 'active', secondFactor: 'enrolled', lastSignIn: '2026-01-14T09:30:15.000Z' },
+      {
+        username: 'Alice',
+        role: 'admin',
+        state: 'active',
+        secondFactor: 'enrolled',
+        lastSignIn: '2026-01-14T09:30:15.000Z',
+      },
       { username: 'bob', role: 'viewer', state: 'suspended', secondFactor: 'none', lastSignIn: null },
       { username: 'Zoë', role: 'viewer', state: 'active', secondFactor: 'none', lastSignIn: null },
     ]);
     const hash = (await row(alice.id)).password_hash;
     for (const out of [stdout, json.stdout]) {
-      assert.ok(!out.includes(hash) && !out.includes('argon2') && !out.includes('JBSWY3DPEHPK3PXP'), 'no hash or secret');
+      assert.ok(
+        !out.includes(hash) && !out.includes('argon2') && !out.includes('JBSWY3DPEHPK3PXP'),
+        'no hash or secret',
+      );
     }
   });
 
@@ -106,17 +141,31 @@ forEachDialect((getDb) => {
     await signIn(t, bob);
     const run = accounts();
 
-    assertRefused(await run('suspend', 'alice'), /^svc accounts suspend: Alice: That is the last active administrator\. Promote another account first\. Nothing changed\./);
+    assertRefused(
+      await run('suspend', 'alice'),
+      /^svc accounts suspend: Alice: That is the last active administrator\. Promote another account first\. Nothing changed\./,
+    );
     assert.equal((await row(alice.id)).suspended_at, null);
-    assertRefused(await run('suspend', 'carol'), /^svc accounts suspend: no account is named "carol" \(svc accounts list shows them\)\.\n$/);
+    assertRefused(
+      await run('suspend', 'carol'),
+      /^svc accounts suspend: no account is named "carol" \(svc accounts list shows them\)\.\n$/,
+    );
 
     const suspended = await run('suspend', 'BOB');
     assert.equal(suspended.code, 0, suspended.stderr);
     assert.match(suspended.stdout, /^bob is suspended: its sessions ended; it cannot sign in/);
     assert.notEqual((await row(bob.id)).suspended_at, null);
-    const sessions = await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', bob.id).execute();
+    const sessions = await t.deps.db
+      .selectFrom('sessions')
+      .select('id_hash')
+      .where('account_id', '=', bob.id)
+      .execute();
     assert.deepEqual(sessions, [], 'its sessions ended');
-    assert.match(suspended.stderr, /"event":"account-suspended".*"actor":"cli"/, 'logged with the command line as actor');
+    assert.match(
+      suspended.stderr,
+      /"event":"account-suspended".*"actor":"cli"/,
+      'logged with the command line as actor',
+    );
     const again = await run('suspend', 'bob');
     assert.equal(again.code, 0);
     assert.equal(again.stdout, 'bob was already suspended; nothing changed.\n');
@@ -140,7 +189,10 @@ forEachDialect((getDb) => {
     const bob = await buildAccount(t, { username: 'bob' });
     const run = accounts();
 
-    assertRefused(await run('set-role', 'alice', 'viewer'), /^svc accounts set-role: Alice: That would leave no active administrator\. Promote another account first\. Nothing changed\./);
+    assertRefused(
+      await run('set-role', 'alice', 'viewer'),
+      /^svc accounts set-role: Alice: That would leave no active administrator\. Promote another account first\. Nothing changed\./,
+    );
     assert.equal((await row(alice.id)).role, 'admin');
     assertRefused(await run('set-role', 'carol', 'admin'), /no account is named "carol"/);
 
@@ -158,34 +210,63 @@ forEachDialect((getDb) => {
 
   test('reset-second-factor clears the TOTP secret and voids the recovery codes; the password stays', async () => {
     const alice = await buildAccount(t, { username: 'Alice', role: 'admin' });
-    await t.deps.db.updateTable('accounts').set({ totp_enabled: 1, totp_secret: 'JBSWY3DPEHPK3PXP', totp_last_step: 42 }).where('id', '=', alice.id).execute();
-    await t.deps.db.insertInto('recovery_codes').values({ id: 'rc-1', account_id: alice.id, code_hash: sha256('code'), used_at: null, created_at: t.clock.now() }).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_enabled: 1, totp_secret: 'JBSWY3DPEHPK3PXP', totp_last_step: 42 })
+      .where('id', '=', alice.id)
+      .execute();
+    await t.deps.db
+      .insertInto('recovery_codes')
+      .values({ id: 'rc-1', account_id: alice.id, code_hash: sha256('code'), used_at: null, created_at: t.clock.now() })
+      .execute();
     const before = await row(alice.id);
 
     const { code, stdout, stderr } = await accounts()('reset-second-factor', 'alice');
     assert.equal(code, 0, stderr);
-    assert.match(stdout, /^Alice's second factor is cleared and its recovery codes are void\. It enrols at its next sign-in/);
+    assert.match(
+      stdout,
+      /^Alice's second factor is cleared and its recovery codes are void\. It enrols at its next sign-in/,
+    );
     const after = await row(alice.id);
-    assert.deepEqual([after.totp_enabled, after.totp_secret, after.totp_last_step, after.totp_enrol_prompt], [0, null, null, 1]);
+    assert.deepEqual(
+      [after.totp_enabled, after.totp_secret, after.totp_last_step, after.totp_enrol_prompt],
+      [0, null, null, 1],
+    );
     assert.equal(after.password_hash, before.password_hash);
-    assert.deepEqual(await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', alice.id).execute(), []);
-    assert.equal((await accounts()('reset-second-factor', 'alice')).stdout.split('.')[0], 'Alice had no second factor enrolled');
+    assert.deepEqual(
+      await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', alice.id).execute(),
+      [],
+    );
+    assert.equal(
+      (await accounts()('reset-second-factor', 'alice')).stdout.split('.')[0],
+      'Alice had no second factor enrolled',
+    );
     assertRefused(await accounts()('reset-second-factor', 'carol'), /no account is named "carol"/);
   });
 
   test('reset-password prints a link that lets its holder set a password; stored as SHA-256 for 24 h; never logged', async () => {
     const vera = await buildAccount(t, { username: 'Vera' });
     await signIn(t, vera);
-    const run = await accounts({ SVC_EXTERNAL_URL: 'https://svc.example.test', SVC_LOG_LEVEL: 'trace' })('reset-password', 'vera');
+    const run = await accounts({ SVC_EXTERNAL_URL: 'https://svc.example.test', SVC_LOG_LEVEL: 'trace' })(
+      'reset-password',
+      'vera',
+    );
     assert.equal(run.code, 0, run.stderr);
     const match = /^https:\/\/svc\.example\.test\/reset\?token=([A-Za-z0-9_-]{43})\n$/.exec(run.stdout);
     assert.ok(match, `only the link on stdout: ${run.stdout}`);
     const token = match[1]!;
-    assert.match(run.stderr, /^svc accounts reset-password: reset link for Vera created; it works once, until \d{4}-\d\d-\d\dT[\d:.]+Z\./m);
+    assert.match(
+      run.stderr,
+      /^svc accounts reset-password: reset link for Vera created; it works once, until \d{4}-\d\d-\d\dT[\d:.]+Z\./m,
+    );
     assert.match(run.stderr, /"event":"reset-link-created"/, 'the event is logged');
     assert.ok(!run.stderr.includes(token), 'the token is in no log line nor message');
 
-    const stored = await t.deps.db.selectFrom('password_resets').selectAll().where('account_id', '=', vera.id).executeTakeFirstOrThrow();
+    const stored = await t.deps.db
+      .selectFrom('password_resets')
+      .selectAll()
+      .where('account_id', '=', vera.id)
+      .executeTakeFirstOrThrow();
     assert.equal(stored.token_hash, sha256(token));
     assert.equal(stored.expires_at - stored.created_at, 24 * 3600_000);
 
@@ -198,13 +279,24 @@ forEachDialect((getDb) => {
     const done = await holder.post('/reset', { token, password: 'a brand new passphrase' });
     assert.equal(done.status, 303);
     assert.equal(done.location, '/login?notice=password-reset');
-    assert.deepEqual(await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', vera.id).execute(), [], 'her sessions ended');
+    assert.deepEqual(
+      await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', vera.id).execute(),
+      [],
+      'her sessions ended',
+    );
     await signIn(t, { username: 'Vera', password: 'a brand new passphrase' });
     assert.ok(!t.logs.join('').includes(token), 'the token is in no log line of the service either');
     assert.equal((await holder.get(`/reset?token=${token}`)).status, 410, 'spent by its first use');
 
-    assertRefused(await accounts()('reset-password', 'carol'), /^svc accounts reset-password: no account is named "carol"/);
-    assert.equal(await t.deps.db.selectFrom('password_resets').select('account_id').executeTakeFirst(), undefined, 'nothing minted');
+    assertRefused(
+      await accounts()('reset-password', 'carol'),
+      /^svc accounts reset-password: no account is named "carol"/,
+    );
+    assert.equal(
+      await t.deps.db.selectFrom('password_resets').select('account_id').executeTakeFirst(),
+      undefined,
+      'nothing minted',
+    );
   });
 
   test('reset-password for a suspended account says the link works once it is reactivated', async () => {
@@ -213,7 +305,10 @@ forEachDialect((getDb) => {
     const run = await accounts({ PORT: '8123' })('reset-password', 'bob');
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^http:\/\/localhost:8123\/reset\?token=/);
-    assert.match(run.stderr, /bob is suspended: the link works only once it is reactivated \(svc accounts reactivate bob\)\./);
+    assert.match(
+      run.stderr,
+      /bob is suspended: the link works only once it is reactivated \(svc accounts reactivate bob\)\./,
+    );
   });
 
   test('revoke-tokens revokes every API token of the account, which then answers 401; the tokens are never printed', async () => {
@@ -237,6 +332,9 @@ forEachDialect((getDb) => {
     const again = await accounts()('revoke-tokens', 'bob');
     assert.equal(again.code, 0);
     assert.equal(again.stdout, 'bob has no API tokens; nothing changed.\n');
-    assertRefused(await accounts()('revoke-tokens', 'carol'), /^svc accounts revoke-tokens: no account is named "carol" \(svc accounts list shows them\)\.\n$/);
+    assertRefused(
+      await accounts()('revoke-tokens', 'carol'),
+      /^svc accounts revoke-tokens: no account is named "carol" \(svc accounts list shows them\)\.\n$/,
+    );
   });
 });

@@ -7,12 +7,29 @@ import { findAccountByUsername } from '../features/auth/accounts.repo.ts';
 import { CLI_ACTOR } from '../features/auth/admin-actor.ts';
 import { wordsOf, type Refusal } from '../features/refusals.ts';
 import type { TeamAccountRow } from '../features/team/team.repo.ts';
-import { REACTIVATE_REFUSALS, REENROL_REFUSALS, RESET_LINK_REFUSALS, REVOKE_TOKENS_REFUSALS, ROLE_REFUSALS, SUSPEND_REFUSALS, type TeamFacts } from '../features/team/team.refusals.ts';
-import { changeRole, loadTeam, mintResetLink, reactivateAccount, reenrolSecondFactor, revokeAllTokens, suspendAccount } from '../features/team/team.service.ts';
+import {
+  REACTIVATE_REFUSALS,
+  REENROL_REFUSALS,
+  RESET_LINK_REFUSALS,
+  REVOKE_TOKENS_REFUSALS,
+  ROLE_REFUSALS,
+  SUSPEND_REFUSALS,
+  type TeamFacts,
+} from '../features/team/team.refusals.ts';
+import {
+  changeRole,
+  loadTeam,
+  mintResetLink,
+  reactivateAccount,
+  reenrolSecondFactor,
+  revokeAllTokens,
+  suspendAccount,
+} from '../features/team/team.service.ts';
 import { linkBase } from '../link-base.ts';
 import { startRuntime } from './start.ts';
 
-const EXIT_CODES = 'Exit codes: 0 done (or already so: nothing to change), 1 refused or failed (nothing changed),\n2 usage error.';
+const EXIT_CODES =
+  'Exit codes: 0 done (or already so: nothing to change), 1 refused or failed (nothing changed),\n2 usage error.';
 
 /** One subcommand: its usage line, what it does, its flags, and how it runs once its arguments are valid. */
 interface Subcommand {
@@ -27,7 +44,12 @@ interface Subcommand {
 }
 
 /** A subcommand acting on one account, named by its username. */
-type AccountAct = (deps: Deps, account: { id: string; username: string; totp_enabled: number }, say: Say, positionals: string[]) => Promise<number>;
+type AccountAct = (
+  deps: Deps,
+  account: { id: string; username: string; totp_enabled: number },
+  say: Say,
+  positionals: string[],
+) => Promise<number>;
 
 /** Where a subcommand's answers go: `done` to stdout, `refuse` one line to stderr (exit 1). */
 interface Say {
@@ -47,7 +69,8 @@ const expects =
     if (count === 0) return undefined;
     if (positionals.length === 0 || positionals[0]!.trim() === '') return 'name the account (its username).';
     if (withRole && positionals.length < 2) return 'name the role: admin or viewer.';
-    if (withRole && !roleOf(positionals[1])) return `the role must be admin or viewer, not ${JSON.stringify(positionals[1])}.`;
+    if (withRole && !roleOf(positionals[1]))
+      return `the role must be admin or viewer, not ${JSON.stringify(positionals[1])}.`;
     return undefined;
   };
 
@@ -80,7 +103,12 @@ const sayFor = (name: string): Say => ({
  * Words a refusal of the team service in the act's catalogue's words (the page and the API say the same), naming the
  * account; with the host as actor that is the last active admin, or an account removed meanwhile.
  */
-function refusal<R extends string>(say: Say, username: string, catalogue: Record<R, Refusal<TeamFacts>>, reason: R): number {
+function refusal<R extends string>(
+  say: Say,
+  username: string,
+  catalogue: Record<R, Refusal<TeamFacts>>,
+  reason: R,
+): number {
   const words = wordsOf<TeamFacts>(catalogue[reason], { username, via: 'cli' });
   return say.refuse(`${username}: ${words} Nothing changed.${reason === 'last-admin' ? ` (${PROMOTE_HOW})` : ''}`);
 }
@@ -96,12 +124,16 @@ function outcome<R extends string>(
 ): number {
   if (!result.ok) return refusal(say, account.username, refusals, result.reason);
   if (!result.changed) return say.done(`${result.username} ${words.already}; nothing changed.`);
-  deps.log.info({ event: words.event, account: account.id, actor: 'cli' }, `${words.event.replace('-', ' ')} from the command line`);
+  deps.log.info(
+    { event: words.event, account: account.id, actor: 'cli' },
+    `${words.event.replace('-', ' ')} from the command line`,
+  );
   return say.done(`${result.username} ${words.done}`);
 }
 
 /** A time for people: UTC to the minute, or "never". */
-const when = (at: number | null) => (at === null ? 'never' : `${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+const when = (at: number | null) =>
+  at === null ? 'never' : `${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 /** An account as `svc accounts list` shows it (no hash, no secret). */
 function listed(a: TeamAccountRow) {
@@ -125,7 +157,12 @@ function table(accounts: TeamAccountRow[]): string {
   ];
   const len = (s: string) => [...s].length;
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => len(r[i]!))));
-  return rows.map((r) => `${r.map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - len(cell) + 2))).join('')}\n`).join('');
+  return rows
+    .map(
+      (r) =>
+        `${r.map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - len(cell) + 2))).join('')}\n`,
+    )
+    .join('');
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
@@ -142,7 +179,10 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     async run(deps, _positionals, flags) {
       const { accounts } = await loadTeam(deps);
       if (flags.json) process.stdout.write(`${JSON.stringify(accounts.map(listed), null, 2)}\n`);
-      else if (accounts.length === 0) process.stdout.write('No accounts yet. Open the setup link svc serve prints, or run svc invite --role admin.\n');
+      else if (accounts.length === 0)
+        process.stdout.write(
+          'No accounts yet. Open the setup link svc serve prints, or run svc invite --role admin.\n',
+        );
       else process.stdout.write(table(accounts));
       return 0;
     },
@@ -166,7 +206,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
           'Any earlier link for this account no longer works.\n',
       );
       if (minted.suspended) {
-        process.stderr.write(`svc accounts reset-password: ${minted.username} is suspended: the link works only once it is reactivated (svc accounts reactivate ${minted.username}).\n`);
+        process.stderr.write(
+          `svc accounts reset-password: ${minted.username} is suspended: the link works only once it is reactivated (svc accounts reactivate ${minted.username}).\n`,
+        );
       }
       return 0;
     }),
@@ -175,15 +217,22 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     usage: 'svc accounts reset-second-factor <username>',
     summary: 'clear the second factor; it enrols again at next sign-in',
     about:
-      'Clears the account\'s second factor (TOTP) and voids its recovery codes; it enrols again at its next sign-in.\n' +
+      "Clears the account's second factor (TOTP) and voids its recovery codes; it enrols again at its next sign-in.\n" +
       'Its password and sessions are unchanged (pair with reset-password when both are lost).',
     check: expects(1),
     run: onAccount(async (deps, account, say) => {
       const result = await reenrolSecondFactor(deps, { ...CLI_ACTOR, targetId: account.id });
       if (!result.ok) return refusal(say, account.username, REENROL_REFUSALS, result.reason);
-      deps.log.info({ event: 'second-factor-reset', account: account.id, actor: 'cli' }, 'second factor reset from the command line');
-      const cleared = account.totp_enabled ? '\'s second factor is cleared and its recovery codes are void' : ' had no second factor enrolled';
-      return say.done(`${result.username}${cleared}. It enrols at its next sign-in; its password and sessions are unchanged.`);
+      deps.log.info(
+        { event: 'second-factor-reset', account: account.id, actor: 'cli' },
+        'second factor reset from the command line',
+      );
+      const cleared = account.totp_enabled
+        ? "'s second factor is cleared and its recovery codes are void"
+        : ' had no second factor enrolled';
+      return say.done(
+        `${result.username}${cleared}. It enrols at its next sign-in; its password and sessions are unchanged.`,
+      );
     }),
   },
   'revoke-tokens': {
@@ -198,23 +247,32 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       const result = await revokeAllTokens(deps, { ...CLI_ACTOR, accountId: account.id });
       if (!result.ok) return refusal(say, account.username, REVOKE_TOKENS_REFUSALS, result.reason);
       if (result.revoked === 0) return say.done(`${result.username} has no API tokens; nothing changed.`);
-      return say.done(`${result.username}: ${result.revoked === 1 ? '1 API token' : `${result.revoked} API tokens`} revoked; each answers 401 from now on.`);
+      return say.done(
+        `${result.username}: ${result.revoked === 1 ? '1 API token' : `${result.revoked} API tokens`} revoked; each answers 401 from now on.`,
+      );
     }),
   },
   'set-role': {
     usage: 'svc accounts set-role <username> admin|viewer',
     summary: 'make the account an admin or a viewer',
     about:
-      'Gives the account the role admin or viewer; it applies from that account\'s next request. Demoting the last\n' +
+      "Gives the account the role admin or viewer; it applies from that account's next request. Demoting the last\n" +
       'active administrator is refused.',
     check: expects(1, true),
     run: onAccount(async (deps, account, say, positionals) => {
       const role = roleOf(positionals[1])!;
-      return outcome(deps, say, account, await changeRole(deps, { ...CLI_ACTOR, targetId: account.id, role }), ROLE_REFUSALS, {
-        event: 'role-changed',
-        already: `already has the role ${role}`,
-        done: `is now ${role === 'admin' ? 'an admin' : 'a viewer'}. It applies from that account's next request.`,
-      });
+      return outcome(
+        deps,
+        say,
+        account,
+        await changeRole(deps, { ...CLI_ACTOR, targetId: account.id, role }),
+        ROLE_REFUSALS,
+        {
+          event: 'role-changed',
+          already: `already has the role ${role}`,
+          done: `is now ${role === 'admin' ? 'an admin' : 'a viewer'}. It applies from that account's next request.`,
+        },
+      );
     }),
   },
   suspend: {
@@ -225,30 +283,46 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       'reactivated (they are kept). Suspending the last active administrator is refused.',
     check: expects(1),
     run: onAccount(async (deps, account, say) =>
-      outcome(deps, say, account, await suspendAccount(deps, { ...CLI_ACTOR, accountId: account.id }), SUSPEND_REFUSALS, {
-        event: 'account-suspended',
-        already: 'was already suspended',
-        done: 'is suspended: its sessions ended; it cannot sign in, and its API tokens do not work until it is reactivated.',
-      }),
+      outcome(
+        deps,
+        say,
+        account,
+        await suspendAccount(deps, { ...CLI_ACTOR, accountId: account.id }),
+        SUSPEND_REFUSALS,
+        {
+          event: 'account-suspended',
+          already: 'was already suspended',
+          done: 'is suspended: its sessions ended; it cannot sign in, and its API tokens do not work until it is reactivated.',
+        },
+      ),
     ),
   },
   reactivate: {
     usage: 'svc accounts reactivate <username>',
     summary: 'lift a suspension',
-    about: 'Lifts a suspension: the account can sign in again, and its API tokens work again unless they were revoked or expired.',
+    about:
+      'Lifts a suspension: the account can sign in again, and its API tokens work again unless they were revoked or expired.',
     check: expects(1),
     run: onAccount(async (deps, account, say) =>
-      outcome(deps, say, account, await reactivateAccount(deps, { ...CLI_ACTOR, accountId: account.id }), REACTIVATE_REFUSALS, {
-        event: 'account-reactivated',
-        already: 'is already active',
-        done: 'is reactivated: it can sign in again, and its API tokens work again unless they were revoked or expired.',
-      }),
+      outcome(
+        deps,
+        say,
+        account,
+        await reactivateAccount(deps, { ...CLI_ACTOR, accountId: account.id }),
+        REACTIVATE_REFUSALS,
+        {
+          event: 'account-reactivated',
+          already: 'is already active',
+          done: 'is reactivated: it can sign in again, and its API tokens work again unless they were revoked or expired.',
+        },
+      ),
     ),
   },
 };
 
 /** One subcommand's --help. */
-const helpOf = (sub: Subcommand) => `Usage: ${sub.usage}\n\n${sub.about}\n\n${sub.usage.includes('<username>') ? 'The username matches ignoring case.\n' : ''}${EXIT_CODES}\n`;
+const helpOf = (sub: Subcommand) =>
+  `Usage: ${sub.usage}\n\n${sub.about}\n\n${sub.usage.includes('<username>') ? 'The username matches ignoring case.\n' : ''}${EXIT_CODES}\n`;
 
 export const ACCOUNTS_HELP = `Usage: svc accounts <subcommand> [arguments]
 
@@ -282,9 +356,15 @@ export async function runAccounts(args: string[]): Promise<number> {
   // biome-ignore lint/suspicious/noImplicitAnyLet: parseArgs's result type follows the subcommand's options
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options: { ...sub.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: rest,
+      options: { ...sub.options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
-    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) return usageError(prefix, err.message, helpOf(sub));
+    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
+      return usageError(prefix, err.message, helpOf(sub));
     throw err;
   }
   if (parsed.values.help) {

@@ -1,4 +1,5 @@
-// svc backup <file>: a consistent copy of the SQLite database while svc runs (SQLite's online backup API on a connection
+// svc backup <file>: a consistent copy of the SQLite database while svc runs (SQLite's online backup API on a
+// connection
 // of its own), checked with PRAGMA integrity_check before it takes the file's name. PostgreSQL: pg_dump's job.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -26,18 +27,24 @@ Exit codes: 0 written and checked, 1 failed (nothing left at <file>), 2 usage er
 
 /** Runs `svc backup`; returns the exit code. */
 export async function runBackup(args: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args, options: { force: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  const { positionals, values } = parseArgs({
+    args,
+    options: { force: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+    strict: true,
+  });
   if (values.help) {
     process.stdout.write(BACKUP_HELP);
     return 0;
   }
-  if (positionals.length !== 1 || positionals[0]!.trim() === '') return refuse(`name one file to write the backup to\n\n${BACKUP_HELP}`);
+  if (positionals.length !== 1 || positionals[0]!.trim() === '')
+    return refuse(`name one file to write the backup to\n\n${BACKUP_HELP}`);
   const loaded = loadConfig();
   if (!loaded.ok) return reportInvalidConfiguration(loaded.errors);
   const database = loaded.config.database;
   if (database.kind === 'postgres') {
     return refuse(
-      'DATABASE_URL names a PostgreSQL database; back it up with PostgreSQL\'s own tool, for example\n' +
+      "DATABASE_URL names a PostgreSQL database; back it up with PostgreSQL's own tool, for example\n" +
         '  pg_dump --format=custom --file=svc.dump "$DATABASE_URL"\n' +
         'and restore with pg_restore (see docs/operations.md).',
     );
@@ -47,7 +54,8 @@ export async function runBackup(args: string[]): Promise<number> {
   const absent = absentSqliteFile(database);
   if (absent !== undefined) return fail(`no svc database at ${absent} (DATABASE_URL); check DATABASE_URL`);
   if (target === path.resolve(database.path)) return refuse('the backup file must not be the database itself');
-  if (fs.existsSync(target) && !values.force) return refuse(`${target} already exists; choose another name or pass --force to overwrite it`);
+  if (fs.existsSync(target) && !values.force)
+    return refuse(`${target} already exists; choose another name or pass --force to overwrite it`);
   if (!fs.existsSync(path.dirname(target))) return fail(`the directory ${path.dirname(target)} does not exist`);
 
   // Written beside the target under a temporary name, so a failed or interrupted backup never leaves a partial <file>.
@@ -62,7 +70,9 @@ export async function runBackup(args: string[]): Promise<number> {
       return fail(`the copy failed its integrity check; nothing written:\n${problems.map((p) => `  ${p}`).join('\n')}`);
     }
     fs.renameSync(partial, target);
-    process.stdout.write(`svc backup: wrote ${target} (${pages} pages, ${fs.statSync(target).size} bytes); integrity check ok\n`);
+    process.stdout.write(
+      `svc backup: wrote ${target} (${pages} pages, ${fs.statSync(target).size} bytes); integrity check ok\n`,
+    );
     return 0;
   } catch (err) {
     removeCopy(partial);

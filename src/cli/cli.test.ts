@@ -22,25 +22,48 @@ test('svc --help lists the commands', async () => {
 });
 
 test('svc --version prints the version of package.json and exits 0', async () => {
-  const { version } = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const { version } = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   const { stdout, stderr } = await run(process.execPath, [bin, '--version']);
   assert.equal(stdout, `${version}\n`);
   assert.equal(stderr, '');
-  assert.match((await run(process.execPath, [bin, '--help'])).stdout, /^ {2}--version +print the version of svc$/m, 'listed in svc --help');
+  assert.match(
+    (await run(process.execPath, [bin, '--help'])).stdout,
+    /^ {2}--version +print the version of svc$/m,
+    'listed in svc --help',
+  );
 });
 
 test('help and usage mistakes answer without loading a database driver or the web application', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
   const preload = new URL('../../test/fixtures/resolve-log.mjs', import.meta.url).href;
   try {
-    const cases: [string[], number][] = [[['--help'], 0], [['--version'], 0], [['bogus'], 2], [['emit', '--help'], 0], [['emit', '--cause', 'nope'], 2], [['invite', '--help'], 0], [['accounts', '--help'], 0]];
+    const cases: [string[], number][] = [
+      [['--help'], 0],
+      [['--version'], 0],
+      [['bogus'], 2],
+      [['emit', '--help'], 0],
+      [['emit', '--cause', 'nope'], 2],
+      [['invite', '--help'], 0],
+      [['accounts', '--help'], 0],
+    ];
     for (const [i, [args, code]] of cases.entries()) {
       const log = path.join(dir, `resolved-${i}.txt`);
-      const result = await run(process.execPath, ['--import', preload, bin, ...args], { env: { ...process.env, SVC_RESOLVE_LOG: log } }).then(() => 0, (e) => e.code);
+      const result = await run(process.execPath, ['--import', preload, bin, ...args], {
+        env: { ...process.env, SVC_RESOLVE_LOG: log },
+      }).then(
+        () => 0,
+        (e) => e.code,
+      );
       assert.equal(result, code, args.join(' '));
       const resolved = fs.readFileSync(log, 'utf8').split('\n');
-      assert.ok(resolved.some((s) => s.endsWith('svc.js')), 'the hook saw the entry point');
-      for (const heavy of ['pg', 'better-sqlite3', 'hono', 'undici']) assert.ok(!resolved.includes(heavy), `svc ${args.join(' ')} loaded ${heavy}`);
+      assert.ok(
+        resolved.some((s) => s.endsWith('svc.js')),
+        'the hook saw the entry point',
+      );
+      for (const heavy of ['pg', 'better-sqlite3', 'hono', 'undici'])
+        assert.ok(!resolved.includes(heavy), `svc ${args.join(' ')} loaded ${heavy}`);
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -58,12 +81,27 @@ test('a command loads the driver of the configured database only (pg alone is ~3
     await pgDb?.drop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
-  const emitArgs = ['emit', '--cause', 'drift', '--subject-kind', 'host', '--subject-key', 'web-1', '--headline', 'Port 22 opened.'];
-  const cases = [{ url: sqliteDb.database.kind === 'sqlite' ? sqliteDb.database.path : '', loads: 'better-sqlite3', not: 'pg' }];
-  if (pgDb && pgDb.database.kind === 'postgres') cases.push({ url: pgDb.database.url, loads: 'pg', not: 'better-sqlite3' });
+  const emitArgs = [
+    'emit',
+    '--cause',
+    'drift',
+    '--subject-kind',
+    'host',
+    '--subject-key',
+    'web-1',
+    '--headline',
+    'Port 22 opened.',
+  ];
+  const cases = [
+    { url: sqliteDb.database.kind === 'sqlite' ? sqliteDb.database.path : '', loads: 'better-sqlite3', not: 'pg' },
+  ];
+  if (pgDb && pgDb.database.kind === 'postgres')
+    cases.push({ url: pgDb.database.url, loads: 'pg', not: 'better-sqlite3' });
   for (const [i, c] of cases.entries()) {
     const log = path.join(dir, `resolved-${i}.txt`);
-    const { stdout } = await run(process.execPath, ['--import', preload, bin, ...emitArgs], { env: { ...process.env, DATABASE_URL: c.url, SVC_RESOLVE_LOG: log } });
+    const { stdout } = await run(process.execPath, ['--import', preload, bin, ...emitArgs], {
+      env: { ...process.env, DATABASE_URL: c.url, SVC_RESOLVE_LOG: log },
+    });
     assert.match(stdout, /^[\w-]{22}\n$/, 'the message id');
     const resolved = fs.readFileSync(log, 'utf8').split('\n');
     assert.ok(resolved.includes(c.loads), `svc emit on ${c.loads} loaded it`);
@@ -86,7 +124,9 @@ test('without a build, svc says how to make one and exits 1', async () => {
 });
 
 test('an invalid environment is reported whole, before listening', async () => {
-  const err = await run(process.execPath, [bin, 'serve'], { env: { ...process.env, PORT: 'x', SVC_SECURE_COOKIES: 'perhaps' } }).catch((e) => e);
+  const err = await run(process.execPath, [bin, 'serve'], {
+    env: { ...process.env, PORT: 'x', SVC_SECURE_COOKIES: 'perhaps' },
+  }).catch((e) => e);
   assert.equal(err.code, 2);
   assert.match(err.stderr, /PORT/);
   assert.match(err.stderr, /SVC_SECURE_COOKIES/);
@@ -97,7 +137,14 @@ test('svc serve creates its SQLite database, prints a working setup link, and st
   const preload = new URL('../../test/fixtures/resolve-log.mjs', import.meta.url).href;
   const resolveLog = path.join(dir, 'resolved.txt');
   const child = spawn(process.execPath, ['--import', preload, bin, 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: path.join(dir, 'data', 'svc.sqlite'), SVC_SETUP_TOKEN: '', SVC_RESOLVE_LOG: resolveLog },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: path.join(dir, 'data', 'svc.sqlite'),
+      SVC_SETUP_TOKEN: '',
+      SVC_RESOLVE_LOG: resolveLog,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   try {
@@ -113,7 +160,11 @@ test('svc serve creates its SQLite database, prints a working setup link, and st
     assert.ok(fs.existsSync(path.join(dir, 'data', 'svc.sqlite')));
     const url = new URL(link);
     assert.equal(url.pathname, '/setup');
-    assert.equal(url.hostname, '127.0.0.1', 'the link names the address listened on (HOST), which localhost may not reach');
+    assert.equal(
+      url.hostname,
+      '127.0.0.1',
+      'the link names the address listened on (HOST), which localhost may not reach',
+    );
     const local = `http://127.0.0.1:${url.port}/setup${url.search}`;
     const page = await fetch(local);
     assert.equal(page.status, 200);

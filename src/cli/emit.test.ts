@@ -17,28 +17,92 @@ const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
 
 test('flags are parsed into an emit input, each problem naming its flag', () => {
   const good = parseEmitArgs(
-    ['--cause', 'aperture', '--subject-kind', 'scope', '--subject-key', 'k1', '--headline', 'Aperture widened.', '--census', '12', '--seed', 's1', '--instant', '2026-01-15T11:00:00Z'],
+    [
+      '--cause',
+      'aperture',
+      '--subject-kind',
+      'scope',
+      '--subject-key',
+      'k1',
+      '--headline',
+      'Aperture widened.',
+      '--census',
+      '12',
+      '--seed',
+      's1',
+      '--instant',
+      '2026-01-15T11:00:00Z',
+    ],
     NOW,
   );
   assert.deepEqual(good, {
     ok: true,
-    input: { cause: 'aperture', subject: { kind: 'scope', key: 'k1' }, instant: Date.UTC(2026, 0, 15, 11), headline: 'Aperture widened.', census: 12, sourceId: undefined, seedId: 's1' },
+    input: {
+      cause: 'aperture',
+      subject: { kind: 'scope', key: 'k1' },
+      instant: Date.UTC(2026, 0, 15, 11),
+      headline: 'Aperture widened.',
+      census: 12,
+      sourceId: undefined,
+      seedId: 's1',
+    },
   });
-  const dashed = parseEmitArgs(['--cause', 'drift', '--subject-kind', 's', '--subject-key', '-k', '--headline', '-3 services answer.'], NOW);
-  assert.ok(dashed.ok && dashed.input.headline === '-3 services answer.' && dashed.input.subject.key === '-k', 'values may start with a dash');
-  const defaulted = parseEmitArgs(['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h'], NOW);
+  const dashed = parseEmitArgs(
+    ['--cause', 'drift', '--subject-kind', 's', '--subject-key', '-k', '--headline', '-3 services answer.'],
+    NOW,
+  );
+  assert.ok(
+    dashed.ok && dashed.input.headline === '-3 services answer.' && dashed.input.subject.key === '-k',
+    'values may start with a dash',
+  );
+  const defaulted = parseEmitArgs(
+    ['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h'],
+    NOW,
+  );
   assert.ok(defaulted.ok && defaulted.input.instant === NOW, 'the instant defaults to now');
 
   const cases: [string[], RegExp][] = [
     [[], /--cause is required/],
     [['--cause', 'drift'], /--headline is required/],
-    [['--cause', 'rain', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h'], /--cause: The cause must be one of/],
-    [['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', ' '], /--headline: The headline is required/],
-    [['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h', '--census', '-3'], /--census: the census must be a whole number/],
-    [['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h', '--census', 'many'], /--census/],
-    [['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h', '--instant', '2026-02-30T00:00:00Z'], /--instant: not a valid ISO-8601 time/],
-    [['--cause', 'declared-input', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h'], /--source: The Source id/],
-    [['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h', '--colour', 'red'], /Unknown option '--colour'/],
+    [
+      ['--cause', 'rain', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h'],
+      /--cause: The cause must be one of/,
+    ],
+    [
+      ['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', ' '],
+      /--headline: The headline is required/,
+    ],
+    [
+      ['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h', '--census', '-3'],
+      /--census: the census must be a whole number/,
+    ],
+    [
+      ['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h', '--census', 'many'],
+      /--census/,
+    ],
+    [
+      [
+        '--cause',
+        'drift',
+        '--subject-kind',
+        's',
+        '--subject-key',
+        'k',
+        '--headline',
+        'h',
+        '--instant',
+        '2026-02-30T00:00:00Z',
+      ],
+      /--instant: not a valid ISO-8601 time/,
+    ],
+    [
+      ['--cause', 'declared-input', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h'],
+      /--source: The Source id/,
+    ],
+    [
+      ['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h', '--colour', 'red'],
+      /Unknown option '--colour'/,
+    ],
   ];
   for (const [args, message] of cases) {
     const parsed = parseEmitArgs(args, NOW);
@@ -62,7 +126,22 @@ forEachDialect((getDb, dialect) => {
   test('svc emit stores the message and prints only its id', async () => {
     const { stdout, stderr } = await run(
       process.execPath,
-      [SVC, 'emit', '--cause', 'threshold', '--subject-kind', 'certificate', '--subject-key', 'api.example.com', '--headline', 'The certificate of api.example.com expires in 7 days.', '--instant', '2026-01-15T11:00:00Z', '--census', '1'],
+      [
+        SVC,
+        'emit',
+        '--cause',
+        'threshold',
+        '--subject-kind',
+        'certificate',
+        '--subject-key',
+        'api.example.com',
+        '--headline',
+        'The certificate of api.example.com expires in 7 days.',
+        '--instant',
+        '2026-01-15T11:00:00Z',
+        '--census',
+        '1',
+      ],
       { env: envFor(getDb(), 'https://svc.example.test') },
     );
     const id = stdout.trim();
@@ -83,7 +162,11 @@ forEachDialect((getDb, dialect) => {
 
   test('svc emit counts the queued deliveries in words: 1 channel delivery, 2 channel deliveries', async () => {
     const emitDrift = () =>
-      run(process.execPath, [SVC, 'emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'It moved.'], { env: envFor(getDb(), '') });
+      run(
+        process.execPath,
+        [SVC, 'emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'It moved.'],
+        { env: envFor(getDb(), '') },
+      );
     await buildChannel(t, { classes: 'drift' });
     assert.match((await emitDrift()).stderr, /stored drift message; 1 channel delivery queued\n/);
     await buildChannel(t, { classes: 'drift' });
@@ -91,9 +174,13 @@ forEachDialect((getDb, dialect) => {
   });
 
   test('svc emit with bad flags exits 2, names the problems and stores nothing', async () => {
-    const err = await run(process.execPath, [SVC, 'emit', '--cause', 'rain', '--subject-kind', 'x', '--subject-key', 'y', '--headline', '', '--census', '-1'], {
-      env: envFor(getDb(), ''),
-    }).then(
+    const err = await run(
+      process.execPath,
+      [SVC, 'emit', '--cause', 'rain', '--subject-kind', 'x', '--subject-key', 'y', '--headline', '', '--census', '-1'],
+      {
+        env: envFor(getDb(), ''),
+      },
+    ).then(
       () => assert.fail('svc emit should fail'),
       (e: { code: number; stdout: string; stderr: string }) => e,
     );
@@ -112,12 +199,20 @@ forEachDialect((getDb, dialect) => {
     const author = await buildAccount(t, { role: 'admin' });
     await buildChannel(t, { createdBy: author.id, classes: 'drift' });
     const heard: (string | undefined)[] = [];
-    const listener = startDeliveryListener({ url: database.kind === 'postgres' ? database.url : '', log: t.deps.log, onNotify: (p) => heard.push(p) });
+    const listener = startDeliveryListener({
+      url: database.kind === 'postgres' ? database.url : '',
+      log: t.deps.log,
+      onNotify: (p) => heard.push(p),
+    });
     try {
       await until(() => heard.length > 0); // listening
-      const { stderr } = await run(process.execPath, [SVC, 'emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'It moved.'], {
-        env: envFor(getDb(), ''),
-      });
+      const { stderr } = await run(
+        process.execPath,
+        [SVC, 'emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'It moved.'],
+        {
+          env: envFor(getDb(), ''),
+        },
+      );
       assert.match(stderr, /1 channel delivery queued/);
       await until(() => heard.includes(''));
     } finally {

@@ -30,7 +30,16 @@ const FLAG_OF: Record<EmitField, string> = {
   seedId: '--seed',
 };
 
-const STRING_FLAGS = new Set(['cause', 'subject-kind', 'subject-key', 'headline', 'instant', 'census', 'source', 'seed']);
+const STRING_FLAGS = new Set([
+  'cause',
+  'subject-kind',
+  'subject-key',
+  'headline',
+  'instant',
+  'census',
+  'source',
+  'seed',
+]);
 
 // "--flag value" becomes "--flag=value", so a value may start with a dash (a headline such as "-3 services").
 function joinValues(args: string[]): string[] {
@@ -99,7 +108,9 @@ export async function runEmit(args: string[]): Promise<number> {
   }
   const parsed = parseEmitArgs(args, Date.now());
   if (!parsed.ok) {
-    process.stderr.write(`svc emit: nothing stored:\n${parsed.errors.map((e) => `  - ${e}`).join('\n')}\n\n${EMIT_HELP}`);
+    process.stderr.write(
+      `svc emit: nothing stored:\n${parsed.errors.map((e) => `  - ${e}`).join('\n')}\n\n${EMIT_HELP}`,
+    );
     return 2;
   }
   // Logs go to stderr so stdout carries only the message id.
@@ -107,11 +118,17 @@ export async function runEmit(args: string[]): Promise<number> {
   try {
     const result = await emit(deps, parsed.input);
     if (!result.ok) {
-      process.stderr.write(`svc emit: nothing stored:\n${Object.values(result.errors).map((e) => `  - ${e}`).join('\n')}\n`);
+      process.stderr.write(
+        `svc emit: nothing stored:\n${Object.values(result.errors)
+          .map((e) => `  - ${e}`)
+          .join('\n')}\n`,
+      );
       return 2;
     }
     process.stdout.write(`${result.id}\n`);
-    process.stderr.write(`svc emit: stored ${result.class} message; ${result.deliveries} channel ${result.deliveries === 1 ? 'delivery' : 'deliveries'} queued\n`);
+    process.stderr.write(
+      `svc emit: stored ${result.class} message; ${result.deliveries} channel ${result.deliveries === 1 ? 'delivery' : 'deliveries'} queued\n`,
+    );
     return 0;
   } finally {
     await deps.db.destroy();

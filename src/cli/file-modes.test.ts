@@ -17,11 +17,19 @@ before(() => build());
 const modeOf = (file: string) => (fs.statSync(file).mode & 0o777).toString(8).padStart(4, '0');
 
 /** `svc <args>` under umask 000 (through sh, as an operator's shell would start it); resolves with the exit code. */
-function svcUnderUmask000(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function svcUnderUmask000(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('sh', ['-c', 'umask 000; exec "$0" "$@"', process.execPath, bin, ...args], { env: { ...process.env, NODE_NO_WARNINGS: '1', ...env } }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      'sh',
+      ['-c', 'umask 000; exec "$0" "$@"', process.execPath, bin, ...args],
+      { env: { ...process.env, NODE_NO_WARNINGS: '1', ...env } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -31,9 +39,11 @@ function tempDir(t: { after: (fn: () => void) => void }): string {
   return dir;
 }
 
-test('the umask of these tests is permissive (so the modes below are svc\'s own doing)', async (t) => {
+test("the umask of these tests is permissive (so the modes below are svc's own doing)", async (t) => {
   const dir = tempDir(t);
-  await new Promise<void>((resolve, reject) => execFile('sh', ['-c', 'umask 000; mkdir "$0/d"; : > "$0/f"', dir], (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    execFile('sh', ['-c', 'umask 000; mkdir "$0/d"; : > "$0/f"', dir], (err) => (err ? reject(err) : resolve())),
+  );
   assert.equal(modeOf(path.join(dir, 'd')), '0777');
   assert.equal(modeOf(path.join(dir, 'f')), '0666');
 });
@@ -46,7 +56,8 @@ test('svc migrate creates the data folders 0700 and the database file 0600', asy
   assert.equal(modeOf(path.join(dir, 'data')), '0700');
   assert.equal(modeOf(path.join(dir, 'data', 'nested')), '0700');
   assert.equal(modeOf(file), '0600');
-  for (const extra of fs.readdirSync(path.dirname(file))) assert.equal(modeOf(path.join(path.dirname(file), extra)), '0600', extra);
+  for (const extra of fs.readdirSync(path.dirname(file)))
+    assert.equal(modeOf(path.join(path.dirname(file), extra)), '0600', extra);
 });
 
 test('svc serve creates the folder 0700 and the database, its -wal and its -shm 0600', async (t) => {
@@ -54,7 +65,14 @@ test('svc serve creates the folder 0700 and the database, its -wal and its -shm 
   const data = path.join(dir, 'data');
   const file = path.join(data, 'svc.sqlite');
   const child = spawn('sh', ['-c', 'umask 000; exec "$0" "$@"', process.execPath, bin, 'serve', '--no-worker'], {
-    env: { ...process.env, NODE_NO_WARNINGS: '1', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: file, SVC_SETUP_TOKEN: '' },
+    env: {
+      ...process.env,
+      NODE_NO_WARNINGS: '1',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: file,
+      SVC_SETUP_TOKEN: '',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.after(() => child.kill('SIGKILL'));
@@ -108,12 +126,23 @@ test('svc config check warns when the database folder or file can be read by oth
   const loose = await svc(['config', 'check'], { DATABASE_URL: file });
   assert.equal(loose.code, 0, 'a warning, not an invalid configuration');
   assert.match(loose.stdout, /Warning: .*other local users can reach it/);
-  assert.ok(loose.stdout.includes(`the database folder ${data} is 0755: readable or writable by other users; chmod 700 ${data}`), loose.stdout);
-  assert.ok(loose.stdout.includes(`the database file ${file} is 0644: readable or writable by other users; chmod 600 ${file}`), loose.stdout);
+  assert.ok(
+    loose.stdout.includes(
+      `the database folder ${data} is 0755: readable or writable by other users; chmod 700 ${data}`,
+    ),
+    loose.stdout,
+  );
+  assert.ok(
+    loose.stdout.includes(`the database file ${file} is 0644: readable or writable by other users; chmod 600 ${file}`),
+    loose.stdout,
+  );
 
   fs.chmodSync(data, 0o700);
   fs.chmodSync(file, 0o620);
   const groupWritable = await svc(['config', 'check'], { DATABASE_URL: file });
-  assert.ok(groupWritable.stdout.includes(`the database file ${file} is 0620`), 'writable by the group is reported too');
+  assert.ok(
+    groupWritable.stdout.includes(`the database file ${file} is 0620`),
+    'writable by the group is reported too',
+  );
   assert.ok(!groupWritable.stdout.includes('the database folder'), 'the folder is private again');
 });

@@ -16,10 +16,18 @@ forEachDialect((getDb) => {
     t.clock.advance(12 * 60 * 60_000 + 1); // past a session's 12 hours without a request
     const live = await signIn(t, a);
     const stale = () =>
-      t.deps.db.selectFrom('auth_throttle').select('key').where('window_started_at', '<=', t.clock.now() - 15 * 60_000).execute();
+      t.deps.db
+        .selectFrom('auth_throttle')
+        .select('key')
+        .where('window_started_at', '<=', t.clock.now() - 15 * 60_000)
+        .execute();
     assert.ok((await stale()).length > 0, 'the old failure left a counter behind');
     await housekeepOnce(t.deps);
-    const sessions = await t.deps.db.selectFrom('sessions').select('account_id').where('account_id', '=', a.id).execute();
+    const sessions = await t.deps.db
+      .selectFrom('sessions')
+      .select('account_id')
+      .where('account_id', '=', a.id)
+      .execute();
     assert.equal(sessions.length, 1, 'only the live session is left');
     assert.equal((await live.get('/')).status, 200);
     assert.deepEqual(await stale(), []);

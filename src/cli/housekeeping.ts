@@ -1,4 +1,5 @@
-// Periodic clean-up inside `svc serve`: expired sessions and pending enrolments, stale throttle counters, messages past retention,
+// Periodic clean-up inside `svc serve`: expired sessions and pending enrolments, stale throttle counters, messages past
+// retention,
 // API Idempotency-Keys past their 24 hours, and the spent states of expired single sign-on flows.
 // Every task is idempotent, so several instances running it against one database is harmless.
 import type { Deps } from '../deps.ts';
@@ -14,7 +15,14 @@ const EVERY_MS = 10 * 60_000;
 
 /** Runs every housekeeping task once; failures are logged and retried next round. */
 export async function housekeepOnce(deps: Deps): Promise<void> {
-  const tasks: ((deps: Deps) => Promise<unknown>)[] = [pruneSessions, pruneEnrolments, pruneThrottles, pruneMessages, pruneIdempotencyKeys, pruneSpentStates];
+  const tasks: ((deps: Deps) => Promise<unknown>)[] = [
+    pruneSessions,
+    pruneEnrolments,
+    pruneThrottles,
+    pruneMessages,
+    pruneIdempotencyKeys,
+    pruneSpentStates,
+  ];
   for (const task of tasks) {
     await task(deps).catch((err: unknown) => deps.log.warn({ err, task: task.name }, 'housekeeping task failed'));
   }

@@ -28,7 +28,11 @@ const COMMANDS: Record<string, Command> = {
     summary: 'serve [--no-worker]          run the web service (with the delivery worker unless --no-worker)',
     help: SERVE_HELP,
     async run(args) {
-      const { values } = parseArgs({ args, options: { 'no-worker': { type: 'boolean', default: false } }, strict: true });
+      const { values } = parseArgs({
+        args,
+        options: { 'no-worker': { type: 'boolean', default: false } },
+        strict: true,
+      });
       const { runServe } = await import('./serve.ts');
       // The one command besides migrate that creates the database: `npm start` on a fresh machine just works.
       await runServe(await startRuntime({ create: true }), { worker: !values['no-worker'] });
@@ -56,13 +60,17 @@ const COMMANDS: Record<string, Command> = {
       return 0;
     },
   },
-  emit: { summary: 'emit --cause ...             store one message; prints the message id', run: async (args) => (await import('./emit.ts')).runEmit(args) },
+  emit: {
+    summary: 'emit --cause ...             store one message; prints the message id',
+    run: async (args) => (await import('./emit.ts')).runEmit(args),
+  },
   invite: {
     summary: 'invite --role admin|viewer   mint an invitation; prints its join link (works with no admin signed in)',
     run: async (args) => (await import('./invite.ts')).runInvite(args),
   },
   accounts: {
-    summary: 'accounts <subcommand>        list accounts; reset a password or second factor, set a role, suspend, reactivate',
+    summary:
+      'accounts <subcommand>        list accounts; reset a password or second factor, set a role, suspend, reactivate',
     run: async (args) => (await import('./accounts.ts')).runAccounts(args),
   },
   backup: {
@@ -125,7 +133,9 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     const message = (err instanceof Error ? err.message : String(err)).split('\n')[0];
     // The database went away after start-up: one line, exit 1 (a transaction cut short has written nothing).
-    process.stderr.write(isDatabaseUnavailable(err) ? `svc: the database is unavailable: ${message}\n` : `svc: ${message}\n`);
+    process.stderr.write(
+      isDatabaseUnavailable(err) ? `svc: the database is unavailable: ${message}\n` : `svc: ${message}\n`,
+    );
     process.exit(1);
   },
 );

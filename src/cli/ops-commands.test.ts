@@ -25,14 +25,23 @@ test('every command answers --help with exit 0', async () => {
 test('svc config check prints the effective settings, secrets only as set or not set', async () => {
   const secrets = { SVC_SETUP_TOKEN: 'setup-token-0123456789', SVC_METRICS_TOKEN: 'metrics-token-0123456789' };
   const url = 'postgres://svc:db-password-xyz@db.internal:5432/svc?sslpassword=key-pass-xyz&application_name=svc';
-  const { code, stdout } = await svc(['config', 'check'], { ...secrets, DATABASE_URL: url, PORT: '9000', SVC_TRUSTED_PROXIES: '10.0.0.0/8' });
+  const { code, stdout } = await svc(['config', 'check'], {
+    ...secrets,
+    DATABASE_URL: url,
+    PORT: '9000',
+    SVC_TRUSTED_PROXIES: '10.0.0.0/8',
+  });
   assert.equal(code, 0);
   assert.match(stdout, /^PORT +9000$/m);
-  assert.match(stdout, /^DATABASE_URL +postgres:\/\/svc@db\.internal:5432\/svc\?application_name=svc \(password set\) \(PostgreSQL\)$/m);
+  assert.match(
+    stdout,
+    /^DATABASE_URL +postgres:\/\/svc@db\.internal:5432\/svc\?application_name=svc \(password set\) \(PostgreSQL\)$/m,
+  );
   assert.match(stdout, /^SVC_SETUP_TOKEN +set/m);
   assert.match(stdout, /^SVC_METRICS_TOKEN +set \(\/metrics is on\)$/m);
   assert.match(stdout, /^SVC_TRUSTED_PROXIES +10\.0\.0\.0\/8$/m);
-  for (const secret of [...Object.values(secrets), 'db-password-xyz', 'key-pass-xyz']) assert.ok(!stdout.includes(secret), `${secret} is not printed`);
+  for (const secret of [...Object.values(secrets), 'db-password-xyz', 'key-pass-xyz'])
+    assert.ok(!stdout.includes(secret), `${secret} is not printed`);
 
   const bad = await svc(['config', 'check'], { PORT: 'x', SVC_METRICS_TOKEN: 'too-short' });
   assert.equal(bad.code, 2);
@@ -48,7 +57,13 @@ test('svc config check shows where a SQLite path resolves, and whether the file 
     const file = path.join(dir, 'typo', 'svc.sqlite');
     const absent = await svc(['config', 'check'], { DATABASE_URL: file });
     assert.equal(absent.code, 0);
-    assert.match(absent.stdout, new RegExp(`^DATABASE_URL +${file} \\(SQLite at ${file}; does not exist yet: svc serve or svc migrate creates it\\)$`, 'm'));
+    assert.match(
+      absent.stdout,
+      new RegExp(
+        `^DATABASE_URL +${file} \\(SQLite at ${file}; does not exist yet: svc serve or svc migrate creates it\\)$`,
+        'm',
+      ),
+    );
     fs.mkdirSync(path.dirname(file));
     fs.writeFileSync(file, '');
     const present = await svc(['config', 'check'], { DATABASE_URL: file });
@@ -59,7 +74,10 @@ test('svc config check shows where a SQLite path resolves, and whether the file 
 });
 
 test('svc invite and svc accounts name the console tab users see: Settings > Team', async () => {
-  for (const args of [['invite', '--help'], ['accounts', '--help']]) {
+  for (const args of [
+    ['invite', '--help'],
+    ['accounts', '--help'],
+  ]) {
     const { stdout } = await svc(args);
     assert.match(stdout, /Settings > Team/, args.join(' '));
     assert.doesNotMatch(stdout, /Settings > Accounts/, args.join(' '));
@@ -73,11 +91,19 @@ forEachDialect((getDb, dialect) => {
   };
 
   test('svc invite prints a working join link, authored by the command line, even with no admin', async () => {
-    const { code, stdout, stderr } = await svc(['invite', '--role', 'admin', '--note', 'break glass'], { DATABASE_URL: databaseUrl(), SVC_EXTERNAL_URL: 'https://svc.example.test', PORT: '0' });
+    const { code, stdout, stderr } = await svc(['invite', '--role', 'admin', '--note', 'break glass'], {
+      DATABASE_URL: databaseUrl(),
+      SVC_EXTERNAL_URL: 'https://svc.example.test',
+      PORT: '0',
+    });
     assert.equal(code, 0, stderr);
     const link = stdout.trim();
     assert.match(link, /^https:\/\/svc\.example\.test\/invite\?token=[A-Za-z0-9_-]{43}$/);
-    const row = await getDb().db.selectFrom('invitations').selectAll().orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    const row = await getDb()
+      .db.selectFrom('invitations')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
     assert.equal(row.role, 'admin');
     assert.equal(row.created_by, null);
     const t = buildTestApp(getDb());
@@ -94,7 +120,9 @@ forEachDialect((getDb, dialect) => {
 
   if (dialect === 'postgres') {
     test('svc backup on PostgreSQL explains pg_dump and exits 2', async () => {
-      const { code, stderr } = await svc(['backup', path.join(os.tmpdir(), 'never-written.sqlite')], { DATABASE_URL: databaseUrl() });
+      const { code, stderr } = await svc(['backup', path.join(os.tmpdir(), 'never-written.sqlite')], {
+        DATABASE_URL: databaseUrl(),
+      });
       assert.equal(code, 2);
       assert.match(stderr, /pg_dump/);
     });
@@ -109,10 +137,17 @@ forEachDialect((getDb, dialect) => {
       const first = await svc(['backup', target], { DATABASE_URL: databaseUrl() });
       assert.equal(first.code, 0, first.stderr);
       assert.match(first.stdout, /integrity check ok/);
-      assert.deepEqual(fs.readdirSync(dir), ['svc-backup.sqlite'], 'one self-contained file, nothing partial beside it');
+      assert.deepEqual(
+        fs.readdirSync(dir),
+        ['svc-backup.sqlite'],
+        'one self-contained file, nothing partial beside it',
+      );
       const copy = new SQLite(target, { readonly: true });
       try {
-        assert.equal((copy.prepare('select url from channels where id = ?').get(channel.id) as { url: string }).url, channel.url);
+        assert.equal(
+          (copy.prepare('select url from channels where id = ?').get(channel.id) as { url: string }).url,
+          channel.url,
+        );
         assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
       } finally {
         copy.close();
@@ -122,10 +157,19 @@ forEachDialect((getDb, dialect) => {
       assert.equal(again.code, 2);
       assert.match(again.stderr, /already exists; choose another name or pass --force/);
       assert.equal((await svc(['backup', '--force', target], { DATABASE_URL: databaseUrl() })).code, 0);
-      assert.equal((await svc(['backup', databaseUrl()], { DATABASE_URL: databaseUrl() })).code, 2, 'never over the database itself');
-      const missing = await svc(['backup', path.join(dir, 'x.sqlite')], { DATABASE_URL: path.join(dir, 'absent.sqlite') });
+      assert.equal(
+        (await svc(['backup', databaseUrl()], { DATABASE_URL: databaseUrl() })).code,
+        2,
+        'never over the database itself',
+      );
+      const missing = await svc(['backup', path.join(dir, 'x.sqlite')], {
+        DATABASE_URL: path.join(dir, 'absent.sqlite'),
+      });
       assert.equal(missing.code, 1);
-      assert.equal(missing.stderr, `svc backup: no svc database at ${path.join(dir, 'absent.sqlite')} (DATABASE_URL); check DATABASE_URL\n`);
+      assert.equal(
+        missing.stderr,
+        `svc backup: no svc database at ${path.join(dir, 'absent.sqlite')} (DATABASE_URL); check DATABASE_URL\n`,
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

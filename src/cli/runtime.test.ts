@@ -26,7 +26,18 @@ after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Runs `svc <args>` in `cwd` with DATABASE_URL (and `env`) set; resolves with the exit code and both streams. */
 async function svcIn(cwd: string, databaseUrl: string, args: string[], env: Record<string, string> = {}) {
-  const options = { cwd, env: { ...process.env, NODE_NO_WARNINGS: '1', SVC_LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env, DATABASE_URL: databaseUrl } };
+  const options = {
+    cwd,
+    env: {
+      ...process.env,
+      NODE_NO_WARNINGS: '1',
+      SVC_LOG_LEVEL: 'info',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ...env,
+      DATABASE_URL: databaseUrl,
+    },
+  };
   return exec(process.execPath, [bin, ...args], options).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
@@ -39,10 +50,27 @@ const emptyDir = () => fs.mkdtempSync(path.join(dir, 'cwd-'));
 const EMIT = ['emit', '--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'k', '--headline', 'It moved.'];
 
 test('a blank or unsupported DATABASE_URL is invalid configuration (exit 2) for every command; nothing is created', async () => {
-  const every = [['config', 'check'], ['serve'], ['migrate'], ['invite', '--role', 'admin'], ['accounts', 'list'], EMIT, ['backup', 'copy.sqlite'], ['worker']];
+  const every = [
+    ['config', 'check'],
+    ['serve'],
+    ['migrate'],
+    ['invite', '--role', 'admin'],
+    ['accounts', 'list'],
+    EMIT,
+    ['backup', 'copy.sqlite'],
+    ['worker'],
+  ];
   const cases: [string, RegExp, string[][]][] = [
-    ['', /DATABASE_URL is set but empty; unset it for the default \.\/data\/svc\.sqlite, or give a SQLite file path or a postgres:\/\/ URL/, every],
-    ['mysql://root:hunter2@db/svc', /DATABASE_URL must be a SQLite file path or a postgres:\/\/ \(postgresql:\/\/\) URL, or unset for the default \.\/data\/svc\.sqlite; mysql: URLs are not supported/, every],
+    [
+      '',
+      /DATABASE_URL is set but empty; unset it for the default \.\/data\/svc\.sqlite, or give a SQLite file path or a postgres:\/\/ URL/,
+      every,
+    ],
+    [
+      'mysql://root:hunter2@db/svc',
+      /DATABASE_URL must be a SQLite file path or a postgres:\/\/ \(postgresql:\/\/\) URL, or unset for the default \.\/data\/svc\.sqlite; mysql: URLs are not supported/,
+      every,
+    ],
     ['file:./svc.sqlite', /file: URLs are not supported/, [['config', 'check'], ['serve']]],
   ];
   for (const [url, message, commands] of cases) {
@@ -63,15 +91,29 @@ test('a blank or unsupported DATABASE_URL is invalid configuration (exit 2) for 
 test('commands on an existing installation refuse a SQLite file that does not exist (exit 1), creating nothing', async () => {
   const cwd = emptyDir();
   const missing = path.join(cwd, 'typo', 'svc.sqlite');
-  for (const args of [['accounts', 'list'], ['accounts', 'reset-password', 'bob'], ['invite', '--role', 'admin'], EMIT, ['worker']]) {
+  for (const args of [
+    ['accounts', 'list'],
+    ['accounts', 'reset-password', 'bob'],
+    ['invite', '--role', 'admin'],
+    EMIT,
+    ['worker'],
+  ]) {
     const run = await svcIn(cwd, missing, args);
     const what = `svc ${args.join(' ')}`;
     assert.equal(run.code, 1, what);
     assert.equal(run.stdout, '', what);
-    assert.equal(run.stderr, `svc: no svc database at ${missing} (DATABASE_URL); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL\n`, what);
+    assert.equal(
+      run.stderr,
+      `svc: no svc database at ${missing} (DATABASE_URL); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL\n`,
+      what,
+    );
   }
   const relative = await svcIn(cwd, 'data/svc.sqlite', ['accounts', 'list']);
-  assert.match(relative.stderr, new RegExp(`^svc: no svc database at ${path.join(fs.realpathSync(cwd), 'data', 'svc.sqlite')} `), 'the path is shown absolute');
+  assert.match(
+    relative.stderr,
+    new RegExp(`^svc: no svc database at ${path.join(fs.realpathSync(cwd), 'data', 'svc.sqlite')} `),
+    'the path is shown absolute',
+  );
   const backup = await svcIn(cwd, missing, ['backup', path.join(cwd, 'copy.sqlite')]);
   assert.equal(backup.code, 1);
   assert.equal(backup.stderr, `svc backup: no svc database at ${missing} (DATABASE_URL); check DATABASE_URL\n`);
@@ -88,10 +130,16 @@ test('commands on an existing installation refuse a SQLite file that does not ex
 
 test('a file that is not a database: one line, exit 1, no stack', async () => {
   const cwd = emptyDir();
-  fs.writeFileSync(path.join(cwd, 'notes.txt'), 'not a database, just some text that is long enough to have a header\n'.repeat(10));
+  fs.writeFileSync(
+    path.join(cwd, 'notes.txt'),
+    'not a database, just some text that is long enough to have a header\n'.repeat(10),
+  );
   const run = await svcIn(cwd, 'notes.txt', ['accounts', 'list']);
   assert.equal(run.code, 1);
-  assert.equal(run.stderr, `svc: cannot open the database (SQLite at ${path.join(fs.realpathSync(cwd), 'notes.txt')}): file is not a database\n`);
+  assert.equal(
+    run.stderr,
+    `svc: cannot open the database (SQLite at ${path.join(fs.realpathSync(cwd), 'notes.txt')}): file is not a database\n`,
+  );
 });
 
 test('an unreachable PostgreSQL is one line naming where, without a stack or the password (exit 1)', async () => {
@@ -101,22 +149,33 @@ test('an unreachable PostgreSQL is one line naming where, without a stack or the
     const run = await svcIn(emptyDir(), url, args);
     const what = `svc ${args.join(' ')}`;
     assert.equal(run.code, 1, what);
-    assert.equal(run.stderr, 'svc: cannot reach the database (PostgreSQL at 127.0.0.1:1): connect ECONNREFUSED 127.0.0.1:1\n', what);
+    assert.equal(
+      run.stderr,
+      'svc: cannot reach the database (PostgreSQL at 127.0.0.1:1): connect ECONNREFUSED 127.0.0.1:1\n',
+      what,
+    );
     assert.doesNotMatch(run.stdout, /hunter|stack|"level":60/, what);
   }
 });
 
-test('PostgreSQL refusing the connection (no such database) is one line too', { skip: !process.env.TEST_DATABASE_URL }, async () => {
+test('PostgreSQL refusing the connection (no such database) is one line too', {
+  skip: !process.env.TEST_DATABASE_URL,
+}, async () => {
   const url = new URL(process.env.TEST_DATABASE_URL!);
   url.password = 'hunter2-secret';
   url.pathname = '/svc_no_such_database';
   const run = await svcIn(emptyDir(), url.href, ['accounts', 'list']);
   assert.equal(run.code, 1);
-  assert.match(run.stderr, /^svc: cannot reach the database \(PostgreSQL at [^)]+\): database "svc_no_such_database" does not exist\n$/);
+  assert.match(
+    run.stderr,
+    /^svc: cannot reach the database \(PostgreSQL at [^)]+\): database "svc_no_such_database" does not exist\n$/,
+  );
   assert.doesNotMatch(run.stderr, /hunter2/);
 });
 
-test('on PostgreSQL, a database without svc tables is refused by commands that do not create one, and migrated by svc migrate', { skip: !process.env.TEST_DATABASE_URL }, async (t) => {
+test('on PostgreSQL, a database without svc tables is refused by commands that do not create one, and migrated by svc migrate', {
+  skip: !process.env.TEST_DATABASE_URL,
+}, async (t) => {
   const empty = await createTestDatabase('postgres', { migrate: false });
   t.after(() => empty.drop());
   const url = empty.database.kind === 'postgres' ? empty.database.url : '';
@@ -124,24 +183,50 @@ test('on PostgreSQL, a database without svc tables is refused by commands that d
   for (const args of [['accounts', 'list'], ['invite', '--role', 'admin'], EMIT, ['worker']]) {
     const run = await svcIn(emptyDir(), url, args);
     assert.equal(run.code, 1, args.join(' '));
-    assert.match(run.stderr, new RegExp(`^svc: no svc tables in the database "${name}" \\(PostgreSQL at [^)]+\\); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL\n$`), args.join(' '));
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^svc: no svc tables in the database "${name}" \\(PostgreSQL at [^)]+\\); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL\n$`,
+      ),
+      args.join(' '),
+    );
   }
-  const tables = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(empty.db);
+  const tables = await sql<{
+    n: number;
+  }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(empty.db);
   assert.equal(tables.rows[0]!.n, 0, 'nothing was created');
   assert.equal((await svcIn(emptyDir(), url, ['migrate'])).code, 0);
   assert.equal((await svcIn(emptyDir(), url, ['accounts', 'list'])).code, 0);
 });
 
 test('reasonOf masks the URL password (as written and decoded) and keeps one line; describeDatabase names no user or password', () => {
-  const pg = { kind: 'postgres', url: 'postgres://svc:p%40ss-hunter2@db.internal:6432/svc?sslpassword=key-hunter3' } as const;
-  assert.equal(reasonOf(new Error('auth failed for p@ss-hunter2 and p%40ss-hunter2, key key-hunter3\n    at somewhere'), pg), 'auth failed for *** and ***, key ***');
-  assert.equal(reasonOf(new AggregateError([new Error('connect ECONNREFUSED ::1:1'), new Error('connect ECONNREFUSED 127.0.0.1:1')], ''), pg), 'connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1');
+  const pg = {
+    kind: 'postgres',
+    url: 'postgres://svc:p%40ss-hunter2@db.internal:6432/svc?sslpassword=key-hunter3',
+  } as const;
+  assert.equal(
+    reasonOf(new Error('auth failed for p@ss-hunter2 and p%40ss-hunter2, key key-hunter3\n    at somewhere'), pg),
+    'auth failed for *** and ***, key ***',
+  );
+  assert.equal(
+    reasonOf(
+      new AggregateError([new Error('connect ECONNREFUSED ::1:1'), new Error('connect ECONNREFUSED 127.0.0.1:1')], ''),
+      pg,
+    ),
+    'connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1',
+  );
   assert.equal(reasonOf(Object.assign(new Error(''), { code: 'ETIMEDOUT' }), pg), 'ETIMEDOUT');
   // A password equal to a part the message names anyway stays: masking "5432" would confirm the password.
   const short = { kind: 'postgres', url: 'postgres://svc:5432@127.0.0.1/svc' } as const;
-  assert.equal(reasonOf(new Error('connect ECONNREFUSED 127.0.0.1:5432'), short), 'connect ECONNREFUSED 127.0.0.1:5432');
+  assert.equal(
+    reasonOf(new Error('connect ECONNREFUSED 127.0.0.1:5432'), short),
+    'connect ECONNREFUSED 127.0.0.1:5432',
+  );
   assert.equal(describeDatabase(pg), 'PostgreSQL at db.internal:6432');
   assert.equal(describeDatabase({ kind: 'postgres', url: 'postgres://svc:pw@db/svc' }), 'PostgreSQL at db:5432');
-  assert.equal(describeDatabase({ kind: 'postgres', url: 'postgres:///svc?host=/var/run/postgresql' }), 'PostgreSQL at /var/run/postgresql');
+  assert.equal(
+    describeDatabase({ kind: 'postgres', url: 'postgres:///svc?host=/var/run/postgresql' }),
+    'PostgreSQL at /var/run/postgresql',
+  );
   assert.equal(describeDatabase({ kind: 'sqlite', path: '/srv/svc.sqlite' }), 'SQLite at /srv/svc.sqlite');
 });

@@ -15,7 +15,9 @@ import { reportInvalidConfiguration } from './start.ts';
 export interface StartOptions {
   /** Commands whose stdout is their answer (svc emit) log to stderr. */
   logToStderr?: boolean;
-  /** Creates the SQLite database when it does not exist (svc serve, svc migrate); every other command refuses instead. */
+  /**
+   * Creates the SQLite database when it does not exist (svc serve, svc migrate); every other command refuses instead.
+   */
   create?: boolean;
 }
 
@@ -28,7 +30,10 @@ export async function startRuntime(options: StartOptions = {}): Promise<Deps> {
   if (!loaded.ok) process.exit(reportInvalidConfiguration(loaded.errors));
   const config = loaded.config;
   const absent = options.create ? undefined : absentSqliteFile(config.database);
-  if (absent !== undefined) fail(`no svc database at ${absent} (DATABASE_URL); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL`);
+  if (absent !== undefined)
+    fail(
+      `no svc database at ${absent} (DATABASE_URL); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL`,
+    );
   const fd = options.logToStderr ? 2 : 1;
   const isTerminal = (fd === 2 ? process.stderr : process.stdout).isTTY === true;
   const log = createLogger({ level: config.logLevel, format: chooseLogFormat(config.logFormat, isTerminal), fd });
@@ -50,7 +55,9 @@ export async function startRuntime(options: StartOptions = {}): Promise<Deps> {
   if (!options.create && !probed.found && config.database.kind === 'postgres') {
     await db.destroy().catch(() => {});
     const name = safeDecode(new URL(config.database.url).pathname.slice(1));
-    fail(`no svc tables in the database "${name}" (${where}); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL`);
+    fail(
+      `no svc tables in the database "${name}" (${where}); run \`svc migrate\` or \`svc serve\` first, or check DATABASE_URL`,
+    );
   }
   const migrated = await migrateToLatest(db);
   if (!migrated.ok) {
@@ -62,7 +69,9 @@ export async function startRuntime(options: StartOptions = {}): Promise<Deps> {
   return { db, dialect, config, clock: systemClock, random: systemRandom, log, wakeup };
 }
 
-/** Whether the database holds svc's migration table (PostgreSQL: in any schema on the search path; SQLite: not asked). */
+/**
+ * Whether the database holds svc's migration table (PostgreSQL: in any schema on the search path; SQLite: not asked).
+ */
 async function hasSvcTables(db: Kysely<DB>, dialect: Dialect): Promise<boolean> {
   if (dialect === 'sqlite') {
     await sql`select 1`.execute(db); // reached; whether the file existed was checked before opening it
@@ -78,9 +87,12 @@ function fail(line: string): never {
   process.exit(1);
 }
 
-/** Which database, for an error line: "SQLite at /abs/path" or "PostgreSQL at host:port" (never the user or password). */
+/**
+ * Which database, for an error line: "SQLite at /abs/path" or "PostgreSQL at host:port" (never the user or password).
+ */
 export function describeDatabase(database: Config['database']): string {
-  if (database.kind === 'sqlite') return `SQLite at ${database.path === ':memory:' ? ':memory:' : path.resolve(database.path)}`;
+  if (database.kind === 'sqlite')
+    return `SQLite at ${database.path === ':memory:' ? ':memory:' : path.resolve(database.path)}`;
   const url = new URL(database.url);
   // libpq's forms: a host in the authority, or ?host= (a Unix socket directory); localhost:5432 when neither is given.
   const host = url.hostname || url.searchParams.get('host') || 'localhost';
@@ -94,8 +106,14 @@ export function reasonOf(err: unknown, database: Config['database']): string {
     const seconds = (database.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 1000;
     return `no answer within ${seconds} s (SVC_DATABASE_CONNECT_TIMEOUT)`;
   }
-  let reason = err instanceof AggregateError && err.errors.length > 0 ? err.errors.map((e) => reasonOf(e, database)).join('; ') : err instanceof Error ? err.message : String(err);
-  if (reason.trim() === '') reason = (err as { code?: unknown })?.code ? String((err as { code: unknown }).code) : 'unknown error';
+  let reason =
+    err instanceof AggregateError && err.errors.length > 0
+      ? err.errors.map((e) => reasonOf(e, database)).join('; ')
+      : err instanceof Error
+        ? err.message
+        : String(err);
+  if (reason.trim() === '')
+    reason = (err as { code?: unknown })?.code ? String((err as { code: unknown }).code) : 'unknown error';
   for (const secret of secretsOf(database)) reason = reason.split(secret).join('***');
   return reason.split('\n')[0]!;
 }
@@ -110,7 +128,13 @@ function secretsOf(database: Config['database']): string[] {
   const url = new URL(database.url);
   const secrets = [url.password, safeDecode(url.password)];
   for (const [name, value] of url.searchParams) if (/password/i.test(name)) secrets.push(value);
-  const named = new Set([url.hostname, url.port || '5432', url.username, safeDecode(url.username), safeDecode(url.pathname.slice(1))]);
+  const named = new Set([
+    url.hostname,
+    url.port || '5432',
+    url.username,
+    safeDecode(url.username),
+    safeDecode(url.pathname.slice(1)),
+  ]);
   return secrets.filter((s) => s !== '' && !named.has(s));
 }
 

@@ -26,7 +26,11 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   deps.log.info({ port, database: deps.dialect, worker: options.worker }, `svc listening on ${base}`);
 
   const token = await prepareSetupToken(deps);
-  if (token) deps.log.info({ setupLink: `${base}/setup?token=${encodeURIComponent(token)}` }, `setup: open ${base}/setup?token=${encodeURIComponent(token)}`);
+  if (token)
+    deps.log.info(
+      { setupLink: `${base}/setup?token=${encodeURIComponent(token)}` },
+      `setup: open ${base}/setup?token=${encodeURIComponent(token)}`,
+    );
 
   const stopHousekeeping = startHousekeeping(deps);
   // The worker runs in this process; a dead channel cannot slow the web tier.
@@ -37,7 +41,9 @@ export async function runServe(deps: Deps, options: { worker: boolean }): Promis
   await stopped;
   // Listening stops before the line is logged, so whoever reads "shutting down" finds new connections refused.
   const closing = closeServer(server as http.Server, REQUEST_GRACE_MS);
-  deps.log.info('shutting down: no new connections; requests in flight get 10 s, deliveries in flight their time budget');
+  deps.log.info(
+    'shutting down: no new connections; requests in flight get 10 s, deliveries in flight their time budget',
+  );
   stopHousekeeping();
   await Promise.all([closing, stopWakeups?.(), worker?.stop()]);
   await deps.db.destroy();

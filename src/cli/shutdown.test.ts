@@ -31,13 +31,22 @@ forEachDialect((getDb) => {
   async function startServe(): Promise<Child> {
     const db = getDb().database;
     const proc = spawn(process.execPath, [bin, 'serve'], {
-      env: { ...process.env, DATABASE_URL: db.kind === 'sqlite' ? db.path : db.url, PORT: '0', HOST: '127.0.0.1', SVC_LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1' },
+      env: {
+        ...process.env,
+        DATABASE_URL: db.kind === 'sqlite' ? db.path : db.url,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SVC_LOG_LEVEL: 'info',
+        NODE_NO_WARNINGS: '1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';
     proc.stdout!.on('data', (c: Buffer) => (log += c.toString()));
     proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('close', (code, signal) => resolve({ code, signal })));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      proc.once('close', (code, signal) => resolve({ code, signal })),
+    );
     await until(() => /svc listening/.test(log) || proc.exitCode !== null, { limitMs: 60_000 });
     const port = Number(/"port":(\d+)/.exec(log)?.[1]);
     assert.ok(port > 0, log);
@@ -58,7 +67,9 @@ forEachDialect((getDb) => {
       await new Promise((resolve) => socket.once('connect', resolve));
       let answer = '';
       socket.on('data', (c: Buffer) => (answer += c.toString()));
-      socket.write(`POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+      socket.write(
+        `POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+      );
 
       child.proc.kill('SIGTERM');
       await until(() => /shutting down/.test(child.log()));
@@ -75,7 +86,11 @@ forEachDialect((getDb) => {
 
       assert.deepEqual(await child.exit, { code: 0, signal: null }, child.log());
       const rows = await getDb().db.selectFrom('deliveries').select(['state', 'attempts', 'lease_owner']).execute();
-      assert.deepEqual(rows, [{ state: 'delivered', attempts: 1, lease_owner: null }], 'the slow POST was finished and recorded');
+      assert.deepEqual(
+        rows,
+        [{ state: 'delivered', attempts: 1, lease_owner: null }],
+        'the slow POST was finished and recorded',
+      );
     } finally {
       child.proc.kill('SIGKILL');
     }

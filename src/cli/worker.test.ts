@@ -16,11 +16,20 @@ forEachDialect((getDb) => {
     rx = receiver();
   });
 
-  /** Runs `svc <args>` against the test database until it logs `ready`, then SIGTERMs it; returns its exit code and log. */
+  /**
+   * Runs `svc <args>` against the test database until it logs `ready`, then SIGTERMs it; returns its exit code and log.
+   */
   async function runUntil(args: string[], ready: (log: string) => boolean) {
     const db = getDb().database;
     const proc = spawn(process.execPath, [bin, ...args], {
-      env: { ...process.env, DATABASE_URL: db.kind === 'sqlite' ? db.path : db.url, PORT: '0', HOST: '127.0.0.1', SVC_LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1' },
+      env: {
+        ...process.env,
+        DATABASE_URL: db.kind === 'sqlite' ? db.path : db.url,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SVC_LOG_LEVEL: 'info',
+        NODE_NO_WARNINGS: '1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';
@@ -39,12 +48,16 @@ forEachDialect((getDb) => {
   for (const args of [['worker'], ['serve']]) {
     test(`svc ${args.join(' ')} delivers pending deliveries and stops gracefully on SIGTERM`, async () => {
       const ch = await buildChannel(getDb().db, { url: `${rx.url}/cli-${args[0]}` });
-      for (let i = 0; i < 3; i++) await buildMessageWithDeliveries(getDb().db, { channelIds: [ch.id], now: Date.now() });
+      for (let i = 0; i < 3; i++)
+        await buildMessageWithDeliveries(getDb().db, { channelIds: [ch.id], now: Date.now() });
       const { code, log } = await runUntil(args, () => rx.received.length >= 3);
       assert.equal(code, 0, log);
       assert.equal(rx.received.length, 3);
       const rows = await getDb().db.selectFrom('deliveries').select(['state', 'lease_owner']).execute();
-      assert.ok(rows.every((r) => r.state === 'delivered' && r.lease_owner === null), 'recorded before exiting');
+      assert.ok(
+        rows.every((r) => r.state === 'delivered' && r.lease_owner === null),
+        'recorded before exiting',
+      );
       assert.doesNotMatch(log, /\b(HTTP 5\d\d|connection refused)\b/);
     });
   }
@@ -56,6 +69,9 @@ forEachDialect((getDb) => {
     assert.equal(result.code, 0);
     assert.match(result.log, /"worker":false/);
     assert.equal((await runUntil(['worker'], () => rx.received.length >= 1)).code, 0);
-    assert.deepEqual(rx.received.map((r) => r.path), ['/no-worker']);
+    assert.deepEqual(
+      rx.received.map((r) => r.path),
+      ['/no-worker'],
+    );
   });
 });

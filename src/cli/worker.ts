@@ -23,7 +23,10 @@ export function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-/** Runs the delivery loop until asked to stop; in-flight attempts get their time budget to finish, the rest are freed for another worker. */
+/**
+ * Runs the delivery loop until asked to stop; in-flight attempts get their time budget to finish, the rest are freed
+ * for another worker.
+ */
 export async function runWorker(deps: Deps): Promise<void> {
   const stopped = untilSignal();
   const worker = createDeliveryWorker(deps);

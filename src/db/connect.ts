@@ -31,9 +31,13 @@ export interface Database {
  * Opens the configured database; the caller runs migrations and eventually calls db.destroy(). PostgreSQL gets a plain
  * pool (no session settings, unnamed statements only), so a transaction-mode pooler such as PgBouncer may sit between.
  * Only the configured database's driver is loaded (pg alone takes ~35 ms to load: start-up time on SQLite).
- * A SQLite file (0600, and its directory 0700) is created unless `create` is false: then a missing file is an error, never made.
+ * A SQLite file (0600, and its directory 0700) is created unless `create` is false: then a missing file is an error,
+ * never made.
  */
-export async function openDatabase(database: Config['database'], options: { create?: boolean } = {}): Promise<Database> {
+export async function openDatabase(
+  database: Config['database'],
+  options: { create?: boolean } = {},
+): Promise<Database> {
   const create = options.create ?? true;
   if (database.kind === 'postgres') {
     const { default: pg } = await import('pg');
@@ -54,7 +58,10 @@ export async function openDatabase(database: Config['database'], options: { crea
     // which the caller sees (isDatabaseUnavailable), and is dropped when released.
     pool.on('error', () => {});
     pool.on('connect', (client) => client.on('error', () => {}));
-    return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: discardingTimedOut(pool) }) }), dialect: 'postgres' };
+    return {
+      db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: discardingTimedOut(pool) }) }),
+      dialect: 'postgres',
+    };
   }
   // Folder 0700 and file 0600 before SQLite opens it (its -wal and -shm then take the file's permissions).
   if (create && database.path !== ':memory:') createPrivateFile(database.path);
@@ -71,7 +78,10 @@ export async function openDatabase(database: Config['database'], options: { crea
     file.close();
     throw err;
   }
-  return { db: new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) }), dialect: 'sqlite' };
+  return {
+    db: new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) }),
+    dialect: 'sqlite',
+  };
 }
 
 /**

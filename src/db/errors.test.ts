@@ -20,7 +20,13 @@ test('isDatabaseUnavailable: a server that is down, restarting, unreachable or p
     new Error('timeout exceeded when trying to connect'),
     new Error('Client has encountered a connection error and is not queryable'),
     new Error('Query read timeout'),
-    new AggregateError([withCode('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'), withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')], ''),
+    new AggregateError(
+      [
+        withCode('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'),
+        withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
+      ],
+      '',
+    ),
     new Error('wrapped', { cause: withCode('read ECONNRESET', 'ECONNRESET') }),
   ]) {
     assert.equal(isDatabaseUnavailable(err), true, err.message);

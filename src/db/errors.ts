@@ -26,7 +26,18 @@ export function isQueryTimeout(err: unknown): boolean {
 
 // Network failures reaching the server (Node's codes), including a host name that stopped resolving (a database
 // container that is down).
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 // PostgreSQL's answers while it stops, starts or refuses connections: class 08 (connection exception), 57P01 admin
 // shutdown ("terminating connection due to administrator command"), 57P02 crash shutdown, 57P03 cannot connect now
@@ -34,7 +45,11 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ET
 const POSTGRES_UNAVAILABLE = /^(08...|57P0[123]|53300|57014)$/;
 
 // What pg says when a connection was not made within the connect timeout (or no pool client freed up within it).
-const CONNECT_TIMEOUT_MESSAGES = [/^Connection terminated due to connection timeout$/, /^timeout expired$/, /^timeout exceeded when trying to connect$/];
+const CONNECT_TIMEOUT_MESSAGES = [
+  /^Connection terminated due to connection timeout$/,
+  /^timeout expired$/,
+  /^timeout exceeded when trying to connect$/,
+];
 
 /** Opening a connection took longer than the connect timeout (SVC_DATABASE_CONNECT_TIMEOUT). */
 export function isConnectTimeout(err: unknown): boolean {
@@ -57,7 +72,11 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (typeof err !== 'object' || err === null || depth > 4) return false;
   const c = code(err);
   if (c !== undefined && (NETWORK_CODES.has(c) || POSTGRES_UNAVAILABLE.test(c))) return true;
-  if (err instanceof Error && (isQueryTimeout(err) || isConnectTimeout(err) || PG_CONNECTION_MESSAGES.some((m) => m.test(err.message)))) return true;
+  if (
+    err instanceof Error &&
+    (isQueryTimeout(err) || isConnectTimeout(err) || PG_CONNECTION_MESSAGES.some((m) => m.test(err.message)))
+  )
+    return true;
   if (err instanceof AggregateError && err.errors.some((e) => isDatabaseUnavailable(e, depth + 1))) return true;
   return 'cause' in err && isDatabaseUnavailable((err as { cause: unknown }).cause, depth + 1);
 }

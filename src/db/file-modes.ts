@@ -46,7 +46,10 @@ export function looseModes(file: string): string[] {
     } catch {
       return;
     }
-    if ((mode & 0o077) !== 0) problems.push(`${what} ${target} is ${mode.toString(8).padStart(4, '0')}: readable or writable by other users; ${fix}`);
+    if ((mode & 0o077) !== 0)
+      problems.push(
+        `${what} ${target} is ${mode.toString(8).padStart(4, '0')}: readable or writable by other users; ${fix}`,
+      );
   };
   check(path.dirname(absolute), 'the database folder', `chmod 700 ${path.dirname(absolute)}`);
   for (const f of [absolute, `${absolute}-wal`, `${absolute}-shm`]) check(f, 'the database file', `chmod 600 ${f}`);

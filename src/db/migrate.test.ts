@@ -15,7 +15,11 @@ for (const dialect of dialects()) {
     try {
       const url = empty.database.kind === 'sqlite' ? empty.database.path : empty.database.url;
       const results = await Promise.all(
-        [0, 1, 2].map(() => run(process.execPath, [bin, 'migrate'], { env: { ...process.env, DATABASE_URL: url, SVC_LOG_LEVEL: 'info' } })),
+        [0, 1, 2].map(() =>
+          run(process.execPath, [bin, 'migrate'], {
+            env: { ...process.env, DATABASE_URL: url, SVC_LOG_LEVEL: 'info' },
+          }),
+        ),
       );
       const applied = results.flatMap((r) => r.stdout.split('\n').filter((l) => l.includes('"applied"')));
       assert.equal(applied.length, 1, 'exactly one process applied the migrations');

@@ -7,7 +7,9 @@ export interface AccountsTable {
   username: string;
   /** Lower-cased username: the unique, case-insensitive key. */
   username_lower: string;
-  /** UTS #39 confusable skeleton of the username, unique; NULL only for a newer account that already collided at 0013. */
+  /**
+   * UTS #39 confusable skeleton of the username, unique; NULL only for a newer account that already collided at 0013.
+   */
   username_skeleton: string | null;
   password_hash: string;
   role: 'admin' | 'viewer';
@@ -20,7 +22,9 @@ export interface AccountsTable {
   /** Bumped by every password change: sessions created under an older version are refused. */
   credentials_version: Generated<number>;
   created_at: number;
-  /** When an administrator suspended the account; NULL while active. A suspended account cannot sign in or use tokens. */
+  /**
+   * When an administrator suspended the account; NULL while active. A suspended account cannot sign in or use tokens.
+   */
   suspended_at: number | null;
   /** The last completed sign-in (password or SSO, second factor included); NULL before the first. */
   last_sign_in_at: number | null;
@@ -62,7 +66,9 @@ export interface AuthThrottleTable {
   locked_until: number;
   /** Consecutive locks of an escalating key; only a success (or a long quiet spell) resets it. */
   locks: Generated<number>;
-  /** Until when the row can still change a decision (window, lock, escalation memory); housekeeping deletes it after. */
+  /**
+   * Until when the row can still change a decision (window, lock, escalation memory); housekeeping deletes it after.
+   */
   keep_until: Generated<number>;
 }
 
@@ -162,7 +168,9 @@ export interface ChannelsTable {
   last_error: string | null;
   last_error_at: number | null;
   last_success_at: number | null;
-  /** When the current failure streak began (the first failed attempt since the last success); NULL while not failing. */
+  /**
+   * When the current failure streak began (the first failed attempt since the last success); NULL while not failing.
+   */
   failing_since: number | null;
   created_at: number;
   updated_at: number;

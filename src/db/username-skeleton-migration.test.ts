@@ -14,13 +14,27 @@ for (const dialect of dialects()) {
     try {
       assert.equal((await migratorThrough(db, '0011-delivery-attempt-rows').migrateToLatest()).error, undefined);
       const account = (id: string, username: string, created_at: number) => ({
-        id, username, username_lower: username.toLowerCase(), password_hash: 'x', role: 'viewer', totp_secret: null, totp_enabled: 0,
-        totp_last_step: null, totp_enrol_prompt: 0, created_at,
+        id,
+        username,
+        username_lower: username.toLowerCase(),
+        password_hash: 'x',
+        role: 'viewer',
+        totp_secret: null,
+        totp_enabled: 0,
+        totp_last_step: null,
+        totp_enrol_prompt: 0,
+        created_at,
       });
       // Inserted newest first, so the order of the backfill comes from created_at, not from the table's order.
-      await db.insertInto('accounts').values([account('a3', '\u0430dmin', 3), account('a2', 'bob', 2), account('a1', 'admin', 1)]).execute();
+      await db
+        .insertInto('accounts')
+        .values([account('a3', '\u0430dmin', 3), account('a2', 'bob', 2), account('a1', 'admin', 1)])
+        .execute();
       // Capital I's prototype is l: the frozen skeleton folds case and confusables together, so "Iisa" meets "lisa".
-      await db.insertInto('accounts').values([account('a6', 'Iisa', 6), account('a5', 'lisa', 5)]).execute();
+      await db
+        .insertInto('accounts')
+        .values([account('a6', 'Iisa', 6), account('a5', 'lisa', 5)])
+        .execute();
 
       assert.equal((await migratorThrough(db, '0013-username-skeleton').migrateToLatest()).error, undefined);
       const rows = await db.selectFrom('accounts').select(['id', 'username_skeleton']).orderBy('id').execute();
@@ -31,7 +45,12 @@ for (const dialect of dialects()) {
         { id: 'a5', username_skeleton: usernameSkeleton('lisa') },
         { id: 'a6', username_skeleton: null },
       ]);
-      await assert.rejects(db.insertInto('accounts').values({ ...account('a4', 'adrnin', 4), username_skeleton: usernameSkeleton('adrnin') }).execute());
+      await assert.rejects(
+        db
+          .insertInto('accounts')
+          .values({ ...account('a4', 'adrnin', 4), username_skeleton: usernameSkeleton('adrnin') })
+          .execute(),
+      );
       // Going back down drops the index and the column; the accounts stay.
       assert.equal((await migratorThrough(db, '0013-username-skeleton').migrateDown()).error, undefined);
       const after = await db.selectFrom('accounts').selectAll().where('id', '=', 'a1').executeTakeFirstOrThrow();

@@ -24,4 +24,8 @@ export function wordsOf<Facts>(refusal: Refusal<Facts>, facts: Facts): string {
 }
 
 /** The refusal every admin act shares: its actor is not an active administrator (see actorIsAdmin). */
-export const NOT_ADMIN = { words: 'This action is for administrators.', status: 403, type: 'admin-only' } as const satisfies Refusal<unknown>;
+export const NOT_ADMIN = {
+  words: 'This action is for administrators.',
+  status: 403,
+  type: 'admin-only',
+} as const satisfies Refusal<unknown>;

@@ -12,7 +12,6 @@ import { invalid, PROBLEM_MEDIA_TYPE, problem, type FieldError, type ProblemResp
 
 export { invalid, problem, type FieldError } from './problem.ts';
 
-
 /** One field a request got wrong: where it was (body, query, path, header), its name or dotted path, and why. */
 export const FieldErrorSchema = z
   .strictObject({
@@ -35,7 +34,11 @@ export const ProblemSchema = z
 
 /** zod's issues as field errors. */
 function fieldErrors(error: ZodError, where: FieldError['in']): FieldError[] {
-  return error.issues.map((issue) => ({ in: where, field: issue.path.map(String).join('.') || '(body)', detail: issue.message }));
+  return error.issues.map((issue) => ({
+    in: where,
+    field: issue.path.map(String).join('.') || '(body)',
+    detail: issue.message,
+  }));
 }
 
 const TARGETS: Record<string, FieldError['in']> = { json: 'body', query: 'query', param: 'path', header: 'header' };
@@ -47,7 +50,9 @@ export function apiApp() {
       if (result.success) return;
       // An id in the path that cannot exist is simply not there.
       if (result.target === 'param') return problem(c as Ctx, 404, 'not-found', 'There is nothing at this address.');
-      return problem(c as Ctx, 422, 'invalid', 'Some fields are not valid: see errors.', { errors: fieldErrors(result.error, TARGETS[result.target] ?? 'body') });
+      return problem(c as Ctx, 422, 'invalid', 'Some fields are not valid: see errors.', {
+        errors: fieldErrors(result.error, TARGETS[result.target] ?? 'body'),
+      });
     },
   });
 }
@@ -58,13 +63,21 @@ export function apiApp() {
  */
 export function apiAccount(c: Ctx): ApiAccount {
   const account = c.get('apiAccount');
-  if (!account) throw new Error(`apiAccount() on ${c.req.method} ${c.req.path} found no token's account: the gate lets this path through without one`);
+  if (!account)
+    throw new Error(
+      `apiAccount() on ${c.req.method} ${c.req.path} found no token's account: the gate lets this path through without one`,
+    );
   return account;
 }
 
-const problemContent = (description: string) => ({ description, content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemSchema } } });
+const problemContent = (description: string) => ({
+  description,
+  content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemSchema } },
+});
 
-/** The refusals every operation of its kind can answer, so the document lists them without each route repeating them. */
+/**
+ * The refusals every operation of its kind can answer, so the document lists them without each route repeating them.
+ */
 function standardRefusals(config: { method: string; path: string; hasParams: boolean }) {
   const write = config.method !== 'get';
   // Whom the gate refuses is the gate's to say (gate.ts): an admin-only read documents its 403 too.
@@ -74,11 +87,19 @@ function standardRefusals(config: { method: string; path: string; hasParams: boo
     ...(config.hasParams ? { 404: problemContent('Nothing has this id.') } : {}),
     401: problemContent('No token, or a token that is unknown, expired, revoked, or whose account is suspended.'),
     ...(admin || write ? { 403: problemContent('The account is not an admin, or the token is read-only.') } : {}),
-    ...(write ? { 400: problemContent('The body is not valid JSON.'), 413: problemContent('The body is over 64 KiB.'), 415: problemContent('The body is not application/json.') } : {}),
+    ...(write
+      ? {
+          400: problemContent('The body is not valid JSON.'),
+          413: problemContent('The body is over 64 KiB.'),
+          415: problemContent('The body is not application/json.'),
+        }
+      : {}),
     // Any operation: a query parameter holding a NUL is refused before routing (apiInput).
     422: problemContent('A field is missing or not valid; `errors` has one entry per field.'),
     429: problemContent('Too many bad tokens from this address; `Retry-After` says when to try again.'),
-    503: problemContent('The database is unavailable (stopped, restarting or unreachable); `Retry-After` says when to try again.'),
+    503: problemContent(
+      'The database is unavailable (stopped, restarting or unreachable); `Retry-After` says when to try again.',
+    ),
   };
 }
 
@@ -90,11 +111,17 @@ export function apiRoute<R extends Omit<RouteConfig, 'responses'> & { responses:
   config: R & { refusals?: Partial<Record<400 | 403 | 404 | 409 | 413 | 422 | 502, string>> },
 ) {
   const { refusals = {}, ...route } = config;
-  const own = Object.fromEntries(Object.entries(refusals).map(([status, description]) => [status, problemContent(description!)]));
+  const own = Object.fromEntries(
+    Object.entries(refusals).map(([status, description]) => [status, problemContent(description!)]),
+  );
   return createRoute({
     ...route,
     security: [{ token: [] }],
-    responses: { ...standardRefusals({ method: route.method, path: route.path, hasParams: route.request?.params !== undefined }), ...own, ...route.responses },
+    responses: {
+      ...standardRefusals({ method: route.method, path: route.path, hasParams: route.request?.params !== undefined }),
+      ...own,
+      ...route.responses,
+    },
   } as unknown as R);
 }
 
@@ -109,18 +136,38 @@ export function jsonAnswer<S extends z.ZodType>(schema: S, description: string) 
 }
 
 /** A row id in the path; one that cannot be a row id answers 404 (apiApp's hook) without a lookup. */
-export const IdParam = z.object({ id: z.string().regex(ID_PATTERN).openapi({ param: { name: 'id', in: 'path' } }) });
+export const IdParam = z.object({
+  id: z
+    .string()
+    .regex(ID_PATTERN)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 /**
  * The id of an idempotent delete: any id is accepted, since one that cannot exist is as gone as one deleted before
  * (the handler looks up only an isId() one).
  */
-export const AnyIdParam = z.object({ id: z.string().max(256).openapi({ param: { name: 'id', in: 'path' } }) });
+export const AnyIdParam = z.object({
+  id: z
+    .string()
+    .max(256)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 /** Query parameters of every cursor-paged list. */
 export const PageQuery = z.object({
-  cursor: z.string().max(200).optional().openapi({ description: 'The `next_cursor` of the previous page; absent for the first page.' }),
-  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: 'Items per page, 1 to 100 (default 50).' }),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .openapi({ description: 'The `next_cursor` of the previous page; absent for the first page.' }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(50)
+    .openapi({ description: 'Items per page, 1 to 100 (default 50).' }),
 });
 
 /** A page of `item`s with the cursor of the next page (null on the last one). */
@@ -169,7 +216,11 @@ export function timeIdCursorOf(at: number, id: string): string {
  * A page of a (time, id)-ordered list fetched with one row more than `limit`: the first `limit` rows, and the cursor
  * after the last one shown when the extra row says there is more.
  */
-export function pageFrom<R>(rows: R[], limit: number, positionOf: (row: R) => TimeIdPosition): { rows: R[]; next_cursor: string | null } {
+export function pageFrom<R>(
+  rows: R[],
+  limit: number,
+  positionOf: (row: R) => TimeIdPosition,
+): { rows: R[]; next_cursor: string | null } {
   if (rows.length <= limit) return { rows, next_cursor: null };
   const shown = rows.slice(0, limit);
   const last = positionOf(shown[shown.length - 1]!);
@@ -200,7 +251,9 @@ export const Timestamp = z.string().datetime({ offset: true }).openapi({ example
  */
 export function apiInput(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const query = [...new URL(c.req.url).searchParams].flatMap(([name, value]) => (unstorable(name) || unstorable(value) ? [name] : []));
+    const query = [...new URL(c.req.url).searchParams].flatMap(([name, value]) =>
+      unstorable(name) || unstorable(value) ? [name] : [],
+    );
     if (query.length > 0) return unstorableRefusal(c, 'query', query);
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return next();
@@ -208,7 +261,8 @@ export function apiInput(): MiddlewareHandler<AppEnv> {
     const declared = c.req.header('content-type');
     if (text.length === 0 && declared === undefined) return next();
     const type = (declared ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/json') return problem(c, 415, 'unsupported-media-type', 'Send the body as application/json.');
+    if (type !== 'application/json')
+      return problem(c, 415, 'unsupported-media-type', 'Send the body as application/json.');
     if (text.length === 0) return next();
     let body: unknown;
     try {
@@ -251,9 +305,12 @@ function unstorableFields(body: unknown): string[] | 'too-deep' {
 
 function unstorableRefusal(c: Ctx, where: FieldError['in'], fields: string[]): ProblemResponse {
   // The name is echoed with control characters and lone surrogates replaced, never as sent.
-  const errors = fields.map((field) => ({ in: where, field: field.replace(/[\u0000-\u001F\u007F\p{Cs}]/gu, '?'), detail: UNSTORABLE_MESSAGE }));
+  const errors = fields.map((field) => ({
+    in: where,
+    field: field.replace(/[\u0000-\u001F\u007F\p{Cs}]/gu, '?'),
+    detail: UNSTORABLE_MESSAGE,
+  }));
   return problem(c, 422, 'invalid', 'Some fields are not valid: see errors.', { errors });
 }
 
 const UNSTORABLE_MESSAGE = 'This value cannot contain control characters or unpaired surrogates.';
-

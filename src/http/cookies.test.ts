@@ -14,11 +14,20 @@ forEachDialect((getDb) => {
       const { client } = await signedInAs(t, 'viewer');
       const id = client.cookies.get(name);
       assert.ok(id, `signing in set ${name}`);
-      const status = async (cookie: string) => (await t.app.request('http://localhost/', { headers: { cookie } })).status;
+      const status = async (cookie: string) =>
+        (await t.app.request('http://localhost/', { headers: { cookie } })).status;
       for (const cookie of [`${name}=${id}`, `theme=dark;  ${name} = ${id} ;x=y`, `x${name}=evil; ${name}=${id}`]) {
         assert.equal(await status(cookie), 200, cookie);
       }
-      for (const cookie of [`${other}=${id}`, `x${name}=${id}`, `${name}2=${id}`, `a=${name}=${id}`, `${name}=${id}x`, `${name}=`, `${name}`]) {
+      for (const cookie of [
+        `${other}=${id}`,
+        `x${name}=${id}`,
+        `${name}2=${id}`,
+        `a=${name}=${id}`,
+        `${name}=${id}x`,
+        `${name}=`,
+        `${name}`,
+      ]) {
         assert.equal(await status(cookie), 303, cookie);
       }
     });

@@ -37,7 +37,11 @@ function deviceCookieName(config: Config): string {
  * Reads the device cookie's value if its signature verifies (undefined when absent, unsigned or tampered).
  * The key is asked for only when the cookie is present, so requests without one read nothing.
  */
-export async function readDeviceCookie(c: Ctx, config: Config, key: () => Promise<string | undefined>): Promise<string | undefined> {
+export async function readDeviceCookie(
+  c: Ctx,
+  config: Config,
+  key: () => Promise<string | undefined>,
+): Promise<string | undefined> {
   const name = deviceCookieName(config);
   if (getCookie(c, name) === undefined) return undefined;
   const secret = await key();
@@ -47,7 +51,13 @@ export async function readDeviceCookie(c: Ctx, config: Config, key: () => Promis
 }
 
 /** Sets the signed device cookie: HttpOnly, SameSite=Lax, path /, Secure when configured, kept for maxAgeMs. */
-export async function writeDeviceCookie(c: Ctx, config: Config, key: string, value: string, maxAgeMs: number): Promise<void> {
+export async function writeDeviceCookie(
+  c: Ctx,
+  config: Config,
+  key: string,
+  value: string,
+  maxAgeMs: number,
+): Promise<void> {
   await setSignedCookie(c, deviceCookieName(config), value, key, {
     httpOnly: true,
     sameSite: 'Lax',

@@ -75,8 +75,14 @@ export type FullSession = SessionContext & { stage: 'full' };
 export function signedIn(c: Ctx): FullSession {
   const access = c.get('access');
   const session = c.get('session');
-  if (access !== 'user' && access !== 'admin') throw new Error(`signedIn() on ${c.req.method} ${c.req.path}, a '${access}' path: the gate does not promise a session there`);
-  if (session?.stage !== 'full') throw new Error(`signedIn() on ${c.req.method} ${c.req.path} found no full session: is the gate (enforceGate) installed?`);
+  if (access !== 'user' && access !== 'admin')
+    throw new Error(
+      `signedIn() on ${c.req.method} ${c.req.path}, a '${access}' path: the gate does not promise a session there`,
+    );
+  if (session?.stage !== 'full')
+    throw new Error(
+      `signedIn() on ${c.req.method} ${c.req.path} found no full session: is the gate (enforceGate) installed?`,
+    );
   return session as FullSession;
 }
 
@@ -87,8 +93,14 @@ export function signedIn(c: Ctx): FullSession {
 export function inSession(c: Ctx): SessionContext {
   const access = c.get('access');
   const session = c.get('session');
-  if (access !== 'pending' && access !== 'user' && access !== 'admin') throw new Error(`inSession() on ${c.req.method} ${c.req.path}, a '${access}' path: the gate does not promise a session there`);
-  if (!session) throw new Error(`inSession() on ${c.req.method} ${c.req.path} found no session: is the gate (enforceGate) installed?`);
+  if (access !== 'pending' && access !== 'user' && access !== 'admin')
+    throw new Error(
+      `inSession() on ${c.req.method} ${c.req.path}, a '${access}' path: the gate does not promise a session there`,
+    );
+  if (!session)
+    throw new Error(
+      `inSession() on ${c.req.method} ${c.req.path} found no session: is the gate (enforceGate) installed?`,
+    );
   return session;
 }
 

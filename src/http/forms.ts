@@ -9,7 +9,9 @@ const FIELD_MAX = 4096;
 /** The field message for a value holding NUL or another control character (refused before validation). */
 export const CONTROL_CHARACTERS_MESSAGE = 'This value cannot contain control characters.';
 
-/** A refusal says whether it was for control characters (`control`), which a no-op form answers with 400 all the same. */
+/**
+ * A refusal says whether it was for control characters (`control`), which a no-op form answers with 400 all the same.
+ */
 export type FormResult<T> =
   | { ok: true; data: T }
   | { ok: false; errors: Record<string, string>; values: Record<string, string>; control: boolean };

@@ -1,4 +1,5 @@
-// Enumerates every registered route, the JSON API's too, and checks the gate: anonymous -> /login (401 on /api), viewer ->
+// Enumerates every registered route, the JSON API's too, and checks the gate: anonymous -> /login (401 on /api), viewer
+// ->
 // 403 on admin routes (/settings, and every write outside the self-service list; test/route-table.test.ts holds that
 // list) and a viewer's token -> 403 on the API's admin resources.
 import assert from 'node:assert/strict';
@@ -11,11 +12,16 @@ import { createApi } from '../api.ts';
 import { accessFor } from './gate.ts';
 
 forEachDialect((getDb) => {
-  test('every registered route is gated by its path, the JSON API\'s included', async () => {
+  test("every registered route is gated by its path, the JSON API's included", async () => {
     const t = buildTestApp(getDb());
     // The API is built lazily behind one catch-all route: its own routes are listed by the app it builds.
-    const registered = [...t.app.routes, ...createApi(t.deps).routes].filter((r) => r.method !== 'ALL' && r.path !== '*' && !r.path.endsWith('/*'));
-    const routes = registered.map((r) => ({ method: r.method, path: r.path.replace(/:[A-Za-z_]+(\{[^}]*\}+)?/g, 'x') }));
+    const registered = [...t.app.routes, ...createApi(t.deps).routes].filter(
+      (r) => r.method !== 'ALL' && r.path !== '*' && !r.path.endsWith('/*'),
+    );
+    const routes = registered.map((r) => ({
+      method: r.method,
+      path: r.path.replace(/:[A-Za-z_]+(\{[^}]*\}+)?/g, 'x'),
+    }));
     const unique = [...new Map(routes.map((r) => [`${r.method} ${r.path}`, r])).values()];
     const { client: viewer } = await signedInAs(t, 'viewer');
     const viewerToken = await buildApiUser(t, 'viewer');
@@ -28,7 +34,12 @@ forEachDialect((getDb) => {
       seen.set(access, (seen.get(access) ?? 0) + 1);
       if (access === 'api' || access === 'api-admin') {
         assert.equal((await send(method, path)).status, 401, `${method} ${path} without a token`);
-        if (access === 'api-admin') assert.equal((await send(method, path, viewerToken.token)).status, 403, `${method} ${path} with a viewer's token`);
+        if (access === 'api-admin')
+          assert.equal(
+            (await send(method, path, viewerToken.token)).status,
+            403,
+            `${method} ${path} with a viewer's token`,
+          );
         continue;
       }
       const anon = t.client();
@@ -43,7 +54,8 @@ forEachDialect((getDb) => {
       }
     }
     // Every class of the table was met, so no branch above went unused.
-    for (const access of ['public', 'pending', 'user', 'admin', 'api', 'api-admin']) assert.ok((seen.get(access) ?? 0) >= 1, `a ${access} route was checked`);
+    for (const access of ['public', 'pending', 'user', 'admin', 'api', 'api-admin'])
+      assert.ok((seen.get(access) ?? 0) >= 1, `a ${access} route was checked`);
   });
 
   test('the gate table classifies requests by method and path', () => {
@@ -71,7 +83,14 @@ forEachDialect((getDb) => {
     assert.equal(accessFor('GET', '/api/openapi.json'), 'public');
     assert.equal(accessFor('HEAD', '/api/openapi.json'), 'public');
     assert.equal(accessFor('POST', '/api/openapi.json'), 'api-admin');
-    for (const path of ['/api/channels', '/api/deliveries/x', '/api/accounts/x', '/api/invitations', '/api/sso/providers', '/api/settings/retention']) {
+    for (const path of [
+      '/api/channels',
+      '/api/deliveries/x',
+      '/api/accounts/x',
+      '/api/invitations',
+      '/api/sso/providers',
+      '/api/settings/retention',
+    ]) {
       assert.equal(accessFor('GET', path), 'api-admin', path);
     }
     assert.equal(accessFor('GET', '/api/channelsx'), 'api');

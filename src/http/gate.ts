@@ -17,14 +17,28 @@ const ADMIN_PREFIXES = ['/settings'];
  * tokens, SSO link/unlink, sessions) and read marks. Sign-in steps and sign-out are public or pending above.
  */
 const SELF_SERVICE_PREFIXES = ['/profile'];
-const SELF_SERVICE_EXACT = new Set(['/messages/read', '/messages/read-all', '/messages/unread', '/api/messages/read', '/api/messages/read-all', '/api/messages/unread']);
+const SELF_SERVICE_EXACT = new Set([
+  '/messages/read',
+  '/messages/read-all',
+  '/messages/unread',
+  '/api/messages/read',
+  '/api/messages/read-all',
+  '/api/messages/unread',
+]);
 /** The API's self-service writes: read marks (above) and revoking one's own tokens. */
 const API_SELF_SERVICE_PREFIXES = ['/api/tokens'];
 /**
  * API resources that are the console's Settings: admin-only, reads included. The reads are closed by this gate alone;
  * every admin act is also refused by its own domain function when its actor is not an administrator.
  */
-const API_ADMIN_PREFIXES = ['/api/channels', '/api/deliveries', '/api/accounts', '/api/invitations', '/api/sso', '/api/settings'];
+const API_ADMIN_PREFIXES = [
+  '/api/channels',
+  '/api/deliveries',
+  '/api/accounts',
+  '/api/invitations',
+  '/api/sso',
+  '/api/settings',
+];
 /** Methods that only read; every other method changes state and is admin-only outside the self-service list. */
 const READ_METHODS = new Set(['GET', 'HEAD']);
 /** The JSON API: bearer tokens only, never cookies. */
@@ -37,7 +51,9 @@ function under(path: string, prefix: string): boolean {
 /** What a request needs: no one, a pending or full session, a full admin session, a bearer token, an admin's token. */
 export type Access = 'public' | 'pending' | 'user' | 'admin' | 'api' | 'api-admin';
 
-/** Where app.ts mounts the lazily built JSON API, for every method: the route template of a request refused before it. */
+/**
+ * Where app.ts mounts the lazily built JSON API, for every method: the route template of a request refused before it.
+ */
 export const API_MOUNT = '/api/*';
 
 /** True for /api/ paths, which authenticate by bearer token only (the session cookie and form token never count). */
@@ -47,7 +63,10 @@ export function isApiPath(path: string): boolean {
 
 /** Classifies a request (method and path) into the access it requires; unlisted writes are admin-only. */
 export function accessFor(method: string, path: string): Access {
-  const adminByDefault = !READ_METHODS.has(method.toUpperCase()) && !SELF_SERVICE_EXACT.has(path) && !SELF_SERVICE_PREFIXES.some((p) => under(path, p));
+  const adminByDefault =
+    !READ_METHODS.has(method.toUpperCase()) &&
+    !SELF_SERVICE_EXACT.has(path) &&
+    !SELF_SERVICE_PREFIXES.some((p) => under(path, p));
   if (PUBLIC_EXACT.has(path) || PUBLIC_PREFIXES.some((p) => path.startsWith(p))) return 'public';
   if (isApiPath(path)) {
     if (PUBLIC_API_READS.has(path) && READ_METHODS.has(method.toUpperCase())) return 'public';

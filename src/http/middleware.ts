@@ -30,7 +30,17 @@ export function requestLog(deps: Deps): MiddlewareHandler<AppEnv> {
     const status = c.res.status;
     deps.metrics?.httpRequest(method, route, status, seconds);
     const url = new URL(c.req.url);
-    deps.log.info({ requestId, method, route, status, durationMs: Math.round(seconds * 10_000) / 10, url: redactTokens(url.pathname + url.search) }, 'request');
+    deps.log.info(
+      {
+        requestId,
+        method,
+        route,
+        status,
+        durationMs: Math.round(seconds * 10_000) / 10,
+        url: redactTokens(url.pathname + url.search),
+      },
+      'request',
+    );
   };
 }
 
@@ -43,11 +53,16 @@ export function routeTemplate(c: Ctx): string {
   const answered = routes[c.req.routeIndex];
   // app.use() middleware is registered for every method ('ALL'); routes are registered for theirs, except the lazily
   // built JSON API, mounted for every method at API_MOUNT (a request the gate refused there is counted under it).
-  const route = answered && answered.method !== 'ALL' ? answered : (routes.find((r) => r.method !== 'ALL') ?? routes.find((r) => r.path === API_MOUNT));
+  const route =
+    answered && answered.method !== 'ALL'
+      ? answered
+      : (routes.find((r) => r.method !== 'ALL') ?? routes.find((r) => r.path === API_MOUNT));
   return route ? withoutPatterns(route.path) : 'unmatched';
 }
 
-/** A route path without its parameters' patterns, which may nest braces: `/messages/:id{[a-z]{1,64}}` → `/messages/:id`. */
+/**
+ * A route path without its parameters' patterns, which may nest braces: `/messages/:id{[a-z]{1,64}}` → `/messages/:id`.
+ */
 function withoutPatterns(path: string): string {
   let out = '';
   let depth = 0;
@@ -59,7 +74,9 @@ function withoutPatterns(path: string): string {
   return out;
 }
 
-/** Names of query parameters whose values are credentials (setup, invitation and reset tokens; an SSO callback's code). */
+/**
+ * Names of query parameters whose values are credentials (setup, invitation and reset tokens; an SSO callback's code).
+ */
 const SECRET_NAME = /^[\w.-]*(?:token|code)$/i;
 /** One query parameter: separator, name as sent, and "=value" when it has one. */
 const QUERY_PARAM = /([?&])([^&=#]*)(=[^&#]*)?/g;
@@ -71,9 +88,11 @@ const QUERY_PARAM = /([?&])([^&=#]*)(=[^&#]*)?/g;
 export function redactTokens(pathAndQuery: string): string {
   const start = pathAndQuery.indexOf('?');
   if (start === -1) return pathAndQuery;
-  const query = pathAndQuery.slice(start).replace(QUERY_PARAM, (param: string, sep: string, name: string, value?: string) =>
-    value !== undefined && isSecretName(name) ? `${sep}${name}=[redacted]` : param,
-  );
+  const query = pathAndQuery
+    .slice(start)
+    .replace(QUERY_PARAM, (param: string, sep: string, name: string, value?: string) =>
+      value !== undefined && isSecretName(name) ? `${sep}${name}=[redacted]` : param,
+    );
   return pathAndQuery.slice(0, start) + query;
 }
 
@@ -138,7 +157,9 @@ async function noStore(c: Ctx, next: () => Promise<void>): Promise<void> {
   }
 }
 
-/** Decides once what the path requires (gate.ts's table) and keeps it on the context, where every later step reads it. */
+/**
+ * Decides once what the path requires (gate.ts's table) and keeps it on the context, where every later step reads it.
+ */
 export function classifyAccess(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set('access', accessFor(c.req.method, c.req.path));
@@ -168,7 +189,11 @@ export type AuthenticateBearer = (
   deps: Deps,
   token: string,
   address: string,
-) => Promise<{ ok: true; account: ApiAccount } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'throttled'; retryAfterMs: number }>;
+) => Promise<
+  | { ok: true; account: ApiAccount }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'throttled'; retryAfterMs: number }
+>;
 
 /**
  * On /api/ only: resolves `Authorization: Bearer <token>` to its account through `authenticateBearer` (role read from
@@ -179,12 +204,21 @@ export function loadApiAccount(deps: Deps, authenticateBearer: AuthenticateBeare
   return async (c, next) => {
     c.set('apiAccount', undefined);
     const path = c.req.path;
-    const bearer = isApiPath(path) && c.get('access') !== 'public' ? /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '') : null;
+    const bearer =
+      isApiPath(path) && c.get('access') !== 'public'
+        ? /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '')
+        : null;
     if (bearer) {
       const result = await authenticateBearer(deps, bearer[1]!, clientAddress(c));
       if (!result.ok && result.reason === 'throttled') {
         const seconds = String(Math.ceil(result.retryAfterMs / 1000));
-        return problem(c, 429, 'too-many-bad-tokens', `Too many unknown tokens came from this address. Try again in ${seconds} seconds.`, { headers: { 'Retry-After': seconds } });
+        return problem(
+          c,
+          429,
+          'too-many-bad-tokens',
+          `Too many unknown tokens came from this address. Try again in ${seconds} seconds.`,
+          { headers: { 'Retry-After': seconds } },
+        );
       }
       if (result.ok) c.set('apiAccount', result.account);
     }
@@ -196,7 +230,8 @@ export function loadApiAccount(deps: Deps, authenticateBearer: AuthenticateBeare
 const READ_ONLY_METHODS = new Set(['GET', 'HEAD']);
 
 /**
- * Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin routes (every write outside
+ * Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin routes (every write
+ * outside
  * the self-service list), /api/ bearer-only with the same rule for a viewer's token.
  */
 export function enforceGate(): MiddlewareHandler<AppEnv> {
@@ -207,11 +242,14 @@ export function enforceGate(): MiddlewareHandler<AppEnv> {
     if (access === 'api' || access === 'api-admin') {
       const account = c.get('apiAccount');
       if (!account) {
-        const detail = 'Send a personal API token as "Authorization: Bearer svc_pat_…"; this one is missing, unknown, expired or revoked, or its account is suspended.';
+        const detail =
+          'Send a personal API token as "Authorization: Bearer svc_pat_…"; this one is missing, unknown, expired or revoked, or its account is suspended.';
         return problem(c, 401, 'unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="svc"' } });
       }
-      if (account.readOnly && !READ_ONLY_METHODS.has(c.req.method)) return problem(c, 403, 'read-only-token', 'This token is read-only: it may only read (GET).');
-      if (access === 'api-admin' && account.role !== 'admin') return problem(c, 403, 'admin-only', 'This action is for administrators.');
+      if (account.readOnly && !READ_ONLY_METHODS.has(c.req.method))
+        return problem(c, 403, 'read-only-token', 'This token is read-only: it may only read (GET).');
+      if (access === 'api-admin' && account.role !== 'admin')
+        return problem(c, 403, 'admin-only', 'This action is for administrators.');
       return next();
     }
     if (!session) return c.redirect('/login', 303);
@@ -260,7 +298,8 @@ export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
     // Fetch metadata decides when the browser sends it; otherwise the Origin header must be ours (a page that sets
     // no-referrer makes it "null": see TOKEN_PAGE_REFERRER_POLICY). Clients sending neither still need the session's
     // form token.
-    const crossSite = site !== undefined ? site !== 'same-origin' : origin !== undefined && origin !== externalOrigin(c, deps.config);
+    const crossSite =
+      site !== undefined ? site !== 'same-origin' : origin !== undefined && origin !== externalOrigin(c, deps.config);
     if (crossSite) {
       return errorPage(c, 403, 'Request refused', 'This form was submitted from another site.');
     }

@@ -10,7 +10,9 @@ export const PROBLEM_TYPE_PREFIX = 'urn:svc:problem:';
 /** The media type of every error answer. */
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 
-/** One field a request got wrong: where it was, its name or dotted path, and why (schema: FieldErrorSchema in api.ts). */
+/**
+ * One field a request got wrong: where it was, its name or dotted path, and why (schema: FieldErrorSchema in api.ts).
+ */
 export interface FieldError {
   in: 'body' | 'query' | 'path' | 'header';
   field: string;
@@ -49,12 +51,27 @@ export function problem(
   detail: string,
   extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
 ): ProblemResponse {
-  const body = { type: PROBLEM_TYPE_PREFIX + type, title: TITLES[status] ?? 'Error', status, detail, ...(extra.errors ? { errors: extra.errors } : {}) };
-  return c.body(JSON.stringify(body), status, { 'Content-Type': PROBLEM_MEDIA_TYPE, ...extra.headers }) as ProblemResponse;
+  const body = {
+    type: PROBLEM_TYPE_PREFIX + type,
+    title: TITLES[status] ?? 'Error',
+    status,
+    detail,
+    ...(extra.errors ? { errors: extra.errors } : {}),
+  };
+  return c.body(JSON.stringify(body), status, {
+    'Content-Type': PROBLEM_MEDIA_TYPE,
+    ...extra.headers,
+  }) as ProblemResponse;
 }
 
-/** 422 with one entry per field, for a domain's own validation (the same messages the console shows beside its fields). */
-export function invalid(c: Ctx, errors: Record<string, string | undefined>, where: FieldError['in'] = 'body'): ProblemResponse {
+/**
+ * 422 with one entry per field, for a domain's own validation (the same messages the console shows beside its fields).
+ */
+export function invalid(
+  c: Ctx,
+  errors: Record<string, string | undefined>,
+  where: FieldError['in'] = 'body',
+): ProblemResponse {
   const list = Object.entries(errors).flatMap(([field, detail]) => (detail ? [{ in: where, field, detail }] : []));
   return problem(c, 422, 'invalid', 'Some fields are not valid: see errors.', { errors: list });
 }
@@ -80,5 +97,7 @@ export function apiNotFound(c: Ctx, routes: { method: string; path: string }[]):
     if (r.method === 'GET') allowed.add('HEAD');
   }
   if (allowed.size === 0) return problem(c, 404, 'not-found', 'There is nothing at this address.');
-  return problem(c, 405, 'method-not-allowed', `This address answers ${[...allowed].sort().join(', ')}.`, { headers: { Allow: [...allowed].sort().join(', ') } });
+  return problem(c, 405, 'method-not-allowed', `This address answers ${[...allowed].sort().join(', ')}.`, {
+    headers: { Allow: [...allowed].sort().join(', ') },
+  });
 }

@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import { OPEN_REDIRECT_CORPUS } from '../../test/helpers/open-redirects.ts';
 import { APP_PAGES, redirectTarget } from './redirect-target.ts';
 
-
 test('every open-redirect form falls back to the default', () => {
-  for (const raw of OPEN_REDIRECT_CORPUS) assert.equal(redirectTarget(raw, '/fallback'), '/fallback', JSON.stringify(raw));
+  for (const raw of OPEN_REDIRECT_CORPUS)
+    assert.equal(redirectTarget(raw, '/fallback'), '/fallback', JSON.stringify(raw));
   assert.equal(redirectTarget(undefined, '/fallback'), '/fallback');
 });
 
@@ -33,7 +33,8 @@ test('the app’s own pages pass, with their query and fragment, normalised as a
   ];
   for (const [raw, expected] of cases) assert.equal(redirectTarget(raw, '/fallback'), expected, raw);
   for (const raw of ['/inbox', '/messages', `/messages/${id}`]) {
-    for (const page of APP_PAGES) if (page.test(raw)) assert.equal(redirectTarget(raw, '/f', [page]), raw, 'a narrower list accepts its own pages');
+    for (const page of APP_PAGES)
+      if (page.test(raw)) assert.equal(redirectTarget(raw, '/f', [page]), raw, 'a narrower list accepts its own pages');
   }
 });
 

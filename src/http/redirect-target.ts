@@ -28,7 +28,11 @@ const PROBE = 'http://svc.invalid';
  * browser or proxy could read as a slash later. Anything with a control character, a scheme (`https:`, `javascript:`)
  * or a host is refused outright. A query and a fragment are kept as the parser serialises them (percent-encoded).
  */
-export function redirectTarget(raw: string | undefined, fallback: string, pages: readonly RegExp[] = APP_PAGES): string {
+export function redirectTarget(
+  raw: string | undefined,
+  fallback: string,
+  pages: readonly RegExp[] = APP_PAGES,
+): string {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_LENGTH || CONTROL.test(raw)) return fallback;
   // Only a path: a scheme or a network path (`//host`, `\\host`, `/\host`) names somewhere else.
   const slashed = raw.replaceAll('\\', '/');

@@ -60,18 +60,42 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
  * warning per request, without a stack: an outage is no bug.
  */
 export function databaseUnavailable(c: Ctx, log: Logger, err: unknown): Promise<Response> {
-  log.warn({ path: c.req.path, method: c.req.method, error: err instanceof Error ? err.message : String(err) }, 'request failed: database unavailable');
+  log.warn(
+    { path: c.req.path, method: c.req.method, error: err instanceof Error ? err.message : String(err) },
+    'request failed: database unavailable',
+  );
   const retryAfter = String(DATABASE_RETRY_AFTER_SECONDS);
   if (isApiPath(c.req.path)) {
     return Promise.resolve(
-      problem(c, 503, 'database-unavailable', 'The database is unavailable at the moment; try again in a few seconds.', { headers: { 'Retry-After': retryAfter } }),
+      problem(
+        c,
+        503,
+        'database-unavailable',
+        'The database is unavailable at the moment; try again in a few seconds.',
+        { headers: { 'Retry-After': retryAfter } },
+      ),
     );
   }
   c.header('Retry-After', retryAfter);
-  return errorPage(c, 503, 'Database unavailable', 'The database is unavailable at the moment, so this page cannot be shown. Try again in a few seconds.');
+  return errorPage(
+    c,
+    503,
+    'Database unavailable',
+    'The database is unavailable at the moment, so this page cannot be shown. Try again in a few seconds.',
+  );
 }
 
 /** The problem type of an error page's status, for the same condition met on /api/. */
 function problemTypeOf(status: number): string {
-  return status === 413 ? 'too-large' : status === 404 ? 'not-found' : status === 400 ? 'bad-request' : status === 415 ? 'unsupported-media-type' : status >= 500 ? 'internal' : 'refused';
+  return status === 413
+    ? 'too-large'
+    : status === 404
+      ? 'not-found'
+      : status === 400
+        ? 'bad-request'
+        : status === 415
+          ? 'unsupported-media-type'
+          : status >= 500
+            ? 'internal'
+            : 'refused';
 }

@@ -13,7 +13,10 @@ import { securityHeaders } from './middleware.ts';
 /** The security headers every response carries, by lowercase name, unless the route set its own. */
 function securityHeaderTable(secure: boolean): [string, string][] {
   return [
-    ['content-security-policy', "default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"],
+    [
+      'content-security-policy',
+      "default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+    ],
     ['cross-origin-opener-policy', 'same-origin'],
     ['cross-origin-resource-policy', 'same-origin'],
     ['origin-agent-cluster', '?1'],
@@ -69,14 +72,27 @@ forEachDialect((getDb) => {
       ['invitation link no longer valid', 410, '/invite?token=x', {}, 'referrer-policy'],
       ['body over the limit', 413, '/login', { method: 'POST', headers: form, body: big }],
       ['not UTF-8', 400, '/login', { method: 'POST', headers: form, body: 'username=%ff' }],
-      ['not a form', 415, '/login', { method: 'POST', headers: { ...form, 'content-type': 'application/json' }, body: '{}' }],
-      ['cross-site post', 403, '/logout', { method: 'POST', headers: { ...form, cookie, 'sec-fetch-site': 'cross-site' }, body: '_csrf=x' }],
+      [
+        'not a form',
+        415,
+        '/login',
+        { method: 'POST', headers: { ...form, 'content-type': 'application/json' }, body: '{}' },
+      ],
+      [
+        'cross-site post',
+        403,
+        '/logout',
+        { method: 'POST', headers: { ...form, cookie, 'sec-fetch-site': 'cross-site' }, body: '_csrf=x' },
+      ],
       ['wrong form token', 403, '/logout', { method: 'POST', headers: { ...form, cookie }, body: '_csrf=x' }],
     ];
     try {
       for (const via of ['node', 'app.request'] as const) {
         for (const [label, status, path, init, overridden] of probes) {
-          const res = via === 'node' ? await fetch(`${served.url}${path}`, { ...init, redirect: 'manual' }) : await t.app.request(path, init);
+          const res =
+            via === 'node'
+              ? await fetch(`${served.url}${path}`, { ...init, redirect: 'manual' })
+              : await t.app.request(path, init);
           assert.equal(res.status, status, `${via}: ${label}`);
           for (const [name, value] of table) {
             if (name !== overridden) assert.equal(res.headers.get(name), value, `${via}: ${label}: ${name}`);
@@ -86,7 +102,8 @@ forEachDialect((getDb) => {
         // A body over the limit without a length (chunked): read up to the limit, then refused.
         const chunked = new ReadableStream({
           start(controller) {
-            for (let i = 0; i < 8; i++) controller.enqueue(new TextEncoder().encode(big.slice(i * 10_000, (i + 1) * 10_000)));
+            for (let i = 0; i < 8; i++)
+              controller.enqueue(new TextEncoder().encode(big.slice(i * 10_000, (i + 1) * 10_000)));
             controller.close();
           },
         });
@@ -111,7 +128,9 @@ forEachDialect((getDb) => {
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
     });
     assert.equal(foreignOrigin.status, 403);
-    const loginCsrf = await t.client().post('/login', { username: account.username, password: account.password }, { 'sec-fetch-site': 'same-site' });
+    const loginCsrf = await t
+      .client()
+      .post('/login', { username: account.username, password: account.password }, { 'sec-fetch-site': 'same-site' });
     assert.equal(loginCsrf.status, 403, 'login CSRF from a sibling site is refused');
     assert.equal((await client.get('/')).status, 200, 'the session survived the refused posts');
   });
@@ -176,7 +195,17 @@ for (const via of ['app.request', 'the Node server'] as const) {
     }
     try {
       const expected = new Map(securityHeaderTable(true));
-      for (const path of ['/page', '/raw', '/redirect', '/immutable', '/own-csp', '/token-page', '/asset', '/boom', '/missing']) {
+      for (const path of [
+        '/page',
+        '/raw',
+        '/redirect',
+        '/immutable',
+        '/own-csp',
+        '/token-page',
+        '/asset',
+        '/boom',
+        '/missing',
+      ]) {
         const res = await get(path);
         if (path !== '/boom') assert.notEqual(res.status, 500, path);
         for (const [name, value] of expected) {
@@ -189,7 +218,11 @@ for (const via of ['app.request', 'the Node server'] as const) {
       }
       assert.match(expected.get('strict-transport-security') ?? '', /max-age=/, 'HSTS when secure cookies are on');
       assert.equal(new Map(securityHeaderTable(false)).has('strict-transport-security'), false);
-      assert.equal((await get('/raw')).headers.get('X-Frame-Options'), 'SAMEORIGIN', 'a hand-built response keeps what it set');
+      assert.equal(
+        (await get('/raw')).headers.get('X-Frame-Options'),
+        'SAMEORIGIN',
+        'a hand-built response keeps what it set',
+      );
       assert.equal((await get('/token-page')).headers.get('Referrer-Policy'), 'strict-origin');
       assert.equal((await get('/own-csp')).headers.get('Content-Security-Policy'), "default-src 'none'");
       assert.equal((await get('/immutable')).headers.get('Location'), 'http://localhost/page');

@@ -15,12 +15,19 @@ const detail = (c: ConnectionCheck, step: string) => c.steps.find((s) => s.step 
 test('a reachable https receiver: resolved, allowed, TCP connected, TLS verified with its certificate, and no request sent', async () => {
   const tlsRx = tlsReceiver();
   const resolver = fixtureResolver({ 'hook.test': ['127.0.0.1'] });
-  const check = await checkConnection(`https://hook.test:${tlsRx.port}/hooks/abc`, { resolver, policy: allowLoopbackV4, extraCa: [HOOK_TEST_CERT] });
+  const check = await checkConnection(`https://hook.test:${tlsRx.port}/hooks/abc`, {
+    resolver,
+    policy: allowLoopbackV4,
+    extraCa: [HOOK_TEST_CERT],
+  });
   assert.equal(check.ok, true);
   assert.deepEqual(outcomes(check), ['resolve:ok', 'policy:ok', 'tcp:ok', 'tls:ok']);
   assert.equal(detail(check, 'resolve'), 'hook.test resolved to 1 address: 127.0.0.1.');
   assert.match(detail(check, 'tcp'), new RegExp(`^Connected to 127\\.0\\.0\\.1 port ${tlsRx.port} in \\d+ ms\\.$`));
-  assert.match(detail(check, 'tls'), /^Handshake ok in \d+ ms \(TLSv1\.[23]\): certificate for hook\.test, issued by hook\.test, valid until 2126-10-29 01:59 UTC\.$/);
+  assert.match(
+    detail(check, 'tls'),
+    /^Handshake ok in \d+ ms \(TLSv1\.[23]\): certificate for hook\.test, issued by hook\.test, valid until 2126-10-29 01:59 UTC\.$/,
+  );
   assert.equal(tlsRx.connections, 1);
   assert.equal(tlsRx.received.length, 0, 'no HTTP request reached the receiver');
 });
@@ -40,16 +47,25 @@ test('an internal address is refused by the policy and never connected to', asyn
   const resolver = fixtureResolver({ 'hook.test': ['127.0.0.1'], 'mixed.test': ['8.8.8.8', '10.1.2.3'] });
   const named = await checkConnection(`https://hook.test:${tlsRx.port}/`, { resolver, extraCa: [HOOK_TEST_CERT] });
   assert.deepEqual(outcomes(named), ['resolve:ok', 'policy:failed', 'tcp:skipped', 'tls:skipped']);
-  assert.equal(detail(named, 'policy'), 'Refused by the address policy: 127.0.0.1 (loopback) is an internal address. No connection was attempted.');
+  assert.equal(
+    detail(named, 'policy'),
+    'Refused by the address policy: 127.0.0.1 (loopback) is an internal address. No connection was attempted.',
+  );
   const mixed = await checkConnection('https://mixed.test/', { resolver });
-  assert.match(detail(mixed, 'policy'), /^Refused by the address policy: 10\.1\.2\.3 \(private\) is an internal address\./);
+  assert.match(
+    detail(mixed, 'policy'),
+    /^Refused by the address policy: 10\.1\.2\.3 \(private\) is an internal address\./,
+  );
   const literal = await checkConnection(`https://127.0.0.1:${tlsRx.port}/`, { resolver });
   assert.deepEqual(outcomes(literal), ['resolve:ok', 'policy:failed', 'tcp:skipped', 'tls:skipped']);
   assert.match(detail(literal, 'policy'), /127\.0\.0\.1 \(loopback\) is an internal address/);
   const metadata = await checkConnection('https://169.254.169.254/latest/meta-data', { resolver });
   assert.match(detail(metadata, 'policy'), /169\.254\.169\.254 \(link-local/);
   const plain = await checkConnection('http://10.0.0.1/', { resolver });
-  assert.equal(detail(plain, 'policy'), 'Refused: http is allowed only to a loopback IP address. No connection was attempted.');
+  assert.equal(
+    detail(plain, 'policy'),
+    'Refused: http is allowed only to a loopback IP address. No connection was attempted.',
+  );
   assert.deepEqual(resolver.calls, ['hook.test', 'mixed.test'], 'literals are never looked up');
   assert.equal(tlsRx.connections, 0, 'nothing was connected to');
 });
@@ -59,13 +75,22 @@ test('the pinned lookup re-checks when the socket is opened, as the delivery dia
   let checks = 0;
   const policy = (a: string) => checks++ === 0 && a === '127.0.0.1';
   const resolver = fixtureResolver({ 'hook.test': ['127.0.0.1'] });
-  const check = await checkConnection(`https://hook.test:${tlsRx.port}/`, { resolver, policy, extraCa: [HOOK_TEST_CERT] });
+  const check = await checkConnection(`https://hook.test:${tlsRx.port}/`, {
+    resolver,
+    policy,
+    extraCa: [HOOK_TEST_CERT],
+  });
   assert.deepEqual(outcomes(check), ['resolve:ok', 'policy:ok', 'tcp:failed', 'tls:skipped']);
-  assert.equal(detail(check, 'tcp'), `Could not connect to port ${tlsRx.port}: blocked: resolves to an internal address.`);
+  assert.equal(
+    detail(check, 'tcp'),
+    `Could not connect to port ${tlsRx.port}: blocked: resolves to an internal address.`,
+  );
   assert.equal(tlsRx.connections, 0);
 });
 
-test('a closed port, an unknown name and a lookup that never ends fail their own step in plain words', { timeout: 30_000 }, async () => {
+test('a closed port, an unknown name and a lookup that never ends fail their own step in plain words', {
+  timeout: 30_000,
+}, async () => {
   const port = await closedPort();
   const closed = await checkConnection(`http://127.0.0.1:${port}/hook`);
   assert.deepEqual(outcomes(closed), ['resolve:ok', 'policy:ok', 'tcp:failed', 'tls:skipped']);
@@ -76,7 +101,10 @@ test('a closed port, an unknown name and a lookup that never ends fail their own
   const unknown = await checkConnection('https://nowhere.test/', { resolver });
   assert.deepEqual(outcomes(unknown), ['resolve:failed', 'policy:skipped', 'tcp:skipped', 'tls:skipped']);
   assert.equal(detail(unknown, 'resolve'), 'Could not resolve nowhere.test: DNS lookup failed.');
-  const hanging = await checkConnection('https://slow.test/', { resolver: () => new Promise<never>(() => {}), stepTimeoutMs: 100 });
+  const hanging = await checkConnection('https://slow.test/', {
+    resolver: () => new Promise<never>(() => {}),
+    stepTimeoutMs: 100,
+  });
   assert.equal(detail(hanging, 'resolve'), 'Could not resolve slow.test: timed out after 0.1 s.');
 });
 

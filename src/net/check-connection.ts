@@ -48,20 +48,32 @@ const CHECK_STEPS: CheckStep['step'][] = ['resolve', 'policy', 'tcp', 'tls'];
  * https completes the TLS handshake (same trust as a delivery) and reports the certificate. No HTTP request is
  * written; the socket is closed at once. Each step has its own time budget. Never throws for network failures.
  */
-export async function checkConnection(url: string, options: OutboundOptions & { stepTimeoutMs?: number } = {}): Promise<ConnectionCheck> {
+export async function checkConnection(
+  url: string,
+  options: OutboundOptions & { stepTimeoutMs?: number } = {},
+): Promise<ConnectionCheck> {
   const policy = options.policy ?? isGloballyReachable;
   const stepMs = options.stepTimeoutMs ?? CHECK_STEP_TIMEOUT_MS;
   const timedOut = `timed out after ${formatSeconds(stepMs)} s`;
   const steps: CheckStep[] = [];
   const done = (ok: boolean): ConnectionCheck => {
-    for (const step of CHECK_STEPS) if (!steps.some((s) => s.step === step)) steps.push({ step, outcome: 'skipped', detail: 'Not tried.' });
+    for (const step of CHECK_STEPS)
+      if (!steps.some((s) => s.step === step)) steps.push({ step, outcome: 'skipped', detail: 'Not tried.' });
     return { ok, steps };
   };
   const target = checkTarget(url, policy);
   if (target instanceof PlainFailure) {
     const literal = URL.canParse(url) ? ipLiteralOfHostname(new URL(url).hostname) : undefined;
-    if (literal) steps.push({ step: 'resolve', outcome: 'ok', detail: `The host is an IP address (${literal}); nothing to resolve.` });
-    const why = literal && target.plain === BLOCKED_LITERAL ? refusal([literal]) : `Refused: ${target.plain.replace(/^blocked: /, '')}.`;
+    if (literal)
+      steps.push({
+        step: 'resolve',
+        outcome: 'ok',
+        detail: `The host is an IP address (${literal}); nothing to resolve.`,
+      });
+    const why =
+      literal && target.plain === BLOCKED_LITERAL
+        ? refusal([literal])
+        : `Refused: ${target.plain.replace(/^blocked: /, '')}.`;
     steps.push({ step: 'policy', outcome: 'failed', detail: `${why} No connection was attempted.` });
     return done(false);
   }
@@ -71,7 +83,11 @@ export async function checkConnection(url: string, options: OutboundOptions & { 
   try {
     vetted = await resolveTarget(target, options.resolver ?? systemResolver, budget.signal);
   } catch (err) {
-    steps.push({ step: 'resolve', outcome: 'failed', detail: `Could not resolve ${target.url.hostname}: ${describeFailure(err, timedOut)}.` });
+    steps.push({
+      step: 'resolve',
+      outcome: 'failed',
+      detail: `Could not resolve ${target.url.hostname}: ${describeFailure(err, timedOut)}.`,
+    });
     return done(false);
   } finally {
     budget.release();
@@ -86,13 +102,19 @@ export async function checkConnection(url: string, options: OutboundOptions & { 
   });
   const refused = target.literal ? [] : refusedAddresses(vetted, policy);
   if (refused.length > 0) {
-    steps.push({ step: 'policy', outcome: 'failed', detail: `${refusal(refused.map((a) => a.address))} No connection was attempted.` });
+    steps.push({
+      step: 'policy',
+      outcome: 'failed',
+      detail: `${refusal(refused.map((a) => a.address))} No connection was attempted.`,
+    });
     return done(false);
   }
   steps.push({
     step: 'policy',
     outcome: 'ok',
-    detail: target.loopbackException ? 'Allowed: plain http:// to a loopback IP address, the one exception.' : 'Allowed: every address is publicly reachable.',
+    detail: target.loopbackException
+      ? 'Allowed: plain http:// to a loopback IP address, the one exception.'
+      : 'Allowed: every address is publicly reachable.',
   });
 
   const port = Number(target.url.port) || (target.url.protocol === 'https:' ? 443 : 80);
@@ -100,9 +122,17 @@ export async function checkConnection(url: string, options: OutboundOptions & { 
   try {
     const started = performance.now();
     socket = await openPinnedSocket(target, vetted, policy, port, stepMs, timedOut);
-    steps.push({ step: 'tcp', outcome: 'ok', detail: `Connected to ${socket.remoteAddress} port ${port} in ${elapsed(started)} ms.` });
+    steps.push({
+      step: 'tcp',
+      outcome: 'ok',
+      detail: `Connected to ${socket.remoteAddress} port ${port} in ${elapsed(started)} ms.`,
+    });
   } catch (err) {
-    steps.push({ step: 'tcp', outcome: 'failed', detail: `Could not connect to port ${port}: ${describeFailure(firstOf(err), timedOut)}.` });
+    steps.push({
+      step: 'tcp',
+      outcome: 'failed',
+      detail: `Could not connect to port ${port}: ${describeFailure(firstOf(err), timedOut)}.`,
+    });
     return done(false);
   }
   if (target.loopbackException) {
@@ -113,7 +143,11 @@ export async function checkConnection(url: string, options: OutboundOptions & { 
   try {
     const started = performance.now();
     const secure = await handshake(socket, target, trustedCa(options), stepMs, timedOut);
-    steps.push({ step: 'tls', outcome: 'ok', detail: `Handshake ok in ${elapsed(started)} ms (${secure.getProtocol()}): ${describeCertificate(secure.getPeerCertificate())}.` });
+    steps.push({
+      step: 'tls',
+      outcome: 'ok',
+      detail: `Handshake ok in ${elapsed(started)} ms (${secure.getProtocol()}): ${describeCertificate(secure.getPeerCertificate())}.`,
+    });
     secure.destroy();
     return done(true);
   } catch (err) {
@@ -134,9 +168,20 @@ function refusal(addresses: string[]): string {
 }
 
 /** Opens TCP to the target through the pinned lookup, then applies the peer rule a delivery's dialer applies. */
-function openPinnedSocket(target: Target, vetted: ResolvedAddress[], policy: AddressPolicy, port: number, ms: number, timedOut: string): Promise<net.Socket> {
+function openPinnedSocket(
+  target: Target,
+  vetted: ResolvedAddress[],
+  policy: AddressPolicy,
+  port: number,
+  ms: number,
+  timedOut: string,
+): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: target.literal ?? target.url.hostname, port, lookup: pinnedLookup(vetted, policy) as any });
+    const socket = net.connect({
+      host: target.literal ?? target.url.hostname,
+      port,
+      lookup: pinnedLookup(vetted, policy) as any,
+    });
     const timer = setTimeout(() => socket.destroy(new PlainFailure(timedOut)), ms);
     socket.once('error', (err) => {
       clearTimeout(timer);
@@ -152,11 +197,26 @@ function openPinnedSocket(target: Target, vetted: ResolvedAddress[], policy: Add
   });
 }
 
-/** The TLS handshake over an open socket, verified as a delivery's is (the host name for names, the address for literals). */
-function handshake(socket: net.Socket, target: Target, ca: string[] | undefined, ms: number, timedOut: string): Promise<tls.TLSSocket> {
+/**
+ * The TLS handshake over an open socket, verified as a delivery's is (the host name for names, the address for
+ * literals).
+ */
+function handshake(
+  socket: net.Socket,
+  target: Target,
+  ca: string[] | undefined,
+  ms: number,
+  timedOut: string,
+): Promise<tls.TLSSocket> {
   return new Promise((resolve, reject) => {
     const host = target.literal ?? target.url.hostname;
-    const secure = tls.connect({ socket, host, servername: target.literal ? undefined : host, rejectUnauthorized: true, ...(ca ? { ca } : {}) });
+    const secure = tls.connect({
+      socket,
+      host,
+      servername: target.literal ? undefined : host,
+      rejectUnauthorized: true,
+      ...(ca ? { ca } : {}),
+    });
     const timer = setTimeout(() => secure.destroy(new PlainFailure(timedOut)), ms);
     secure.once('error', (err) => {
       clearTimeout(timer);
@@ -171,8 +231,11 @@ function handshake(socket: net.Socket, target: Target, ca: string[] | undefined,
 
 /** "certificate for <subject>, issued by <issuer>, valid until <date> UTC". */
 function describeCertificate(cert: tls.PeerCertificate): string {
-  const name = (part: Record<string, string | string[]> | undefined) => [part?.CN ?? part?.O ?? 'an unnamed subject'].flat().join(', ');
-  const until = Number.isNaN(Date.parse(cert.valid_to)) ? cert.valid_to : new Date(cert.valid_to).toISOString().slice(0, 16).replace('T', ' ');
+  const name = (part: Record<string, string | string[]> | undefined) =>
+    [part?.CN ?? part?.O ?? 'an unnamed subject'].flat().join(', ');
+  const until = Number.isNaN(Date.parse(cert.valid_to))
+    ? cert.valid_to
+    : new Date(cert.valid_to).toISOString().slice(0, 16).replace('T', ' ');
   return `certificate for ${name(cert.subject as any)}, issued by ${name(cert.issuer as any)}, valid until ${until} UTC`;
 }
 

@@ -8,7 +8,10 @@ export type TrustedProxies = [ipaddr.IPv4 | ipaddr.IPv6, number][];
 /** Parses "10.0.0.1, 192.168.0.0/16, fd00::/8"; returns undefined when an entry is not an address or CIDR. */
 export function parseTrustedProxies(text: string): TrustedProxies | undefined {
   const out: TrustedProxies = [];
-  for (const raw of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (raw.includes('/')) {
       if (!isCidr(raw)) return undefined;
       out.push(ipaddr.parseCIDR(raw));
@@ -34,7 +37,11 @@ function trusted(address: ipaddr.IPv4 | ipaddr.IPv6, proxies: TrustedProxies): b
 }
 
 /** The client address for a request, normalised (IPv4-mapped IPv6 becomes IPv4); 'unknown' when unparseable. */
-export function clientAddressOf(peer: string | undefined, forwardedFor: string | undefined, proxies: TrustedProxies): string {
+export function clientAddressOf(
+  peer: string | undefined,
+  forwardedFor: string | undefined,
+  proxies: TrustedProxies,
+): string {
   if (!peer || !ipaddr.isValid(peer)) return 'unknown';
   let address = ipaddr.process(peer);
   if (forwardedFor && trusted(address, proxies)) {

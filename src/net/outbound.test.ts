@@ -64,7 +64,12 @@ test('the dialer re-checks at connect time: an address refused after the pre-che
   const resolver = fixtureResolver({ 'hook.test': ['127.0.0.1'] });
   const client = createOutboundClient({ resolver, policy, extraCa: [HOOK_TEST_CERT] });
   const outcome = await client.post(`https://hook.test:${tlsRx.port}/`, '{}', {});
-  assert.deepEqual(outcome, { kind: 'failed', status: null, error: 'blocked: resolves to an internal address', excerpt: null });
+  assert.deepEqual(outcome, {
+    kind: 'failed',
+    status: null,
+    error: 'blocked: resolves to an internal address',
+    excerpt: null,
+  });
   assert.equal(checks, 2, 'checked at resolution, then refused by the dialer');
   assert.equal(tlsRx.connections, 0);
   await client.close();
@@ -74,12 +79,20 @@ test('pinned connections: a keep-alive pool is only reused while the name resolv
   let answer = ['127.0.0.1'];
   const resolver = fixtureResolver({ 'hook.test': () => answer });
   const client = createOutboundClient({ resolver, policy: (a) => a === '127.0.0.1', extraCa: [HOOK_TEST_CERT] });
-  for (const path of ['/a', '/b', '/c', '/d']) assert.equal((await client.post(`https://hook.test:${tlsRx.port}${path}`, '{}', {})).kind, 'delivered');
+  for (const path of ['/a', '/b', '/c', '/d'])
+    assert.equal((await client.post(`https://hook.test:${tlsRx.port}${path}`, '{}', {})).kind, 'delivered');
   assert.ok(tlsRx.connections < 4, 'vetted connections were reused');
   answer = ['127.0.0.1', '10.1.2.3'];
   const outcome = await client.post(`https://hook.test:${tlsRx.port}/c`, '{}', {});
-  assert.equal(outcome.kind === 'failed' && outcome.error, 'blocked: resolves to an internal address', 'checked on every attempt, pooled or not');
-  assert.deepEqual(tlsRx.received.map((r) => r.path), ['/a', '/b', '/c', '/d']);
+  assert.equal(
+    outcome.kind === 'failed' && outcome.error,
+    'blocked: resolves to an internal address',
+    'checked on every attempt, pooled or not',
+  );
+  assert.deepEqual(
+    tlsRx.received.map((r) => r.path),
+    ['/a', '/b', '/c', '/d'],
+  );
   await client.close();
 });
 
@@ -94,7 +107,11 @@ test('the response excerpt: the first 1024 bytes of the body as text, cut at a c
   const client = createOutboundClient();
   for (const [body, excerpt] of cases) {
     rx.answer = () => ({ status: 200, body });
-    assert.deepEqual(await client.post(`${rx.url}/ok`, '{}', {}), { kind: 'delivered', status: 200, excerpt }, body.slice(0, 20));
+    assert.deepEqual(
+      await client.post(`${rx.url}/ok`, '{}', {}),
+      { kind: 'delivered', status: 200, excerpt },
+      body.slice(0, 20),
+    );
     if (excerpt) assert.ok(Buffer.byteLength(excerpt) <= 1024);
   }
   rx.answer = () => ({ status: 422, body: '{"error":"unknown event"}' });
@@ -134,12 +151,18 @@ test('a body over the cap: the verdict comes from the status line and the connec
   assert.deepEqual(outcome, { kind: 'delivered', status: 200, excerpt: 'y'.repeat(1024) });
   await client.close();
   await socketClosed;
-  assert.ok(socketErrors.some((c) => c === 'ECONNRESET' || c === 'EPIPE'), `the connection was reset mid-body (${socketErrors})`);
+  assert.ok(
+    socketErrors.some((c) => c === 'ECONNRESET' || c === 'EPIPE'),
+    `the connection was reset mid-body (${socketErrors})`,
+  );
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
 test('redirects are never followed: a 3xx is a failed attempt with its status', async () => {
-  rx.answer = (r) => (r.path === '/moved' ? { status: 302, headers: { location: `${rx.url}/followed` }, body: 'see elsewhere' } : { status: 200 });
+  rx.answer = (r) =>
+    r.path === '/moved'
+      ? { status: 302, headers: { location: `${rx.url}/followed` }, body: 'see elsewhere' }
+      : { status: 200 };
   const client = createOutboundClient();
   assert.deepEqual(await client.post(`${rx.url}/moved`, '{}', {}), {
     kind: 'failed',
@@ -147,12 +170,18 @@ test('redirects are never followed: a 3xx is a failed attempt with its status', 
     error: 'redirect 302 not followed',
     excerpt: 'see elsewhere',
   });
-  assert.deepEqual(rx.received.map((r) => r.path), ['/moved']);
+  assert.deepEqual(
+    rx.received.map((r) => r.path),
+    ['/moved'],
+  );
   await client.close();
 });
 
-// The runner's timeouts below only turn a hang into a failure if a stage ever escaped the budget; they assert no timing.
-test('one budget for the attempt: a receiver that never answers, or a lookup that never ends, times out', { timeout: 30_000 }, async () => {
+// The runner's timeouts below only turn a hang into a failure if a stage ever escaped the budget; they assert no
+// timing.
+test('one budget for the attempt: a receiver that never answers, or a lookup that never ends, times out', {
+  timeout: 30_000,
+}, async () => {
   rx.answer = () => 'hang';
   const resolver = () => new Promise<never>(() => {});
   const client = createOutboundClient({ resolver, timeoutMs: 200 });
@@ -184,7 +213,11 @@ test('a stop signal aborts an attempt without a verdict, whatever stage it is in
   stopLookup.abort();
   assert.deepEqual(await resolving, { kind: 'aborted' });
 
-  assert.deepEqual(await client.post(`${rx.url}/late`, '{}', {}, stop.signal), { kind: 'aborted' }, 'already stopped: nothing is sent');
+  assert.deepEqual(
+    await client.post(`${rx.url}/late`, '{}', {}, stop.signal),
+    { kind: 'aborted' },
+    'already stopped: nothing is sent',
+  );
   assert.equal(rx.received.length, 1);
   await client.close();
 });

@@ -90,7 +90,8 @@ export function checkTarget(raw: string, policy: AddressPolicy): Target | PlainF
     if (literal && isLoopbackAddress(literal)) return { url, literal, loopbackException: true };
     return new PlainFailure('blocked: http is allowed only to a loopback IP address');
   }
-  if (url.protocol !== 'https:') return new PlainFailure(`blocked: ${url.protocol.replace(':', '')} URLs are not allowed`);
+  if (url.protocol !== 'https:')
+    return new PlainFailure(`blocked: ${url.protocol.replace(':', '')} URLs are not allowed`);
   if (literal && !policy(literal)) return new PlainFailure(BLOCKED_LITERAL);
   return { url, literal, loopbackException: false };
 }
@@ -122,7 +123,11 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
       for (const e of pools) if (!oldest || e[1].lastUsed < oldest[1].lastUsed) oldest = e;
       closePool(...oldest!);
     }
-    const pool = new Pool(target.url.origin, { connect: guardedConnector(target, vetted, policy, timeoutMs, ca), connections: null, pipelining: 1 });
+    const pool = new Pool(target.url.origin, {
+      connect: guardedConnector(target, vetted, policy, timeoutMs, ca),
+      connections: null,
+      pipelining: 1,
+    });
     pools.set(key, { pool, lastUsed: now });
     return pool;
   }
@@ -134,7 +139,8 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
 
   async function vet(target: Target, signal: AbortSignal): Promise<ResolvedAddress[]> {
     const answers = await resolveTarget(target, resolver, signal);
-    // A literal was judged by checkTarget. Of a name, every answer must pass, not just the first: one internal address refuses it.
+    // A literal was judged by checkTarget. Of a name, every answer must pass, not just the first: one internal address
+    // refuses it.
     if (!target.literal && refusedAddresses(answers, policy).length > 0) throw new PlainFailure(BLOCKED_RESOLVED);
     return answers;
   }
@@ -150,7 +156,13 @@ export function createOutboundClient(options: OutboundOptions = {}): OutboundCli
       const read: Buffer[] = [];
       try {
         const vetted = await vet(target, signal);
-        const res = await request(target.url, { dispatcher: poolFor(target, vetted), method: 'POST', headers, body, signal });
+        const res = await request(target.url, {
+          dispatcher: poolFor(target, vetted),
+          method: 'POST',
+          headers,
+          body,
+          signal,
+        });
         status = res.statusCode; // undici hands 1xx interim responses to onInfo, never here
         // The status line is the verdict; of the body, at most `cap` bytes are read, then the connection is dropped.
         let size = 0;
@@ -182,8 +194,14 @@ export function trustedCa(options: OutboundOptions): string[] | undefined {
   return options.extraCa?.length ? [...tls.rootCertificates, ...options.extraCa] : undefined;
 }
 
-/** Resolves the target's host (an IP literal stands for itself); throws a PlainFailure when the name does not resolve. */
-export async function resolveTarget(target: Target, resolver: Resolver, signal: AbortSignal): Promise<ResolvedAddress[]> {
+/**
+ * Resolves the target's host (an IP literal stands for itself); throws a PlainFailure when the name does not resolve.
+ */
+export async function resolveTarget(
+  target: Target,
+  resolver: Resolver,
+  signal: AbortSignal,
+): Promise<ResolvedAddress[]> {
   if (target.literal) return [{ address: target.literal, family: target.literal.includes(':') ? 6 : 4 }];
   let answers: ResolvedAddress[];
   try {
@@ -201,17 +219,28 @@ export function refusedAddresses(answers: ResolvedAddress[], policy: AddressPoli
   return answers.filter((a) => !policy(a.address));
 }
 
-/** The connect-time rule for the socket's peer: the loopback exception's own literal, or an address the policy allows. */
+/**
+ * The connect-time rule for the socket's peer: the loopback exception's own literal, or an address the policy allows.
+ */
 export function peerAllowed(target: Target, policy: AddressPolicy): (address: string) => boolean {
-  return (address) => (target.loopbackException ? isLoopbackAddress(address) && sameAddress(address, target.literal!) : policy(address));
+  return (address) =>
+    target.loopbackException ? isLoopbackAddress(address) && sameAddress(address, target.literal!) : policy(address);
 }
 
-/** A dns.lookup stand-in pinned to the vetted addresses, each re-checked against the policy when the socket is opened. */
+/**
+ * A dns.lookup stand-in pinned to the vetted addresses, each re-checked against the policy when the socket is opened.
+ */
 export function pinnedLookup(vetted: ResolvedAddress[], policy: AddressPolicy) {
   return (_host: string, opts: { all?: boolean; family?: number | string }, cb: (...args: any[]) => void) => {
-    const usable = vetted.filter((a) => !opts.family || Number(opts.family) === a.family || opts.family === `IPv${a.family}`);
+    const usable = vetted.filter(
+      (a) => !opts.family || Number(opts.family) === a.family || opts.family === `IPv${a.family}`,
+    );
     if (usable.length === 0 || !usable.every((a) => policy(a.address))) return cb(new PlainFailure(BLOCKED_RESOLVED));
-    if (opts.all) return cb(null, usable.map((a) => ({ address: a.address, family: a.family })));
+    if (opts.all)
+      return cb(
+        null,
+        usable.map((a) => ({ address: a.address, family: a.family })),
+      );
     return cb(null, usable[0]!.address, usable[0]!.family);
   };
 }
@@ -220,9 +249,20 @@ export function pinnedLookup(vetted: ResolvedAddress[], policy: AddressPolicy) {
  * The dialer: resolution is pinned to the vetted addresses (re-checked there), and the connected socket's peer
  * address is checked once more before a byte of the request is written.
  */
-function guardedConnector(target: Target, vetted: ResolvedAddress[], policy: AddressPolicy, timeoutMs: number, ca: string[] | undefined): buildConnector.connector {
+function guardedConnector(
+  target: Target,
+  vetted: ResolvedAddress[],
+  policy: AddressPolicy,
+  timeoutMs: number,
+  ca: string[] | undefined,
+): buildConnector.connector {
   const allowedPeer = peerAllowed(target, policy);
-  const base = buildConnector({ timeout: timeoutMs, rejectUnauthorized: true, ...(ca ? { ca } : {}), lookup: pinnedLookup(vetted, policy) as any });
+  const base = buildConnector({
+    timeout: timeoutMs,
+    rejectUnauthorized: true,
+    ...(ca ? { ca } : {}),
+    lookup: pinnedLookup(vetted, policy) as any,
+  });
   return (opts, callback) => {
     base(opts, (err, socket) => {
       if (err) return callback(err, null);
@@ -260,7 +300,9 @@ export function attemptBudget(stop: AbortSignal | undefined, ms: number, timedOu
   };
 }
 
-/** Settles as `work` does, or rejects with the signal's reason once it aborts (a lookup cannot be cancelled, only left). */
+/**
+ * Settles as `work` does, or rejects with the signal's reason once it aborts (a lookup cannot be cancelled, only left).
+ */
 function within<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
@@ -286,7 +328,8 @@ function excerptOf(chunks: Buffer[]): string | null {
   let text = new TextDecoder().decode(head, { stream: true }).replaceAll('\0', '\uFFFD');
   const encoded = Buffer.from(text, 'utf8');
   // Replacement characters take three bytes each, so the text may have grown: cut it again at a character boundary.
-  if (encoded.length > EXCERPT_BYTES) text = new TextDecoder().decode(encoded.subarray(0, EXCERPT_BYTES), { stream: true });
+  if (encoded.length > EXCERPT_BYTES)
+    text = new TextDecoder().decode(encoded.subarray(0, EXCERPT_BYTES), { stream: true });
   return text === '' ? null : text;
 }
 
@@ -312,14 +355,18 @@ export function describeFailure(err: unknown, timedOut: string): string {
     seen.add(e);
     if (e instanceof PlainFailure) return e.plain;
     const code = String(e.code ?? '');
-    if (['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'].includes(code)) return timedOut;
+    if (['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'].includes(code))
+      return timedOut;
     if (code === 'ECONNREFUSED') return 'connection refused';
-    if (['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'ENODATA', 'ESERVFAIL'].includes(code)) return 'DNS lookup failed';
+    if (['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'ENODATA', 'ESERVFAIL'].includes(code))
+      return 'DNS lookup failed';
     if (TLS_UNTRUSTED.has(code)) return 'TLS certificate not trusted';
-    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH') return 'TLS certificate does not match the host name';
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH')
+      return 'TLS certificate does not match the host name';
     if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return 'TLS certificate expired or not yet valid';
     if (code.startsWith('ERR_SSL_') || code === 'EPROTO' || code.startsWith('ERR_TLS_')) return 'TLS handshake failed';
-    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return 'connection closed by the receiver';
+    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED')
+      return 'connection closed by the receiver';
     if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'host unreachable';
   }
   return 'request failed';

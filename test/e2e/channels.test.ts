@@ -26,7 +26,9 @@ async function shoot(page: Page, name: string): Promise<void> {
 forEachDialect((getDb, dialect) => {
   const receiver = useReceiver();
 
-  test('declare a channel, check its connection, see it failing, re-send its dead letters in one act', { skip: browserSkip }, async () => {
+  test('declare a channel, check its connection, see it failing, re-send its dead letters in one act', {
+    skip: browserSkip,
+  }, async () => {
     const t = buildTestApp(getDb());
     await clearOutbox(t);
     const rx = receiver();
@@ -44,24 +46,36 @@ forEachDialect((getDb, dialect) => {
       await page.getByLabel('drift').check();
       await page.getByRole('button', { name: 'Add channel' }).click();
       await page.waitForURL(/notice=created$/);
-      assert.match((await page.getByRole('row', { name: /very-long-segment/ }).textContent()) ?? '', /Healthy no delivery yet/);
+      assert.match(
+        (await page.getByRole('row', { name: /very-long-segment/ }).textContent()) ?? '',
+        /Healthy no delivery yet/,
+      );
 
       await page.getByRole('link', { name: url, exact: true }).click();
       await page.getByRole('button', { name: 'Check connection' }).click();
       const result = page.getByRole('status').filter({ hasText: 'No request was sent' });
-      assert.match((await result.textContent()) ?? '', /The receiver can be reached\..*TCP connection OK.*TLS handshake Skipped.*Not used: plain http/s);
+      assert.match(
+        (await result.textContent()) ?? '',
+        /The receiver can be reached\..*TCP connection OK.*TLS handshake Skipped.*Not used: plain http/s,
+      );
       assert.equal(rx.received.length, 0, 'checking posts nothing');
       await shoot(page, `channel-checked-${dialect}`);
 
       rx.answer = () => ({ status: 503, body: 'receiver down for maintenance' });
-      const messages = [await buildMessage(t, { headline: 'First message that will not arrive' }), await buildMessage(t, { headline: 'Second message that will not arrive' })];
+      const messages = [
+        await buildMessage(t, { headline: 'First message that will not arrive' }),
+        await buildMessage(t, { headline: 'Second message that will not arrive' }),
+      ];
       for (let i = 0; i < 5; i++) {
         await worker.drain();
         t.clock.advance(45 * 60_000);
       }
       await page.goto(`${server.url}/settings?tab=channels`);
       const row = page.getByRole('row', { name: /very-long-segment/ });
-      assert.match((await row.textContent()) ?? '', /Failing\s*since .+ UTC; 10 consecutive failures\s*Last error: HTTP 503/);
+      assert.match(
+        (await row.textContent()) ?? '',
+        /Failing\s*since .+ UTC; 10 consecutive failures\s*Last error: HTTP 503/,
+      );
       await shoot(page, `channels-failing-${dialect}`);
 
       await page.getByRole('link', { name: url, exact: true }).click();
@@ -77,14 +91,21 @@ forEachDialect((getDb, dialect) => {
 
       rx.answer = () => ({ status: 200 });
       await page.getByRole('link', { name: 'Re-send all 2…' }).click();
-      assert.match((await page.getByRole('heading', { level: 2 }).last().textContent()) ?? '', /^Re-send 2 dead-lettered deliveries to http:\/\/127\.0\.0\.1:\d+\/hooks\/very-long-segment.*end\?$/);
+      assert.match(
+        (await page.getByRole('heading', { level: 2 }).last().textContent()) ?? '',
+        /^Re-send 2 dead-lettered deliveries to http:\/\/127\.0\.0\.1:\d+\/hooks\/very-long-segment.*end\?$/,
+      );
       await shoot(page, `resend-confirm-${dialect}`);
       await page.getByRole('button', { name: 'Re-send 2 deliveries' }).click();
       await page.waitForURL(/notice=resent-all&count=2$/);
       assert.match((await page.getByRole('status').first().textContent()) ?? '', /Re-sent 2 dead-lettered deliveries/);
 
       await worker.drain();
-      assert.equal(rx.received.filter((r) => r.path.endsWith('end')).length, 12, 'ten failed attempts, then the two re-sends');
+      assert.equal(
+        rx.received.filter((r) => r.path.endsWith('end')).length,
+        12,
+        'ten failed attempts, then the two re-sends',
+      );
       await page.goto(`${server.url}/messages/${messages[0]}`);
       assert.match((await page.textContent('main')) ?? '', /1 delivered, 0 pending, 1 dead-lettered\./);
       await shoot(page, `message-deliveries-${dialect}`);

@@ -19,18 +19,23 @@ forEachDialect((getDb) => {
       await page.getByLabel('Password').fill('a sturdy passphrase');
       await page.getByRole('button', { name: 'Create administrator' }).click();
       await page.waitForURL(/\/login\?notice=setup-done$/);
-      assert.match(await page.textContent('body') ?? '', /first administrator account is ready/);
+      assert.match((await page.textContent('body')) ?? '', /first administrator account is ready/);
 
       await page.getByLabel('Username').fill('operator');
       await page.getByLabel('Password').fill('wrong password');
       await page.getByRole('button', { name: 'Sign in' }).click();
-      assert.match(await page.textContent('body') ?? '', /Incorrect username or password/);
+      assert.match((await page.textContent('body')) ?? '', /Incorrect username or password/);
 
       // The first sign-in offers second-factor enrolment; it is optional.
-      await signInWithBrowser(page, server.url, { username: 'operator', password: 'a sturdy passphrase' }, '/login/enrol');
+      await signInWithBrowser(
+        page,
+        server.url,
+        { username: 'operator', password: 'a sturdy passphrase' },
+        '/login/enrol',
+      );
       await page.getByRole('button', { name: 'Skip for now' }).click();
       await page.waitForURL(`${server.url}/`);
-      const header = await page.textContent('header') ?? '';
+      const header = (await page.textContent('header')) ?? '';
       assert.match(header, /operator/);
       assert.match(header, /admin/);
       assert.equal(await page.getByRole('link', { name: 'Settings' }).count(), 1);

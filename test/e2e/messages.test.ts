@@ -9,7 +9,9 @@ import { buildAccount } from '../helpers/factories.ts';
 import { buildMessage, clearOutbox } from '../helpers/outbox.ts';
 
 forEachDialect((getDb) => {
-  test('an admin adds a channel, a message arrives, the bell counts it and opening it marks it read', { skip: browserSkip }, async () => {
+  test('an admin adds a channel, a message arrives, the bell counts it and opening it marks it read', {
+    skip: browserSkip,
+  }, async () => {
     const t = buildTestApp(getDb());
     await clearOutbox(t);
     const admin = await buildAccount(t, { role: 'admin' });

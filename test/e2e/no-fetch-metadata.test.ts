@@ -21,13 +21,23 @@ async function submit(page: Page, button: string, url: RegExp): Promise<void> {
 }
 
 forEachDialect((getDb) => {
-  test('without Fetch Metadata, setup, invitation and reset forms work; their posts carry this origin and no token in a Referer', { skip: browserSkip }, async () => {
+  test('without Fetch Metadata, setup, invitation and reset forms work; their posts carry this origin and no token in a Referer', {
+    skip: browserSkip,
+  }, async () => {
     const t = buildTestApp(getDb());
     const setupToken = await prepareSetupToken(t.deps);
-    const seen: { method: string; path: string; origin: string | null; referer: string | null; site: string | null }[] = [];
+    const seen: { method: string; path: string; origin: string | null; referer: string | null; site: string | null }[] =
+      [];
     const server = await serveTestApp(t, {
       fetchMetadata: false,
-      seen: (req) => seen.push({ method: req.method, path: new URL(req.url).pathname, origin: req.headers.get('origin'), referer: req.headers.get('referer'), site: req.headers.get('sec-fetch-site') }),
+      seen: (req) =>
+        seen.push({
+          method: req.method,
+          path: new URL(req.url).pathname,
+          origin: req.headers.get('origin'),
+          referer: req.headers.get('referer'),
+          site: req.headers.get('sec-fetch-site'),
+        }),
     });
     const browser = await launchBrowser();
     try {
@@ -45,21 +55,38 @@ forEachDialect((getDb) => {
       await invitee.getByLabel('Password').fill('a sturdy passphrase');
       await submit(invitee, 'Create account', /\/login\?notice=invited$/);
 
-      const vera = await t.deps.db.selectFrom('accounts').select('id').where('username', '=', 'vera').executeTakeFirstOrThrow();
+      const vera = await t.deps.db
+        .selectFrom('accounts')
+        .select('id')
+        .where('username', '=', 'vera')
+        .executeTakeFirstOrThrow();
       const reset = await mintResetLink(t.deps, { actorId: null, accountId: vera.id, base: server.url });
       assert.ok(reset.ok);
       await invitee.goto(reset.url);
       await invitee.getByLabel('New password').fill('a fresh passphrase');
       await submit(invitee, 'Set new password', /\/login\?notice=password-reset$/);
       // Sign-in (a page with the default same-origin policy) works without Fetch Metadata too.
-      await signInWithBrowser(invitee, server.url, { username: 'vera', password: 'a fresh passphrase' }, '/login/enrol');
+      await signInWithBrowser(
+        invitee,
+        server.url,
+        { username: 'vera', password: 'a fresh passphrase' },
+        '/login/enrol',
+      );
 
       assert.ok(seen.length > 0 && seen.every((r) => r.site === null), 'the app saw no Fetch Metadata');
       const posts = seen.filter((r) => r.method === 'POST' && ['/setup', '/invite', '/reset'].includes(r.path));
-      assert.deepEqual(posts.map((r) => r.path), ['/setup', '/invite', '/reset']);
-      for (const post of posts) assert.equal(post.origin, server.url, `${post.path} is posted with this origin, not "null"`);
-      for (const r of seen) assert.doesNotMatch(r.referer ?? '', /token/, `${r.method} ${r.path}: no token in a Referer`);
-      assert.ok(seen.some((r) => r.referer === `${server.url}/`), 'token pages send their origin alone as the Referer');
+      assert.deepEqual(
+        posts.map((r) => r.path),
+        ['/setup', '/invite', '/reset'],
+      );
+      for (const post of posts)
+        assert.equal(post.origin, server.url, `${post.path} is posted with this origin, not "null"`);
+      for (const r of seen)
+        assert.doesNotMatch(r.referer ?? '', /token/, `${r.method} ${r.path}: no token in a Referer`);
+      assert.ok(
+        seen.some((r) => r.referer === `${server.url}/`),
+        'token pages send their origin alone as the Referer',
+      );
     } finally {
       await browser.close();
       await server.close();

@@ -48,11 +48,16 @@ class Checker {
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 900 });
       const violations = await this.axe(page, label, width);
-      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+      const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth,
+        innerWidth: window.innerWidth,
+      }));
       const overflows = width === 390 && scrollWidth > innerWidth;
       if (overflows) this.overflow.push(`${label}: ${scrollWidth}px wide at 390`);
       this.checked++;
-      console.log(`pages ${this.dialect} | ${label} | ${width}px | violations ${violations}${overflows ? ` | overflow ${scrollWidth}px` : ''}`);
+      console.log(
+        `pages ${this.dialect} | ${label} | ${width}px | violations ${violations}${overflows ? ` | overflow ${scrollWidth}px` : ''}`,
+      );
     }
   }
 
@@ -81,7 +86,16 @@ class Checker {
       TAGS,
     )) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
     for (const v of result.violations) {
-      this.found.push({ page: label, width, rule: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ') });
+      this.found.push({
+        page: label,
+        width,
+        rule: v.id,
+        impact: v.impact,
+        targets: v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', '),
+      });
     }
     return result.violations.length;
   }
@@ -105,18 +119,27 @@ function signedInPages(role: 'admin' | 'viewer', ids: { messageId?: string; acco
     ['inbox', '/inbox'],
     ['profile', '/profile'],
   ];
-  if (ids.messageId) pages.push(['message', `/messages/${ids.messageId}`], ['inbox filtered', '/inbox?show=unread&class=drift']);
+  if (ids.messageId)
+    pages.push(['message', `/messages/${ids.messageId}`], ['inbox filtered', '/inbox?show=unread&class=drift']);
   else pages.push(['not found', '/no-such-page']);
   if (role === 'viewer') pages.push(['settings refused', '/settings']);
   if (role === 'admin') {
-    for (const tab of ['team', 'sso', 'channels', 'deliveries', 'audit']) pages.push([`settings ${tab}`, `/settings?tab=${tab}`]);
+    for (const tab of ['team', 'sso', 'channels', 'deliveries', 'audit'])
+      pages.push([`settings ${tab}`, `/settings?tab=${tab}`]);
     if (ids.accountId) pages.push(['account', `/settings/accounts/${ids.accountId}`]);
   }
   return pages;
 }
 
 /** Signs in `who` in a fresh checking context and checks each of its pages. */
-async function checkAs(browser: Browser, base: string, checker: Checker, who: { username: string; password: string }, label: string, pages: [string, string][]) {
+async function checkAs(
+  browser: Browser,
+  base: string,
+  checker: Checker,
+  who: { username: string; password: string },
+  label: string,
+  pages: [string, string][],
+) {
   const ctx = await context(browser);
   try {
     const page = await ctx.newPage();
@@ -128,7 +151,12 @@ async function checkAs(browser: Browser, base: string, checker: Checker, who: { 
 }
 
 /** Pages answered after a failed form post, each with its error summary or message shown. */
-async function checkFormErrors(browser: Browser, base: string, checker: Checker, admin: { username: string; password: string }) {
+async function checkFormErrors(
+  browser: Browser,
+  base: string,
+  checker: Checker,
+  admin: { username: string; password: string },
+) {
   const ctx = await context(browser);
   try {
     const page = await ctx.newPage();
@@ -168,18 +196,31 @@ async function checkFormErrors(browser: Browser, base: string, checker: Checker,
       return { cls: el.className, top: box.top, scrolled: window.scrollY, height: window.innerHeight };
     });
     assert.equal(summary.cls, 'error-summary', 'the error summary has the focus');
-    assert.ok(summary.scrolled > 0 && summary.top >= 0 && summary.top < summary.height, `the summary is in view: ${JSON.stringify(summary)}`);
+    assert.ok(
+      summary.scrolled > 0 && summary.top >= 0 && summary.top < summary.height,
+      `the summary is in view: ${JSON.stringify(summary)}`,
+    );
     await page.locator('.error-summary a').first().click();
-    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement).name), 'url', 'a summary link leads to its field');
+    assert.equal(
+      await page.evaluate(() => (document.activeElement as HTMLInputElement).name),
+      'url',
+      'a summary link leads to its field',
+    );
     await checker.check(page, 'error: channel form');
   } finally {
     await ctx.close();
   }
 }
 
-/** The confirmation steps (a boxed question before an act): suspending an account, re-sending a channel's dead letters. */
+/**
+ * The confirmation steps (a boxed question before an act): suspending an account, re-sending a channel's dead letters.
+ */
 async function checkConfirmations(browser: Browser, base: string, checker: Checker, t: TestApp, seed: FullSeed) {
-  const failing = await t.deps.db.selectFrom('channels').select('id').where('consecutive_failures', '>', 0).executeTakeFirstOrThrow();
+  const failing = await t.deps.db
+    .selectFrom('channels')
+    .select('id')
+    .where('consecutive_failures', '>', 0)
+    .executeTakeFirstOrThrow();
   const ctx = await context(browser);
   try {
     const page = await ctx.newPage();
@@ -199,7 +240,11 @@ async function checkConfirmations(browser: Browser, base: string, checker: Check
 /** The sign-in steps after the password (second factor owed, enrolment offered) and the reset link's pages. */
 async function checkSignInSteps(browser: Browser, base: string, checker: Checker, t: TestApp) {
   const withTotp = await buildAccount(t, { role: 'viewer', username: 'totp-user' });
-  await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', withTotp.id).execute();
+  await t.deps.db
+    .updateTable('accounts')
+    .set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 })
+    .where('id', '=', withTotp.id)
+    .execute();
   const enrolling = await buildAccount(t, { role: 'viewer', username: 'new-user', enrolPrompt: true });
   const reset = await mintResetLink(t.deps, { actorId: null, accountId: enrolling.id, base: '' });
   assert.ok(reset.ok);
@@ -245,7 +290,9 @@ async function checkFirstRun(browser: Browser, base: string, checker: Checker, t
 }
 
 forEachDialect((getDb, dialect) => {
-  test('every page has zero axe violations at 1280 and 390 px and no sideways scroll at 390', { skip: browserSkip }, async () => {
+  test('every page has zero axe violations at 1280 and 390 px and no sideways scroll at 390', {
+    skip: browserSkip,
+  }, async () => {
     const t = buildTestApp(getDb());
     const server = await serveTestApp(t);
     const browser = await launchBrowser();
@@ -256,7 +303,14 @@ forEachDialect((getDb, dialect) => {
       // Empty: two accounts, nothing else.
       const admin = await buildAccount(t, { role: 'admin', username: 'empty-admin' });
       const viewer = await buildAccount(t, { role: 'viewer', username: 'empty-viewer' });
-      await checkAs(browser, server.url, checker, admin, 'empty admin', signedInPages('admin', { accountId: viewer.id }));
+      await checkAs(
+        browser,
+        server.url,
+        checker,
+        admin,
+        'empty admin',
+        signedInPages('admin', { accountId: viewer.id }),
+      );
       await checkAs(browser, server.url, checker, viewer, 'empty viewer', signedInPages('viewer', {}));
 
       // Full: messages, channels (one failing), deliveries with a dead letter, invitations, an SSO provider. From here
@@ -268,8 +322,22 @@ forEachDialect((getDb, dialect) => {
       await checker.visit(page, server.url, '/login', 'signed out: sign-in');
       await checker.visit(page, server.url, `/invite?token=${seed.inviteToken}`, 'signed out: invitation');
       await anon.close();
-      await checkAs(browser, server.url, checker, seed.admin, 'full admin', signedInPages('admin', { messageId: seed.deadMessageId, accountId: seed.viewer.id }));
-      await checkAs(browser, server.url, checker, seed.viewer, 'full viewer', signedInPages('viewer', { messageId: seed.deadMessageId }));
+      await checkAs(
+        browser,
+        server.url,
+        checker,
+        seed.admin,
+        'full admin',
+        signedInPages('admin', { messageId: seed.deadMessageId, accountId: seed.viewer.id }),
+      );
+      await checkAs(
+        browser,
+        server.url,
+        checker,
+        seed.viewer,
+        'full viewer',
+        signedInPages('viewer', { messageId: seed.deadMessageId }),
+      );
 
       await checkFormErrors(browser, server.url, checker, seed.admin);
       await checkConfirmations(browser, server.url, checker, t, seed);
@@ -278,7 +346,9 @@ forEachDialect((getDb, dialect) => {
       await browser.close();
       await server.close();
     }
-    console.log(`pages ${dialect} | ${checker.checked} checks | ${checker.found.length} violations | ${checker.overflow.length} overflowing`);
+    console.log(
+      `pages ${dialect} | ${checker.checked} checks | ${checker.found.length} violations | ${checker.overflow.length} overflowing`,
+    );
     assert.ok(checker.checked >= 60, `checked ${checker.checked} page views`);
     assert.deepEqual(checker.found, [], 'axe violations');
     assert.deepEqual(checker.overflow, [], 'pages wider than a 390 px screen');

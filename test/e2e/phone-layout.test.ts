@@ -1,4 +1,5 @@
-// Home, Profile and the team list on a phone (390 px) for an account with the longest username (64 characters): the page never
+// Home, Profile and the team list on a phone (390 px) for an account with the longest username (64 characters): the
+// page never
 // scrolls sideways, the header cuts the name with an ellipsis (the full name in its title), a wrapped link in the
 // home page's list keeps its bullet by its first line, and the sessions and tokens tables stack so every button is
 // on screen. Revoking a token goes through its confirmation step.
@@ -31,7 +32,9 @@ async function onScreen(what: string, box: { x: number; width: number } | null):
 }
 
 forEachDialect((getDb) => {
-  test('a 64-character username on a phone: no sideways scrolling on Home and Profile, stacked tables, revoking asks first', { skip: browserSkip }, async () => {
+  test('a 64-character username on a phone: no sideways scrolling on Home and Profile, stacked tables, revoking asks first', {
+    skip: browserSkip,
+  }, async () => {
     assert.equal([...LONG_USERNAME].length, 64);
     const t = buildTestApp(getDb());
     const me = await buildAccount(t, { username: LONG_USERNAME, role: 'admin' });
@@ -39,7 +42,8 @@ forEachDialect((getDb) => {
     await createToken(t.deps, me.id, { name: 'deploy bot', expiry: 'never', readOnly: true });
     // Another session, from a browser with a long user agent.
     const other = t.client();
-    other.userAgent = 'Mozilla/5.0 (Linux; Android 14; Pixel 8 Pro Build/UQ1A.240205.004; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/122.0.6261.119';
+    other.userAgent =
+      'Mozilla/5.0 (Linux; Android 14; Pixel 8 Pro Build/UQ1A.240205.004; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/122.0.6261.119';
     await other.get('/login');
     assert.equal((await other.post('/login', { username: me.username, password: me.password })).status, 303);
     const server = await serveTestApp(t);
@@ -52,7 +56,10 @@ forEachDialect((getDb) => {
       await fitsPhone(page, '/');
       const name = page.locator('header .username');
       assert.equal(await name.getAttribute('title'), LONG_USERNAME);
-      const cut = await name.evaluate((el) => ({ overflow: getComputedStyle(el).textOverflow, clipped: el.scrollWidth > el.clientWidth }));
+      const cut = await name.evaluate((el) => ({
+        overflow: getComputedStyle(el).textOverflow,
+        clipped: el.scrollWidth > el.clientWidth,
+      }));
       assert.deepEqual(cut, { overflow: 'ellipsis', clipped: true }, 'the name is cut with an ellipsis');
       await onScreen('Sign out', await page.locator('header').getByRole('button', { name: 'Sign out' }).boundingBox());
 
@@ -70,20 +77,34 @@ forEachDialect((getDb) => {
           first.setStart(link.firstChild!, 0);
           first.setEnd(link.firstChild!, 1);
           const firstLine = first.getBoundingClientRect();
-          return { text: link.textContent, lines: Math.round(link.getBoundingClientRect().height / firstLine.height), gap: Math.abs(marker.top - firstLine.top) };
+          return {
+            text: link.textContent,
+            lines: Math.round(link.getBoundingClientRect().height / firstLine.height),
+            gap: Math.abs(marker.top - firstLine.top),
+          };
         }),
       );
-      assert.ok(bullets.some((b) => b.lines >= 2), `a link wraps at 390 px: ${JSON.stringify(bullets)}`);
+      assert.ok(
+        bullets.some((b) => b.lines >= 2),
+        `a link wraps at 390 px: ${JSON.stringify(bullets)}`,
+      );
       for (const b of bullets) assert.ok(b.gap < 4, `the bullet of “${b.text}” is ${b.gap} px off its first line`);
 
       // Profile: the page fits; each session and each token is one block, its button on screen.
       await page.goto(`${server.url}/profile`);
       await fitsPhone(page, '/profile');
       const sessions = page.locator('#profile-sessions');
-      // Still a table to assistive technology: one row per session (the header row is hidden on phones, each cell names its column).
+      // Still a table to assistive technology: one row per session (the header row is hidden on phones, each cell names
+      // its column).
       assert.equal(await sessions.getByRole('row').count(), 2, 'two sessions');
-      await onScreen('End this session', await sessions.getByRole('button', { name: 'End this session' }).boundingBox());
-      await onScreen('End session', await sessions.getByRole('button', { name: 'End session', exact: true }).boundingBox());
+      await onScreen(
+        'End this session',
+        await sessions.getByRole('button', { name: 'End this session' }).boundingBox(),
+      );
+      await onScreen(
+        'End session',
+        await sessions.getByRole('button', { name: 'End session', exact: true }).boundingBox(),
+      );
       assert.ok(await sessions.getByText('Browser:').first().isVisible(), 'a stacked cell names its column');
       const tokens = page.locator('#profile-tokens');
       const revoke = tokens.getByRole('link', { name: /^Revoke… “ci script”/ });
@@ -95,12 +116,19 @@ forEachDialect((getDb) => {
       const step = page.getByRole('region', { name: /Revoke the token “ci script”/ });
       assert.match((await step.textContent()) ?? '', /This cannot be undone/);
       await fitsPhone(page, '/profile?revoke=…');
-      assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', me.id).execute()).length, 2, 'nothing revoked yet');
+      assert.equal(
+        (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', me.id).execute()).length,
+        2,
+        'nothing revoked yet',
+      );
       await step.getByRole('button', { name: /^Revoke “ci script”/ }).click();
       await page.waitForURL(/notice=token-revoked/);
       assert.match((await page.textContent('#profile-tokens')) ?? '', /The token no longer works/);
       const left = await t.deps.db.selectFrom('api_tokens').select('name').where('account_id', '=', me.id).execute();
-      assert.deepEqual(left.map((r) => r.name), ['deploy bot']);
+      assert.deepEqual(
+        left.map((r) => r.name),
+        ['deploy bot'],
+      );
       await fitsPhone(page, '/profile?notice=token-revoked');
 
       // Settings > Team: the accounts table stacks, one block per account with its last sign-in on screen; the
@@ -108,7 +136,10 @@ forEachDialect((getDb) => {
       await buildInvitation(t, me.id);
       await page.goto(`${server.url}/settings?tab=team`);
       await fitsPhone(page, '/settings?tab=team');
-      await onScreen('Revoke (an open invitation)', await page.locator('table.invitations').getByRole('button', { name: 'Revoke' }).boundingBox());
+      await onScreen(
+        'Revoke (an open invitation)',
+        await page.locator('table.invitations').getByRole('button', { name: 'Revoke' }).boundingBox(),
+      );
       const mine = page.locator('table.accounts tr', { has: page.getByRole('link', { name: LONG_USERNAME }) });
       await onScreen('Last sign-in', await mine.getByText('Last sign-in:').boundingBox());
       await mine.getByRole('link', { name: LONG_USERNAME }).click();

@@ -10,7 +10,9 @@ import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
 
 forEachDialect((getDb) => {
-  test('enrol TOTP from the profile, then sign in with a code and with a recovery code, once', { skip: browserSkip }, async () => {
+  test('enrol TOTP from the profile, then sign in with a code and with a recovery code, once', {
+    skip: browserSkip,
+  }, async () => {
     const t = buildTestApp(getDb());
     const account = await buildAccount(t, { username: 'tess' });
     const server = await serveTestApp(t);
@@ -30,12 +32,21 @@ forEachDialect((getDb) => {
       await page.goto(`${server.url}/profile`);
       // "Confirm it's you" first (the page's one confirm form), then the set-up button; the key is shown once, on the
       // page after the redirect.
-      assert.equal(await page.locator('#profile-second-factor').getByRole('button', { name: 'Set up two-factor authentication' }).count(), 0);
+      assert.equal(
+        await page
+          .locator('#profile-second-factor')
+          .getByRole('button', { name: 'Set up two-factor authentication' })
+          .count(),
+        0,
+      );
       const confirm = page.locator('#profile-confirm');
       await confirm.getByLabel('Password').fill(account.password);
       await confirm.getByRole('button', { name: 'Confirm' }).click();
       await page.waitForURL(/notice=confirmed#profile-confirm/);
-      await page.locator('#profile-second-factor').getByRole('button', { name: 'Set up two-factor authentication' }).click();
+      await page
+        .locator('#profile-second-factor')
+        .getByRole('button', { name: 'Set up two-factor authentication' })
+        .click();
       await page.waitForURL(`${server.url}/profile/totp`);
       // isVisible() does not wait: the click's page load may not have rendered yet. waitFor() throws if it never does.
       await page.locator('figure.qr svg').waitFor({ state: 'visible', timeout: 10_000 });
@@ -43,7 +54,10 @@ forEachDialect((getDb) => {
       const grouped = ((await page.locator('#totp-secret').textContent()) ?? '').trim();
       assert.match(grouped, /^([A-Z2-7]{4} ){7}[A-Z2-7]{4}$/, 'the key in groups of four');
       const secret = grouped.replaceAll(' ', '');
-      assert.match((await page.getByRole('link', { name: /set-up link/ }).getAttribute('href')) ?? '', /^otpauth:\/\/totp\//);
+      assert.match(
+        (await page.getByRole('link', { name: /set-up link/ }).getAttribute('href')) ?? '',
+        /^otpauth:\/\/totp\//,
+      );
       await page.getByLabel('Code from your app').fill(totpCode(secret, t.clock.now()));
       await page.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
       await page.waitForURL(/\/profile\/recovery-codes\?from=enrolment$/);
@@ -78,7 +92,11 @@ forEachDialect((getDb) => {
       await page.getByRole('button', { name: 'Verify' }).click();
       assert.match((await page.textContent('main')) ?? '', /That code is not valid/);
       assert.equal(new URL(page.url()).pathname, '/login/totp');
-      assert.equal((await page.goto(`${server.url}/profile`))?.url(), `${server.url}/login/totp`, 'still owes its code');
+      assert.equal(
+        (await page.goto(`${server.url}/profile`))?.url(),
+        `${server.url}/login/totp`,
+        'still owes its code',
+      );
     } finally {
       await browser.close();
       await server.close();

@@ -13,7 +13,15 @@ import { buildAccount } from '../helpers/factories.ts';
 forEachDialect((getDb) => {
   test('first run: the sign-in page says setup is pending and where the link is', { skip: browserSkip }, async () => {
     const db = getDb().db;
-    for (const table of ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'password_resets', 'accounts'] as const) await db.deleteFrom(table).execute();
+    for (const table of [
+      'sessions',
+      'recovery_codes',
+      'api_tokens',
+      'invitations',
+      'password_resets',
+      'accounts',
+    ] as const)
+      await db.deleteFrom(table).execute();
     const t = buildTestApp(getDb());
     const server = await serveTestApp(t);
     const browser = await launchBrowser();
@@ -34,7 +42,9 @@ forEachDialect((getDb) => {
     }
   });
 
-  test('invitation, API token and recovery codes are shown once, after a redirect, and never on reload', { skip: browserSkip }, async () => {
+  test('invitation, API token and recovery codes are shown once, after a redirect, and never on reload', {
+    skip: browserSkip,
+  }, async () => {
     const t = buildTestApp(getDb());
     const boss = await buildAccount(t, { username: 'boss', role: 'admin' });
     const newcomer = await buildAccount(t, { username: 'nina', enrolPrompt: true });
@@ -59,7 +69,11 @@ forEachDialect((getDb) => {
       assert.ok(!reloaded.includes(link), 'a reload shows the link no more');
       assert.match(reloaded, /shown once/);
       assert.match(reloaded, /for Dana, on-call/);
-      assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 1, 'the reload minted nothing');
+      assert.equal(
+        (await t.deps.db.selectFrom('invitations').select('id').execute()).length,
+        1,
+        'the reload minted nothing',
+      );
 
       // An API token: "Confirm it's you" first (the section links to the page's one confirm form), then the form with
       // its labelled lifetime.
@@ -77,7 +91,7 @@ forEachDialect((getDb) => {
       assert.match(token, /^svc_pat_/);
       await page.goBack();
       await page.goForward();
-      assert.ok(!((await page.content()).includes(token)), 'Back and Forward show the token no more');
+      assert.ok(!(await page.content()).includes(token), 'Back and Forward show the token no more');
       assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').execute()).length, 1);
       await page.locator('header').getByRole('button', { name: 'Sign out' }).click();
 
@@ -95,10 +109,16 @@ forEachDialect((getDb) => {
       await page.waitForURL(/\/profile\/recovery-codes\?from=sign-in$/);
       const codes = (await page.locator('ol.codes code').allTextContents()).map((c) => c.trim());
       assert.equal(codes.length, 10);
-      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download as text file' }).click()]);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: 'Download as text file' }).click(),
+      ]);
       assert.equal(download.suggestedFilename(), 'svc-recovery-codes.txt');
       const file = await fs.readFile((await download.path())!, 'utf8');
-      assert.ok(codes.every((code) => file.includes(code)), 'the file holds every code');
+      assert.ok(
+        codes.every((code) => file.includes(code)),
+        'the file holds every code',
+      );
       await page.reload();
       assert.equal(await page.locator('ol.codes code').count(), 0, 'a reload shows the codes no more');
       await page.getByRole('link', { name: 'Continue' }).click();

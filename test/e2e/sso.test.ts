@@ -13,7 +13,9 @@ import { redirectUrisFor } from '../helpers/sso.ts';
 import { makeCertificates, PUBLIC_CLIENT_ID, startTestIdp } from '../helpers/test-idp.ts';
 
 forEachDialect((getDb) => {
-  test('admin declares a provider; a user links it from Profile, signs out, signs in with its button and re-links', { skip: browserSkip }, async () => {
+  test('admin declares a provider; a user links it from Profile, signs out, signs in with its button and re-links', {
+    skip: browserSkip,
+  }, async () => {
     const certs = makeCertificates(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-ca-')));
     const t = buildTestApp(getDb(), { oidcCaFile: certs.caFile });
     const boss = await buildAccount(t, { username: 'boss', role: 'admin' });

@@ -9,7 +9,9 @@ import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
 
 forEachDialect((getDb) => {
-  test('an admin invites a viewer, the viewer joins and signs in, and a promotion opens /settings', { skip: browserSkip }, async () => {
+  test('an admin invites a viewer, the viewer joins and signs in, and a promotion opens /settings', {
+    skip: browserSkip,
+  }, async () => {
     const t = buildTestApp(getDb());
     const boss = await buildAccount(t, { username: 'boss', role: 'admin' });
     const server = await serveTestApp(t);
@@ -35,7 +37,12 @@ forEachDialect((getDb) => {
       assert.match((await invitee.textContent('main')) ?? '', /Your account is ready/);
 
       // A new account is offered second-factor enrolment at its first sign-in; it may skip.
-      await signInWithBrowser(invitee, server.url, { username: 'vera', password: 'a sturdy passphrase' }, '/login/enrol');
+      await signInWithBrowser(
+        invitee,
+        server.url,
+        { username: 'vera', password: 'a sturdy passphrase' },
+        '/login/enrol',
+      );
       await invitee.getByRole('button', { name: 'Skip for now' }).click();
       await invitee.waitForURL(`${server.url}/`);
       assert.equal((await invitee.goto(`${server.url}/settings`))?.status(), 403);
@@ -58,11 +65,16 @@ forEachDialect((getDb) => {
       // the promotion above has lapsed).
       t.clock.advance(11 * 60_000);
       await adminPage.goto(`${server.url}/settings?tab=team`);
-      assert.deepEqual(await adminPage.getByLabel('Role', { exact: true }).locator('option').allTextContents(), ['viewer']);
+      assert.deepEqual(await adminPage.getByLabel('Role', { exact: true }).locator('option').allTextContents(), [
+        'viewer',
+      ]);
       const confirm = adminPage.locator('#invite-confirm');
       await confirm.getByLabel('Password').fill('not the password');
       await confirm.getByRole('button', { name: 'Confirm' }).click();
-      assert.match((await adminPage.locator('#invite-confirm [role="alert"]').textContent()) ?? '', /Incorrect password/);
+      assert.match(
+        (await adminPage.locator('#invite-confirm [role="alert"]').textContent()) ?? '',
+        /Incorrect password/,
+      );
       await adminPage.locator('#invite-confirm').getByLabel('Password').fill(boss.password);
       await adminPage.locator('#invite-confirm').getByRole('button', { name: 'Confirm' }).click();
       await adminPage.waitForURL(/notice=confirmed#invite$/);
@@ -77,7 +89,9 @@ forEachDialect((getDb) => {
     }
   });
 
-  test('an admin suspends an account (sign-in refused), reactivates it, and a reset link is followed in another browser', { skip: browserSkip }, async () => {
+  test('an admin suspends an account (sign-in refused), reactivates it, and a reset link is followed in another browser', {
+    skip: browserSkip,
+  }, async () => {
     const t = buildTestApp(getDb());
     const boss = await buildAccount(t, { username: 'chief', role: 'admin' });
     const dana = await buildAccount(t, { username: 'dana', role: 'viewer' });
@@ -109,7 +123,11 @@ forEachDialect((getDb) => {
       await adminPage.waitForURL(/notice=reactivated$/);
 
       // A reset link, after "Confirm it's you", shown once, followed in a separate browser context.
-      assert.equal(await adminPage.getByRole('button', { name: 'Create reset link' }).count(), 0, 'it waits for the confirmation');
+      assert.equal(
+        await adminPage.getByRole('button', { name: 'Create reset link' }).count(),
+        0,
+        'it waits for the confirmation',
+      );
       await adminPage.locator('#reset-link-confirm').getByLabel('Password').fill(boss.password);
       await adminPage.locator('#reset-link-confirm').getByRole('button', { name: 'Confirm' }).click();
       await adminPage.waitForURL(/notice=confirmed#account-password$/);
@@ -134,7 +152,9 @@ forEachDialect((getDb) => {
     }
   });
 
-  test('an admin labels an invitation with a note, signs an account out everywhere, moves its records and removes it', { skip: browserSkip }, async () => {
+  test('an admin labels an invitation with a note, signs an account out everywhere, moves its records and removes it', {
+    skip: browserSkip,
+  }, async () => {
     const t = buildTestApp(getDb());
     const boss = await buildAccount(t, { username: 'lead', role: 'admin' });
     const olga = await buildAccount(t, { username: 'olga', role: 'admin' });
@@ -174,12 +194,19 @@ forEachDialect((getDb) => {
       await adminPage.getByLabel('Move its authored records to').selectOption({ label: 'lead' });
       await adminPage.getByRole('button', { name: 'Review the move…' }).click();
       await adminPage.getByRole('button', { name: 'Move records to lead' }).click();
-      assert.match((await adminPage.textContent('main')) ?? '', /Its authored records now belong to the account you chose/);
+      assert.match(
+        (await adminPage.textContent('main')) ?? '',
+        /Its authored records now belong to the account you chose/,
+      );
       await adminPage.getByLabel('Type olga to remove this account').fill('olga');
       await adminPage.getByRole('button', { name: 'Remove account' }).click();
       await adminPage.waitForURL(/tab=team/);
       assert.match((await adminPage.textContent('main')) ?? '', /Account removed\./);
-      assert.match((await adminPage.getByRole('row', { name: /for Dana, on-call/ }).textContent()) ?? '', /lead/, 'the invitation now names lead');
+      assert.match(
+        (await adminPage.getByRole('row', { name: /for Dana, on-call/ }).textContent()) ?? '',
+        /lead/,
+        'the invitation now names lead',
+      );
     } finally {
       await browser.close();
       await server.close();

@@ -19,7 +19,9 @@ export interface ApiResponse {
 
 type Json = Record<string, unknown> | unknown[] | string | number | boolean | null;
 
-/** Options of one request: extra headers, a raw body (sent as is), or no contract check (for deliberately odd answers). */
+/**
+ * Options of one request: extra headers, a raw body (sent as is), or no contract check (for deliberately odd answers).
+ */
 export interface ApiRequestOptions {
   headers?: Record<string, string>;
   raw?: string;
@@ -41,7 +43,11 @@ export class ApiClient {
       payload = JSON.stringify(body);
       if (!headers.has('content-type')) headers.set('content-type', 'application/json');
     }
-    const res = await this.t.app.request(`http://localhost${path}`, { method, headers, body: payload }, { incoming: { socket: { remoteAddress: options.address ?? '127.0.0.1' } } });
+    const res = await this.t.app.request(
+      `http://localhost${path}`,
+      { method, headers, body: payload },
+      { incoming: { socket: { remoteAddress: options.address ?? '127.0.0.1' } } },
+    );
     const text = await res.text();
     const type = res.headers.get('content-type') ?? '';
     const parsed = /json/.test(type) && text !== '' ? JSON.parse(text) : undefined;
@@ -67,9 +73,17 @@ export class ApiClient {
 }
 
 /** An account of `role` with a fresh token (read-only when asked) and a client presenting it. */
-export async function buildApiUser(t: TestApp, role: 'admin' | 'viewer', options: { username?: string; readOnly?: boolean } = {}) {
+export async function buildApiUser(
+  t: TestApp,
+  role: 'admin' | 'viewer',
+  options: { username?: string; readOnly?: boolean } = {},
+) {
   const account = await buildAccount(t, { role, ...(options.username ? { username: options.username } : {}) });
-  const { id: tokenId, token } = await createToken(t.deps, account.id, { name: 'test', expiry: 'never', readOnly: options.readOnly });
+  const { id: tokenId, token } = await createToken(t.deps, account.id, {
+    name: 'test',
+    expiry: 'never',
+    readOnly: options.readOnly,
+  });
   return { account, token, tokenId, api: new ApiClient(t, token) };
 }
 
@@ -108,10 +122,18 @@ async function loadContract(t: TestApp) {
   ajv.addSchema(doc, 'openapi.json');
   const operations: Operation[] = [];
   for (const [path, item] of Object.entries<any>(doc.paths ?? {})) {
-    const source = path.split('/').map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+    const source = path
+      .split('/')
+      .map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
     for (const [method, op] of Object.entries<any>(item)) {
       const escaped = path.replaceAll('~', '~0').replaceAll('/', '~1');
-      operations.push({ pattern: new RegExp(`^${source}$`), method: method.toUpperCase(), responses: op.responses ?? {}, pointer: `openapi.json#/paths/${escaped}/${method}` });
+      operations.push({
+        pattern: new RegExp(`^${source}$`),
+        method: method.toUpperCase(),
+        responses: op.responses ?? {},
+        pointer: `openapi.json#/paths/${escaped}/${method}`,
+      });
     }
   }
   // A literal path segment wins over a parameter (/api/messages/read before /api/messages/{id}).
@@ -125,7 +147,14 @@ async function loadContract(t: TestApp) {
  * must be listed for it, and a JSON body must validate against the listed schema for its media type. Answers the gate
  * gives before any route (401, 403, 404, 405, 429 for paths or methods that do not exist) must still be problems.
  */
-async function checkContract(t: TestApp, method: string, url: string, status: number, contentType: string, body: unknown): Promise<void> {
+async function checkContract(
+  t: TestApp,
+  method: string,
+  url: string,
+  status: number,
+  contentType: string,
+  body: unknown,
+): Promise<void> {
   contract ??= loadContract(t);
   const { ajv, operations } = await contract;
   const path = url.split('?')[0]!;
@@ -135,17 +164,30 @@ async function checkContract(t: TestApp, method: string, url: string, status: nu
   const mediaType = contentType.split(';')[0]!.trim();
   if (!op) {
     assert.ok(status >= 400, `${method} ${path} answered ${status} but is not in the OpenAPI document`);
-    assert.equal(mediaType, 'application/problem+json', `${method} ${path} (undocumented) answered ${status} with ${contentType}`);
+    assert.equal(
+      mediaType,
+      'application/problem+json',
+      `${method} ${path} (undocumented) answered ${status} with ${contentType}`,
+    );
     const validate = ajv.getSchema('openapi.json#/components/schemas/Problem')!;
     assert.ok(validate(body), `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}`);
     return;
   }
   const response = op.responses[String(status)];
-  assert.ok(response, `${method} ${path} answered ${status}, which the document does not list for ${op.method} ${op.pattern.source} (lists ${Object.keys(op.responses).join(', ')})`);
+  assert.ok(
+    response,
+    `${method} ${path} answered ${status}, which the document does not list for ${op.method} ${op.pattern.source} (lists ${Object.keys(op.responses).join(', ')})`,
+  );
   if (method === 'HEAD' || status === 204) return;
   const media = response.content?.[mediaType];
-  assert.ok(media, `${method} ${path} ${status} answered ${mediaType || 'no content type'}; the document lists ${Object.keys(response.content ?? {}).join(', ') || 'no content'}`);
+  assert.ok(
+    media,
+    `${method} ${path} ${status} answered ${mediaType || 'no content type'}; the document lists ${Object.keys(response.content ?? {}).join(', ') || 'no content'}`,
+  );
   const pointer = `${op.pointer}/responses/${status}/content/${mediaType.replaceAll('~', '~0').replaceAll('/', '~1')}/schema`;
   const validate = ajv.getSchema(pointer) ?? ajv.compile({ $ref: pointer });
-  assert.ok(validate(body), `${method} ${path} ${status} does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`);
+  assert.ok(
+    validate(body),
+    `${method} ${path} ${status} does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
+  );
 }

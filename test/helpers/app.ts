@@ -90,7 +90,11 @@ export class TestClient {
       headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
     }
     if (!headers.has('user-agent')) headers.set('user-agent', this.userAgent);
-    const res = await this.app.request(`${ORIGIN}${path}`, { ...init, headers }, { incoming: { socket: { remoteAddress: this.address } } });
+    const res = await this.app.request(
+      `${ORIGIN}${path}`,
+      { ...init, headers },
+      { incoming: { socket: { remoteAddress: this.address } } },
+    );
     for (const line of res.headers.getSetCookie()) {
       const [pair, ...attrs] = line.split(';');
       const eq = pair!.indexOf('=');
@@ -113,7 +117,11 @@ export class TestClient {
   }
 
   /** Posts a form the way a same-origin browser page would (Origin header, the session's form token). */
-  post(path: string, fields: Record<string, string | string[]> = {}, headers: Record<string, string> = {}): Promise<TestResponse> {
+  post(
+    path: string,
+    fields: Record<string, string | string[]> = {},
+    headers: Record<string, string> = {},
+  ): Promise<TestResponse> {
     const body = new URLSearchParams();
     if (this.csrf && !('_csrf' in fields)) body.append('_csrf', this.csrf);
     if (this.once && !('_once' in fields)) body.append('_once', this.once);
@@ -122,7 +130,12 @@ export class TestClient {
     return this.request(path, {
       method: 'POST',
       body: body.toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN, 'sec-fetch-site': 'same-origin', ...headers },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: ORIGIN,
+        'sec-fetch-site': 'same-origin',
+        ...headers,
+      },
     });
   }
 }

@@ -1,4 +1,5 @@
-// Delivery test helpers: a fixture resolver, a test address policy, the recorded attempts, and waiting on background work.
+// Delivery test helpers: a fixture resolver, a test address policy, the recorded attempts, and waiting on background
+// work.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/db/schema.ts';
 import type { AttemptRow } from '../../src/features/delivery/attempts.repo.ts';
@@ -8,8 +9,13 @@ import type { ResolvedAddress, Resolver } from '../../src/net/outbound.ts';
 // Kept only for importers not yet switched to ./outbox.ts, where the one clearOutbox lives; delete once none is left.
 export { clearOutbox } from './outbox.ts';
 
-/** A resolver answering from a table; a function entry is called per lookup (for rebinding fixtures). Records every lookup. */
-export function fixtureResolver(table: Record<string, string[] | ((call: number) => string[])>): Resolver & { calls: string[] } {
+/**
+ * A resolver answering from a table; a function entry is called per lookup (for rebinding fixtures). Records every
+ * lookup.
+ */
+export function fixtureResolver(
+  table: Record<string, string[] | ((call: number) => string[])>,
+): Resolver & { calls: string[] } {
   const calls: string[] = [];
   const resolver = async (hostname: string): Promise<ResolvedAddress[]> => {
     calls.push(hostname);
@@ -37,7 +43,10 @@ export async function attemptsOf(db: Kysely<DB>, deliveryId?: string): Promise<A
 }
 
 /** Waits for a condition that background work or other processes will make true (polled; never a fixed sleep). */
-export async function until(condition: () => boolean | Promise<boolean>, options: { limitMs?: number; everyMs?: number } = {}): Promise<void> {
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  options: { limitMs?: number; everyMs?: number } = {},
+): Promise<void> {
   const deadline = Date.now() + (options.limitMs ?? 30_000);
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not reached');

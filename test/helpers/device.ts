@@ -11,12 +11,17 @@ export async function lockUsername(t: TestApp, username: string): Promise<void> 
   for (let a = 0; a < 10; a++) {
     const bot = t.client();
     bot.address = `198.18.${bots++}.1`;
-    for (let i = 0; i < 5; i++) assert.equal((await bot.post('/login', { username, password: `guess-${a}-${i}` })).status, 401);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await bot.post('/login', { username, password: `guess-${a}-${i}` })).status, 401);
   }
 }
 
 /** A client at `address` that signed in as `account` and signed out again: it keeps only its device cookie. */
-export async function returningClient(t: TestApp, account: { username: string; password: string }, address: string): Promise<TestClient> {
+export async function returningClient(
+  t: TestApp,
+  account: { username: string; password: string },
+  address: string,
+): Promise<TestClient> {
   const c = await signIn(t, account);
   c.address = address;
   await c.post('/logout');

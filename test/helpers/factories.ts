@@ -16,8 +16,15 @@ export async function buildAccount(
   const username = opts.username ?? `user-${crypto.randomBytes(4).toString('hex')}`;
   const password = opts.password ?? TEST_PASSWORD;
   const id = newId(systemRandom);
-  await insertAccount(t.deps.db, { id, username, password_hash: await hashPassword(password), role: opts.role ?? 'viewer', created_at: t.clock.now() });
-  if (!opts.enrolPrompt) await t.deps.db.updateTable('accounts').set({ totp_enrol_prompt: 0 }).where('id', '=', id).execute();
+  await insertAccount(t.deps.db, {
+    id,
+    username,
+    password_hash: await hashPassword(password),
+    role: opts.role ?? 'viewer',
+    created_at: t.clock.now(),
+  });
+  if (!opts.enrolPrompt)
+    await t.deps.db.updateTable('accounts').set({ totp_enrol_prompt: 0 }).where('id', '=', id).execute();
   return { id, username, password };
 }
 

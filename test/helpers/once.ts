@@ -35,7 +35,11 @@ export async function submitMinting(
  * session's 10-minute window for every act that needs it. `_asked` (the section that needed it) is not sent: one
  * confirmation serves them all.
  */
-export async function confirmItsMe(client: TestClient, secret: string, _asked?: 'tokens' | 'second-factor' | 'sso'): Promise<void> {
+export async function confirmItsMe(
+  client: TestClient,
+  secret: string,
+  _asked?: 'tokens' | 'second-factor' | 'sso',
+): Promise<void> {
   await client.get('/profile');
   const res = await client.post('/profile/reauth', { secret });
   assert.equal(res.status, 303, `confirmation refused (${res.status})`);

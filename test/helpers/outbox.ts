@@ -13,12 +13,27 @@ const dbOf = (target: Target): Kysely<DB> => ('deps' in target ? target.deps.db 
 
 /** The account that authors factory channels (created on first use per database). */
 async function factoryAuthor(db: Kysely<DB>): Promise<string> {
-  const existing = await db.selectFrom('accounts').select('id').where('username_lower', '=', 'outbox-factory').executeTakeFirst();
+  const existing = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('username_lower', '=', 'outbox-factory')
+    .executeTakeFirst();
   if (existing) return existing.id;
   const id = newId(systemRandom);
   await db
     .insertInto('accounts')
-    .values({ id, username: 'outbox-factory', username_lower: 'outbox-factory', password_hash: 'x', role: 'admin', totp_secret: null, totp_enabled: 0, totp_last_step: null, totp_enrol_prompt: 0, created_at: 0 })
+    .values({
+      id,
+      username: 'outbox-factory',
+      username_lower: 'outbox-factory',
+      password_hash: 'x',
+      role: 'admin',
+      totp_secret: null,
+      totp_enabled: 0,
+      totp_last_step: null,
+      totp_enrol_prompt: 0,
+      created_at: 0,
+    })
     .execute();
   return id;
 }
@@ -29,11 +44,19 @@ async function factoryAuthor(db: Kysely<DB>): Promise<string> {
  */
 export async function buildChannel(
   target: Target,
-  opts: { url?: string; secret?: string | null; classes?: string | string[]; enabled?: boolean; now?: number; createdBy?: string } = {},
+  opts: {
+    url?: string;
+    secret?: string | null;
+    classes?: string | string[];
+    enabled?: boolean;
+    now?: number;
+    createdBy?: string;
+  } = {},
 ): Promise<ChannelsTable> {
   const db = dbOf(target);
   const now = opts.now ?? ('deps' in target ? target.clock.now() : 0);
-  const classes = typeof opts.classes === 'string' ? opts.classes.split(',') : (opts.classes ?? ['clock', 'coverage', 'drift']);
+  const classes =
+    typeof opts.classes === 'string' ? opts.classes.split(',') : (opts.classes ?? ['clock', 'coverage', 'drift']);
   const row: ChannelsTable = {
     id: newId(systemRandom),
     url: opts.url ?? `https://hooks.example.com/${newId(systemRandom)}`,
@@ -80,7 +103,16 @@ export async function buildMessageWithDeliveries(
   const headline = opts.headline ?? `Drift on host web-${crypto.randomBytes(3).toString('hex')} — “quoted” ✓`;
   const subject = { kind: 'host', key: 'web-1.example.net' };
   const census = opts.census ?? null;
-  const body = serializeBody({ id, class: 'drift', cause: 'drift', subject, instant: opts.now, headline, census, link: opts.link });
+  const body = serializeBody({
+    id,
+    class: 'drift',
+    cause: 'drift',
+    subject,
+    instant: opts.now,
+    headline,
+    census,
+    link: opts.link,
+  });
   const message: MessagesTable = {
     id,
     class: 'drift',
@@ -100,19 +132,31 @@ export async function buildMessageWithDeliveries(
     await insertDeliveriesForClass(trx, { messageId: id, class: 'drift', now: opts.now });
     const named = new Set(opts.channelIds);
     const others: string[] = [];
-    for (const d of await trx.selectFrom('deliveries').select(['id', 'channel_id']).where('message_id', '=', id).execute()) {
+    for (const d of await trx
+      .selectFrom('deliveries')
+      .select(['id', 'channel_id'])
+      .where('message_id', '=', id)
+      .execute()) {
       if (named.has(d.channel_id!)) deliveryIds.set(d.channel_id!, d.id);
       else others.push(d.id);
     }
     // Chunked: SQLite caps the bound parameters of one statement.
-    for (let i = 0; i < others.length; i += 500) await trx.deleteFrom('deliveries').where('id', 'in', others.slice(i, i + 500)).execute();
+    for (let i = 0; i < others.length; i += 500)
+      await trx
+        .deleteFrom('deliveries')
+        .where('id', 'in', others.slice(i, i + 500))
+        .execute();
     const missing = opts.channelIds.filter((c) => !deliveryIds.has(c));
-    if (missing.length > 0) throw new Error(`no delivery for channel(s) ${missing.join(', ')}: each must exist, be enabled and take drift`);
+    if (missing.length > 0)
+      throw new Error(`no delivery for channel(s) ${missing.join(', ')}: each must exist, be enabled and take drift`);
   });
   return { message, deliveryIds };
 }
 
-/** Empties the outbox (attempts, deliveries, messages, read marks, channels, the retention dial) between tests sharing a database. */
+/**
+ * Empties the outbox (attempts, deliveries, messages, read marks, channels, the retention dial) between tests sharing a
+ * database.
+ */
 export async function clearOutbox(target: Target): Promise<void> {
   const db = dbOf(target);
   await db.deleteFrom('delivery_attempts').execute();

@@ -24,12 +24,21 @@ export async function seedFull(t: TestApp): Promise<FullSeed> {
   const admin = await buildAccount(t, { role: 'admin', username: 'root-admin' });
   const viewer = await buildAccount(t, { role: 'viewer', username: 'vera-viewer' });
   const now = t.clock.now();
-  const healthy = await buildChannel(t, { createdBy: admin.id, url: 'https://hooks.example.com/svc', secret: 'whsec-seed' });
+  const healthy = await buildChannel(t, {
+    createdBy: admin.id,
+    url: 'https://hooks.example.com/svc',
+    secret: 'whsec-seed',
+  });
   const failing = await buildChannel(t, { createdBy: admin.id, url: LONG_URL, classes: 'drift' });
   await buildChannel(t, { createdBy: admin.id, url: 'https://off.example.org/hook', enabled: false });
   await t.deps.db
     .updateTable('channels')
-    .set({ consecutive_failures: 169, last_error: 'HTTP 503 from receiver', last_error_at: now - 60_000, last_success_at: now - 86_400_000 })
+    .set({
+      consecutive_failures: 169,
+      last_error: 'HTTP 503 from receiver',
+      last_error_at: now - 60_000,
+      last_success_at: now - 86_400_000,
+    })
     .where('id', '=', failing.id)
     .execute();
 
@@ -41,8 +50,17 @@ export async function seedFull(t: TestApp): Promise<FullSeed> {
       cause,
       sourceId: cause === 'declared-input' ? 'source-1' : undefined,
       seedId: cause === 'aperture' ? 'seed-1' : undefined,
-      headline: i === 11 ? `The certificate for api-gateway-internal-${'long'.repeat(12)}.example.com expires in 9 days.` : `Message ${i}: something about ${cause} changed.`,
-      subject: { kind: 'service', key: i % 3 === 0 ? `arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/app/${'k'.repeat(40)}` : `web-${i}.example.net` },
+      headline:
+        i === 11
+          ? `The certificate for api-gateway-internal-${'long'.repeat(12)}.example.com expires in 9 days.`
+          : `Message ${i}: something about ${cause} changed.`,
+      subject: {
+        kind: 'service',
+        key:
+          i % 3 === 0
+            ? `arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/app/${'k'.repeat(40)}`
+            : `web-${i}.example.net`,
+      },
       census: i % 2 === 0 ? i * 3 : undefined,
       instant: now - (12 - i) * 3_600_000,
     });
@@ -50,12 +68,20 @@ export async function seedFull(t: TestApp): Promise<FullSeed> {
   }
   // The newest message: delivered to one channel; dead-lettered on the failing one after five attempts.
   const deadMessageId = messageId;
-  const deliveries = await t.deps.db.selectFrom('deliveries').select(['id', 'channel_id']).where('message_id', '=', deadMessageId).execute();
+  const deliveries = await t.deps.db
+    .selectFrom('deliveries')
+    .select(['id', 'channel_id'])
+    .where('message_id', '=', deadMessageId)
+    .execute();
   for (const d of deliveries) {
     const dead = d.channel_id === failing.id;
     await t.deps.db
       .updateTable('deliveries')
-      .set(dead ? { state: 'dead', attempts: 5, last_error: 'HTTP 503 from receiver', updated_at: t.clock.now() } : { state: 'delivered', attempts: 1, delivered_at: t.clock.now() })
+      .set(
+        dead
+          ? { state: 'dead', attempts: 5, last_error: 'HTTP 503 from receiver', updated_at: t.clock.now() }
+          : { state: 'delivered', attempts: 1, delivered_at: t.clock.now() },
+      )
       .where('id', '=', d.id)
       .execute();
     for (let n = 1; n <= (dead ? 5 : 1); n++) {
@@ -75,10 +101,25 @@ export async function seedFull(t: TestApp): Promise<FullSeed> {
     }
   }
   // An older message still failing on the failing channel.
-  const failingDelivery = await t.deps.db.selectFrom('deliveries').select('id').where('channel_id', '=', failing.id).where('state', '=', 'pending').executeTakeFirst();
-  if (failingDelivery) await t.deps.db.updateTable('deliveries').set({ attempts: 2, last_error: 'connection refused' }).where('id', '=', failingDelivery.id).execute();
+  const failingDelivery = await t.deps.db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('channel_id', '=', failing.id)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  if (failingDelivery)
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ attempts: 2, last_error: 'connection refused' })
+      .where('id', '=', failingDelivery.id)
+      .execute();
 
-  const invitation = await mintInvitation(t.deps, { actorId: admin.id, role: 'viewer', note: 'For the on-call engineer', base: 'http://localhost' });
+  const invitation = await mintInvitation(t.deps, {
+    actorId: admin.id,
+    role: 'viewer',
+    note: 'For the on-call engineer',
+    base: 'http://localhost',
+  });
   if (!invitation.ok) throw new Error('a viewer invitation needs no confirmation');
   // From the command line: a signed-in admin mints an admin invitation only after "Confirm it's you".
   await mintInvitation(t.deps, { actorId: null, role: 'admin', base: 'http://localhost' });
@@ -97,5 +138,12 @@ export async function seedFull(t: TestApp): Promise<FullSeed> {
       created_by: admin.id,
     })
     .execute();
-  return { admin, viewer, messageId, deadMessageId, channelId: healthy.id, inviteToken: new URL(invitation.joinLink).searchParams.get('token')! };
+  return {
+    admin,
+    viewer,
+    messageId,
+    deadMessageId,
+    channelId: healthy.id,
+    inviteToken: new URL(invitation.joinLink).searchParams.get('token')!,
+  };
 }

@@ -12,7 +12,9 @@ const exec = promisify(execFile);
 
 /** Where Debian's server binaries are linked, or why a test needing them cannot run. */
 export const INITDB = '/usr/local/bin/initdb';
-export const privatePostgresMissing = fs.existsSync(INITDB) ? undefined : `PostgreSQL server binaries not installed at ${INITDB}`;
+export const privatePostgresMissing = fs.existsSync(INITDB)
+  ? undefined
+  : `PostgreSQL server binaries not installed at ${INITDB}`;
 
 /** A running private server: its URL for `database`, and stop/start/remove. */
 export interface PrivatePostgres {
@@ -46,7 +48,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   await run(INITDB, ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
   const pgCtl = path.join(path.dirname(fs.realpathSync(INITDB)), 'pg_ctl');
-  const start = () => run(pgCtl, ['-D', data, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+  const start = () =>
+    run(pgCtl, ['-D', data, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', 'start']);
   let running = false;
   await start();
   running = true;

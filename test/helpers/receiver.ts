@@ -32,7 +32,9 @@ export interface Receiver {
   waitFor(n: number): Promise<void>;
   /** TCP connections accepted, including TLS handshakes that never became requests. */
   connections: number;
-  /** Forgets what it saw (requests, connections, in-flight peaks; not what is still in flight) and answers 200 again. */
+  /**
+   * Forgets what it saw (requests, connections, in-flight peaks; not what is still in flight) and answers 200 again.
+   */
   reset(): void;
   close(): Promise<void>;
 }
@@ -57,7 +59,12 @@ export async function startReceiver(opts: { tls?: boolean; host?: '127.0.0.1' | 
     const done = () => r.inFlight.set(path, r.inFlight.get(path)! - 1);
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const seen: Received = { method: req.method ?? '', path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const seen: Received = {
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       r.received.push(seen);
       for (const w of [...waiters]) {
         if (r.received.length < w.n) continue;
@@ -81,7 +88,9 @@ export async function startReceiver(opts: { tls?: boolean; host?: '127.0.0.1' | 
       else reply();
     });
   };
-  const server = opts.tls ? https.createServer({ cert: HOOK_TEST_CERT, key: HOOK_TEST_KEY }, handler) : http.createServer(handler);
+  const server = opts.tls
+    ? https.createServer({ cert: HOOK_TEST_CERT, key: HOOK_TEST_KEY }, handler)
+    : http.createServer(handler);
   server.on('connection', () => r.connections++);
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as AddressInfo).port;
@@ -99,7 +108,8 @@ export async function startReceiver(opts: { tls?: boolean; host?: '127.0.0.1' | 
       r.maxInFlight.clear();
       r.answer = DEFAULT_ANSWER;
     },
-    waitFor: (n) => (r.received.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
+    waitFor: (n) =>
+      r.received.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })),
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();

@@ -11,9 +11,18 @@ export function codeNow(t: TestApp, secret: string): string {
   return totpCode(secret, t.clock.now());
 }
 
-/** Turns TOTP on for the account (as Profile would, from a session of its own that then ends) and moves the clock past the confirming step. */
-export async function enrolTotp(t: TestApp, account: { id: string; password: string }): Promise<{ secret: string; recoveryCodes: string[] }> {
-  const owner = { accountId: account.id, sessionIdHash: sha256(await createSession(t.deps, account.id, 'full', 'enrolTotp helper')) };
+/**
+ * Turns TOTP on for the account (as Profile would, from a session of its own that then ends) and moves the clock past
+ * the confirming step.
+ */
+export async function enrolTotp(
+  t: TestApp,
+  account: { id: string; password: string },
+): Promise<{ secret: string; recoveryCodes: string[] }> {
+  const owner = {
+    accountId: account.id,
+    sessionIdHash: sha256(await createSession(t.deps, account.id, 'full', 'enrolTotp helper')),
+  };
   const confirmedIdentity = await confirmIdentity(t.deps, { ...owner, secret: account.password, address: '127.0.0.1' });
   if (!confirmedIdentity.ok) throw new Error(`password not confirmed: ${confirmedIdentity.reason}`);
   const started = await startEnrolment(t.deps, owner);
@@ -30,13 +39,18 @@ export async function atTotpStep(t: TestApp, account: { username: string; passwo
   const client = t.client();
   await client.get('/login');
   const res = await client.post('/login', { username: account.username, password: account.password });
-  if (res.location !== '/login/totp') throw new Error(`expected the two-factor step, got ${res.status} ${res.location}`);
+  if (res.location !== '/login/totp')
+    throw new Error(`expected the two-factor step, got ${res.status} ${res.location}`);
   await client.get('/login/totp');
   return client;
 }
 
 /** Signs in with password and the current code; the clock then moves to the next step so the next code is fresh. */
-export async function signInWithTotp(t: TestApp, account: { username: string; password: string }, secret: string): Promise<TestClient> {
+export async function signInWithTotp(
+  t: TestApp,
+  account: { username: string; password: string },
+  secret: string,
+): Promise<TestClient> {
   const client = await atTotpStep(t, account);
   const res = await client.post('/login/totp', { code: totpCode(secret, t.clock.now()) });
   if (res.status !== 303 || res.location !== '/') throw new Error(`two-factor step failed with ${res.status}`);
@@ -49,7 +63,8 @@ export async function atEnrolStep(t: TestApp, account: { username: string; passw
   const client = t.client();
   await client.get('/login');
   const res = await client.post('/login', { username: account.username, password: account.password });
-  if (res.location !== '/login/enrol') throw new Error(`expected the enrolment step, got ${res.status} ${res.location}`);
+  if (res.location !== '/login/enrol')
+    throw new Error(`expected the enrolment step, got ${res.status} ${res.location}`);
   await client.get('/login/enrol');
   return client;
 }
@@ -61,7 +76,9 @@ export function keyOn(page: string): string | undefined {
 
 /** The recovery codes listed on a page (none when it shows none). */
 export function codesOn(page: string): string[] {
-  return [...page.matchAll(/<li><code class="secret">([0-9a-z]{5}-[0-9a-z]{5}-[0-9a-z]{5})<\/code><\/li>/g)].map((m) => m[1]!);
+  return [...page.matchAll(/<li><code class="secret">([0-9a-z]{5}-[0-9a-z]{5}-[0-9a-z]{5})<\/code><\/li>/g)].map(
+    (m) => m[1]!,
+  );
 }
 
 /** From the enrolment offer at sign-in: starts, reads the key off the page after the redirect. */
@@ -87,10 +104,16 @@ export async function startEnrolmentInProfile(client: TestClient, password: stri
 }
 
 /** Posts the confirming code (to /login/enrol or /profile/totp/confirm) and reads the codes off the page after it. */
-export async function finishEnrolment(t: TestApp, client: TestClient, path: '/login/enrol' | '/profile/totp/confirm', secret: string): Promise<string[]> {
+export async function finishEnrolment(
+  t: TestApp,
+  client: TestClient,
+  path: '/login/enrol' | '/profile/totp/confirm',
+  secret: string,
+): Promise<string[]> {
   const fields: Record<string, string> = { code: totpCode(secret, t.clock.now()) };
   if (path === '/login/enrol') fields.action = 'confirm';
   const done = await client.post(path, fields);
-  if (done.status !== 303 || !done.location?.startsWith('/profile/recovery-codes')) throw new Error(`enrolment not confirmed: ${done.status} ${done.location}`);
+  if (done.status !== 303 || !done.location?.startsWith('/profile/recovery-codes'))
+    throw new Error(`enrolment not confirmed: ${done.status} ${done.location}`);
   return codesOn((await client.get(done.location)).text);
 }

@@ -18,7 +18,14 @@ export function redirectUrisFor(slugs: string[], origin = TEST_ORIGIN): string[]
 export async function buildProvider(
   t: TestApp,
   idp: TestIdp,
-  opts: { slug: string; createdBy: string; confidential?: boolean; enabled?: boolean; displayName?: string; issuer?: string },
+  opts: {
+    slug: string;
+    createdBy: string;
+    confidential?: boolean;
+    enabled?: boolean;
+    displayName?: string;
+    issuer?: string;
+  },
 ): Promise<{ id: string; slug: string }> {
   const id = newId(systemRandom);
   await t.deps.db
@@ -62,17 +69,25 @@ export async function startAndAuthorize(
   opts: { cancel?: boolean; keepSession?: boolean } = {},
 ): Promise<URL> {
   const start = await client.get(startPath);
-  if (start.status !== 303 || !start.location) throw new Error(`start ${startPath} answered ${start.status}: ${start.text.slice(0, 300)}`);
+  if (start.status !== 303 || !start.location)
+    throw new Error(`start ${startPath} answered ${start.status}: ${start.text.slice(0, 300)}`);
   return idp.authorize(start.location, sub, opts);
 }
 
 /** The whole round-trip: start, IdP sign-in, callback. Returns the callback's response. */
-export async function roundTrip(client: TestClient, idp: TestIdp, startPath: string, sub: string): Promise<TestResponse> {
+export async function roundTrip(
+  client: TestClient,
+  idp: TestIdp,
+  startPath: string,
+  sub: string,
+): Promise<TestResponse> {
   const callback = await startAndAuthorize(client, idp, startPath, sub);
   return client.get(pathOf(callback));
 }
 
-/** Empties what SSO tests sharing one database leave behind: bindings, providers, sessions, accounts and start counts. */
+/**
+ * Empties what SSO tests sharing one database leave behind: bindings, providers, sessions, accounts and start counts.
+ */
 export async function clearSsoState(db: Kysely<DB>): Promise<void> {
   // Every test's clock starts at the same instant, so one test's sign-in starts would count against the next's.
   await db.deleteFrom('auth_throttle').execute();

@@ -17,7 +17,9 @@ export interface SvcRun {
 /** Runs `svc <args>` with `env` added; resolves with the exit code and output whatever the code. */
 export async function svc(args: string[], env: Record<string, string> = {}): Promise<SvcRun> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, [bin, ...args], { env: { ...process.env, NODE_NO_WARNINGS: '1', SVC_LOG_LEVEL: 'info', ...env } });
+    const { stdout, stderr } = await exec(process.execPath, [bin, ...args], {
+      env: { ...process.env, NODE_NO_WARNINGS: '1', SVC_LOG_LEVEL: 'info', ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

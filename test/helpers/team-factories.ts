@@ -11,7 +11,16 @@ export async function buildInvitation(t: TestApp, createdBy: string): Promise<st
   const now = t.clock.now();
   await t.deps.db
     .insertInto('invitations')
-    .values({ id, token_hash: sha256(randomToken(systemRandom, 32)), role: 'viewer', created_at: now, expires_at: now + 60_000, spent_at: null, revoked_at: null, created_by: createdBy })
+    .values({
+      id,
+      token_hash: sha256(randomToken(systemRandom, 32)),
+      role: 'viewer',
+      created_at: now,
+      expires_at: now + 60_000,
+      spent_at: null,
+      revoked_at: null,
+      created_by: createdBy,
+    })
     .execute();
   return id;
 }
@@ -20,7 +29,10 @@ export async function buildInvitation(t: TestApp, createdBy: string): Promise<st
  * A fresh app over `tdb` with the given tables emptied first (the database is shared by a file's tests), and a browser
  * signed in as a new admin.
  */
-export async function startAsAdmin(tdb: TestDatabase, tables: readonly (keyof DB)[]): Promise<{ t: TestApp; admin: TestClient; adminId: string }> {
+export async function startAsAdmin(
+  tdb: TestDatabase,
+  tables: readonly (keyof DB)[],
+): Promise<{ t: TestApp; admin: TestClient; adminId: string }> {
   for (const table of tables) await tdb.db.deleteFrom(table).execute();
   const t = buildTestApp(tdb);
   const signed = await signedInAs(t, 'admin');

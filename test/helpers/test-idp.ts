@@ -27,7 +27,11 @@ export interface TokenRequestRecord {
 }
 
 /** Rewrites the next issued id_token's claims; `signWith: 'foreign'` signs it with a key the IdP never published. */
-export type IdTokenTamper = (claims: Record<string, unknown>) => { claims: Record<string, unknown>; signWith?: 'current' | 'foreign'; kid?: string };
+export type IdTokenTamper = (claims: Record<string, unknown>) => {
+  claims: Record<string, unknown>;
+  signWith?: 'current' | 'foreign';
+  kid?: string;
+};
 
 export interface TestIdp {
   issuer: string;
@@ -36,7 +40,9 @@ export interface TestIdp {
   /** Claims per subject beyond sub (e-mail, name). */
   claims: Map<string, Record<string, unknown>>;
   tokenRequests: TokenRequestRecord[];
-  /** Every request the IdP received (method and path, e.g. `/.well-known/openid-configuration`, `/jwks`), oldest first. */
+  /**
+   * Every request the IdP received (method and path, e.g. `/.well-known/openid-configuration`, `/jwks`), oldest first.
+   */
   requests: { method: string; path: string }[];
   /** How many times the discovery document was fetched so far. */
   discoveryCount(): number;
@@ -72,12 +78,45 @@ export function makeCertificates(dir: string): { caFile: string; keyFile: string
   const f = (name: string) => path.join(dir, name);
   const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=svc test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  ssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=svc test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   ssl('req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
-  fs.writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n');
-  ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial',
-    '-out', f('server.pem'), '-days', '2', '-extfile', f('server.ext'));
+  fs.writeFileSync(
+    f('server.ext'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n',
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.pem'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    f('server.ext'),
+  );
   return { caFile: f('ca.pem'), keyFile: f('server.key'), certFile: f('server.pem') };
 }
 
@@ -85,12 +124,18 @@ export function makeCertificates(dir: string): { caFile: string; keyFile: string
  * Starts the IdP; `redirectUris` are registered for both clients. Pass `certs` (from makeCertificates) when the
  * service's config must name the CA file before the IdP can start (e.g. a served app whose port decides the URIs).
  */
-export async function startTestIdp(opts: { redirectUris: string[]; certs?: ReturnType<typeof makeCertificates> }): Promise<TestIdp> {
+export async function startTestIdp(opts: {
+  redirectUris: string[];
+  certs?: ReturnType<typeof makeCertificates>;
+}): Promise<TestIdp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-idp-'));
   const certs = opts.certs ?? makeCertificates(dir);
   const agent = new Agent({ connect: { ca: fs.readFileSync(certs.caFile, 'utf8') } });
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
-  const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (req, res) => handler(req, res));
+  const server = https.createServer(
+    { key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) },
+    (req, res) => handler(req, res),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -106,8 +151,21 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
   function buildProvider(): Provider {
     const provider = new Provider(issuer, {
       clients: [
-        { client_id: PUBLIC_CLIENT_ID, token_endpoint_auth_method: 'none', redirect_uris: opts.redirectUris, response_types: ['code'], grant_types: ['authorization_code'] },
-        { client_id: CONFIDENTIAL_CLIENT_ID, client_secret: CONFIDENTIAL_CLIENT_SECRET, token_endpoint_auth_method: 'client_secret_basic', redirect_uris: opts.redirectUris, response_types: ['code'], grant_types: ['authorization_code'] },
+        {
+          client_id: PUBLIC_CLIENT_ID,
+          token_endpoint_auth_method: 'none',
+          redirect_uris: opts.redirectUris,
+          response_types: ['code'],
+          grant_types: ['authorization_code'],
+        },
+        {
+          client_id: CONFIDENTIAL_CLIENT_ID,
+          client_secret: CONFIDENTIAL_CLIENT_SECRET,
+          token_endpoint_auth_method: 'client_secret_basic',
+          redirect_uris: opts.redirectUris,
+          response_types: ['code'],
+          grant_types: ['authorization_code'],
+        },
       ],
       jwks: { keys: [key.jwk] },
       cookies: { keys: cookieKeys },
@@ -117,10 +175,16 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
       features: { devInteractions: { enabled: false } },
       ttl: { Interaction: 600, Grant: 600, Session: 600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
       interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
-      findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub, ...claims.get(sub) }) }),
+      findAccount: async (_ctx: unknown, sub: string) => ({
+        accountId: sub,
+        claims: async () => ({ sub, ...claims.get(sub) }),
+      }),
       // Every client is first-party here: grant whatever openid scopes were asked for, no consent screen.
       loadExistingGrant: async (ctx: any) => {
-        const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
+        const grant = new ctx.oidc.provider.Grant({
+          clientId: ctx.oidc.client.clientId,
+          accountId: ctx.oidc.session.accountId,
+        });
         grant.addOIDCScope('openid email profile');
         await grant.save();
         return grant;
@@ -179,7 +243,13 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
   async function idpFetch(url: string, init: { method?: string; body?: string } = {}) {
     const headers: Record<string, string> = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
     if (init.body) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await undiciFetch(url, { method: init.method ?? 'GET', body: init.body, headers, redirect: 'manual', dispatcher: agent });
+    const res = await undiciFetch(url, {
+      method: init.method ?? 'GET',
+      body: init.body,
+      headers,
+      redirect: 'manual',
+      dispatcher: agent,
+    });
     for (const line of res.headers.getSetCookie()) {
       const [pair] = line.split(';');
       const eq = pair!.indexOf('=');
@@ -198,7 +268,8 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
     const form = /<form method="post" action="([^"]+)"/.exec(text);
     if (!form || new URL(form[1]!, base).pathname !== '/session/end/confirm') return undefined;
     const fields = new URLSearchParams();
-    for (const m of text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)) fields.append(m[1]!, m[2]!);
+    for (const m of text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
+      fields.append(m[1]!, m[2]!);
     return { action: new URL(form[1]!, base).href, fields };
   }
 
@@ -224,10 +295,14 @@ export async function startTestIdp(opts: { redirectUris: string[]; certs?: Retur
       for (let hop = 0; hop < 10; hop++) {
         const isInteraction = /^\/interaction\/[^/]+$/.test(new URL(url).pathname);
         let { res, text } = isInteraction
-          ? await idpFetch(url, { method: 'POST', body: new URLSearchParams(o.cancel ? { cancel: '1' } : { sub }).toString() })
+          ? await idpFetch(url, {
+              method: 'POST',
+              body: new URLSearchParams(o.cancel ? { cancel: '1' } : { sub }).toString(),
+            })
           : await idpFetch(url);
         const switchForm = res.status === 200 ? sessionSwitchForm(text, url) : undefined;
-        if (switchForm) ({ res, text } = await idpFetch(switchForm.action, { method: 'POST', body: switchForm.fields.toString() }));
+        if (switchForm)
+          ({ res, text } = await idpFetch(switchForm.action, { method: 'POST', body: switchForm.fields.toString() }));
         const location = res.headers.get('location');
         if (!location) throw new Error(`IdP answered ${res.status} at ${url} without a redirect`);
         const next = new URL(location, url);
@@ -268,12 +343,17 @@ async function interaction(provider: Provider, req: IncomingMessage, res: Server
  * A bare HTTPS server (certificate from `certs`) answering every request with whatever JSON `document` holds at the
  * time: a provider whose discovery document is malformed.
  */
-export async function serveDocument(certs: ReturnType<typeof makeCertificates>): Promise<{ url: string; document: { body: unknown }; close(): Promise<void> }> {
+export async function serveDocument(
+  certs: ReturnType<typeof makeCertificates>,
+): Promise<{ url: string; document: { body: unknown }; close(): Promise<void> }> {
   const document: { body: unknown } = { body: {} };
-  const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (_req, res) => {
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify(document.body));
-  });
+  const server = https.createServer(
+    { key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) },
+    (_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(document.body));
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,

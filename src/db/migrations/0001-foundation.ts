@@ -86,7 +86,16 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['api_tokens', 'recovery_codes', 'invitations', 'meta', 'setup_tokens', 'auth_throttle', 'sessions', 'accounts']) {
+  for (const t of [
+    'api_tokens',
+    'recovery_codes',
+    'invitations',
+    'meta',
+    'setup_tokens',
+    'auth_throttle',
+    'sessions',
+    'accounts',
+  ]) {
     await db.schema.dropTable(t).execute();
   }
 }

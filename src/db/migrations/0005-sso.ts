@@ -29,8 +29,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('linked_at', 'bigint', (c) => c.notNull())
     .execute();
   // An identity is bound to at most one account; an account holds at most one identity per provider.
-  await db.schema.createIndex('sso_identities_provider_sub').on('sso_identities').columns(['provider_id', 'sub']).unique().execute();
-  await db.schema.createIndex('sso_identities_account_provider').on('sso_identities').columns(['account_id', 'provider_id']).unique().execute();
+  await db.schema
+    .createIndex('sso_identities_provider_sub')
+    .on('sso_identities')
+    .columns(['provider_id', 'sub'])
+    .unique()
+    .execute();
+  await db.schema
+    .createIndex('sso_identities_account_provider')
+    .on('sso_identities')
+    .columns(['account_id', 'provider_id'])
+    .unique()
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

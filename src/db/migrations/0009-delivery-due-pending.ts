@@ -6,8 +6,18 @@ import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('deliveries_due').execute();
-  await db.schema.createIndex('deliveries_due').on('deliveries').column('next_attempt_at').where(sql.ref('state'), '=', 'pending').execute();
-  await db.schema.createIndex('deliveries_undelivered').on('deliveries').column('updated_at').where(sql.ref('state'), 'in', ['dead', 'cancelled']).execute();
+  await db.schema
+    .createIndex('deliveries_due')
+    .on('deliveries')
+    .column('next_attempt_at')
+    .where(sql.ref('state'), '=', 'pending')
+    .execute();
+  await db.schema
+    .createIndex('deliveries_undelivered')
+    .on('deliveries')
+    .column('updated_at')
+    .where(sql.ref('state'), 'in', ['dead', 'cancelled'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

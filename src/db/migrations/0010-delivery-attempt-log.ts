@@ -1,7 +1,8 @@
 // Frozen: a delivery's attempts live on its own row, as a JSON array (`attempt_log`), instead of one row each in
 // delivery_attempts. A series has at most five attempts (a re-send starts a new delivery row), so the log is bounded;
 // recording a verdict then writes one row instead of two (no second heap row, no two index entries on random ids, no
-// foreign-key check), and an attempt can never outlive or lose its delivery. Existing attempts are copied over in order.
+// foreign-key check), and an attempt can never outlive or lose its delivery. Existing attempts are copied over in
+// order.
 // On PostgreSQL the deliveries table also leaves room in each page (fillfactor 50), so a claim, which changes no
 // indexed column, can update its row in place (a HOT update) instead of adding an entry to every index.
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
@@ -9,7 +10,10 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 const isPostgres = (db: Kysely<any>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('deliveries').addColumn('attempt_log', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+  await db.schema
+    .alterTable('deliveries')
+    .addColumn('attempt_log', 'text', (c) => c.notNull().defaultTo('[]'))
+    .execute();
   if (isPostgres(db)) {
     await sql`
       update deliveries d set attempt_log = a.log

@@ -6,7 +6,8 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 const isPostgres = (db: Kysely<any>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
-// Creates delivery_attempts, moves every attempt log entry into a row (duration = finished_at - started_at), drops the log.
+// Creates delivery_attempts, moves every attempt log entry into a row (duration = finished_at - started_at), drops the
+// log.
 // An old log may hold one attempt number twice (a worker that re-claimed its own expired lease recorded it again);
 // the earliest such entry is kept, as the primary key allows one row per attempt number.
 export async function up(db: Kysely<any>): Promise<void> {
@@ -46,7 +47,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 // Back to 0010's attempt log: finished_at is started_at + duration_ms; response excerpts are lost (the log had none).
 export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('deliveries').addColumn('attempt_log', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+  await db.schema
+    .alterTable('deliveries')
+    .addColumn('attempt_log', 'text', (c) => c.notNull().defaultTo('[]'))
+    .execute();
   if (isPostgres(db)) {
     await sql`
       update deliveries d set attempt_log = a.log

@@ -1,7 +1,8 @@
 // Frozen: look-alike usernames. accounts.username_skeleton holds each name's UTS #39 confusable
 // skeleton under a unique index, so the database refuses "аdmin" (Cyrillic а) beside "admin", race-free.
 // Existing accounts are backfilled oldest first; when two already share a skeleton, the older keeps it and each newer
-// one is left NULL (a unique index allows many NULLs), so the migration never fails and no account is changed otherwise.
+// one is left NULL (a unique index allows many NULLs), so the migration never fails and no account is changed
+// otherwise.
 import type { Kysely } from 'kysely';
 import { rectifyConfusion } from 'unicode-confusables';
 
@@ -19,7 +20,12 @@ function skeleton(username: string): string {
 // Adds the column and the unique index, then fills the column oldest account first, skipping taken skeletons.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('accounts').addColumn('username_skeleton', 'text').execute();
-  await db.schema.createIndex('accounts_username_skeleton').unique().on('accounts').column('username_skeleton').execute();
+  await db.schema
+    .createIndex('accounts_username_skeleton')
+    .unique()
+    .on('accounts')
+    .column('username_skeleton')
+    .execute();
   const rows = await db.selectFrom('accounts').select(['id', 'username']).orderBy('created_at').orderBy('id').execute();
   const taken = new Set<string>();
   for (const row of rows as { id: string; username: string }[]) {

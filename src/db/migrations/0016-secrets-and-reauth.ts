@@ -31,7 +31,9 @@ async function rebuildInvitations(db: Kysely<any>, nullableAuthor: boolean): Pro
     .$call((b) => (nullableAuthor ? b.addColumn('note', 'text') : b))
     .execute();
   const columns = sql.join(COLUMNS.map((name) => sql.ref(name)));
-  const source = nullableAuthor ? sql`select ${columns} from invitations` : sql`select ${columns} from invitations where created_by is not null`;
+  const source = nullableAuthor
+    ? sql`select ${columns} from invitations`
+    : sql`select ${columns} from invitations where created_by is not null`;
   await sql`insert into invitations_rebuilt (${columns}) ${source}`.execute(db);
   await db.schema.dropTable('invitations').execute();
   await db.schema.alterTable('invitations_rebuilt').renameTo('invitations').execute();
@@ -39,7 +41,10 @@ async function rebuildInvitations(db: Kysely<any>, nullableAuthor: boolean): Pro
 
 export async function up(db: Kysely<any>): Promise<void> {
   if (isPostgres(db)) {
-    await db.schema.alterTable('invitations').alterColumn('created_by', (c) => c.dropNotNull()).execute();
+    await db.schema
+      .alterTable('invitations')
+      .alterColumn('created_by', (c) => c.dropNotNull())
+      .execute();
     await db.schema.alterTable('invitations').addColumn('note', 'text').execute();
   } else {
     await rebuildInvitations(db, true);
@@ -52,7 +57,10 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('sessions').dropColumn('reauthed_at').execute();
   if (isPostgres(db)) {
     await db.deleteFrom('invitations').where('created_by', 'is', null).execute();
-    await db.schema.alterTable('invitations').alterColumn('created_by', (c) => c.setNotNull()).execute();
+    await db.schema
+      .alterTable('invitations')
+      .alterColumn('created_by', (c) => c.setNotNull())
+      .execute();
     await db.schema.alterTable('invitations').dropColumn('note').execute();
   } else {
     await rebuildInvitations(db, false);

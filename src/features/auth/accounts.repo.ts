@@ -27,14 +27,23 @@ export function findAccountById(db: Q, id: string): Promise<Account | undefined>
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Inserts an account row; a duplicate or look-alike username (same lower-cased name or skeleton) surfaces as a unique violation. */
+/**
+ * Inserts an account row; a duplicate or look-alike username (same lower-cased name or skeleton) surfaces as a unique
+ * violation.
+ */
 export async function insertAccount(
   db: Q,
   row: Pick<Account, 'id' | 'username' | 'password_hash' | 'role' | 'created_at'>,
 ): Promise<void> {
   await db
     .insertInto('accounts')
-    .values({ ...row, username_lower: usernameKey(row.username), username_skeleton: usernameSkeleton(row.username), totp_enabled: 0, totp_enrol_prompt: 1 })
+    .values({
+      ...row,
+      username_lower: usernameKey(row.username),
+      username_skeleton: usernameSkeleton(row.username),
+      totp_enabled: 0,
+      totp_enrol_prompt: 1,
+    })
     .execute();
 }
 

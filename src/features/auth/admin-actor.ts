@@ -7,7 +7,9 @@ import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { findAccountById } from './accounts.repo.ts';
 
-/** Whoever does an admin act: an account's id, or null for the host command line (shell access is the trust boundary). */
+/**
+ * Whoever does an admin act: an account's id, or null for the host command line (shell access is the trust boundary).
+ */
 export interface AdminActor {
   actorId: string | null;
 }
@@ -19,7 +21,11 @@ export const CLI_ACTOR: AdminActor = { actorId: null };
  * Whether `actor` is an administrator now: the host command line always; an account only while its role (read from
  * its row, never from a credential) is admin and it is not suspended. `db` is a transaction when the act runs in one.
  */
-export async function actorIsAdmin(deps: Deps, actor: AdminActor, db: Kysely<DB> | Transaction<DB> = deps.db): Promise<boolean> {
+export async function actorIsAdmin(
+  deps: Deps,
+  actor: AdminActor,
+  db: Kysely<DB> | Transaction<DB> = deps.db,
+): Promise<boolean> {
   if (actor.actorId === null) return true;
   const account = await findAccountById(db, actor.actorId);
   return account !== undefined && account.role === 'admin' && account.suspended_at === null;

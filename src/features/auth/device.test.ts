@@ -20,15 +20,27 @@ forEachDialect((getDb) => {
 
     const stranger = t.client();
     stranger.address = '192.0.2.200';
-    assert.equal((await stranger.post('/login', { username: a.username, password: a.password })).status, 429, 'unknown clients are held to the username lock');
+    assert.equal(
+      (await stranger.post('/login', { username: a.username, password: a.password })).status,
+      429,
+      'unknown clients are held to the username lock',
+    );
     const neighbour = t.client();
     neighbour.address = OWNER_ADDRESS;
-    assert.equal((await neighbour.post('/login', { username: a.username, password: a.password })).status, 429, 'the address alone proves nothing');
+    assert.equal(
+      (await neighbour.post('/login', { username: a.username, password: a.password })).status,
+      429,
+      'the address alone proves nothing',
+    );
 
     const res = await owner.post('/login', { username: a.username.toUpperCase(), password: a.password });
     assert.equal(res.status, 303, 'the owner signs in');
     assert.equal((await owner.get('/')).status, 200);
-    assert.equal((await stranger.post('/login', { username: a.username, password: a.password })).status, 429, "the owner's sign-in does not lift the lock");
+    assert.equal(
+      (await stranger.post('/login', { username: a.username, password: a.password })).status,
+      429,
+      "the owner's sign-in does not lift the lock",
+    );
   });
 
   test("another account's device cookie, a tampered one or an expired one gives no way past the lock", async () => {
@@ -40,7 +52,11 @@ forEachDialect((getDb) => {
     const issuedAt = t.clock.now();
     await lockUsername(t, a.username);
 
-    assert.equal((await other.post('/login', { username: a.username, password: a.password })).status, 429, "b's browser is a stranger to a");
+    assert.equal(
+      (await other.post('/login', { username: a.username, password: a.password })).status,
+      429,
+      "b's browser is a stranger to a",
+    );
 
     const value = decodeURIComponent(owner.cookies.get('svc_device')!);
     const signature = value.slice(value.lastIndexOf('.') + 1);
@@ -57,7 +73,11 @@ forEachDialect((getDb) => {
       c.cookies.set('svc_device', encodeURIComponent(forgery));
       assert.equal((await c.post('/login', { username: a.username, password: a.password })).status, 429, forgery);
     }
-    assert.equal((await owner.post('/login', { username: a.username, password: a.password })).status, 303, 'the genuine cookie works');
+    assert.equal(
+      (await owner.post('/login', { username: a.username, password: a.password })).status,
+      303,
+      'the genuine cookie works',
+    );
     await owner.post('/logout');
 
     // A year later the cookie no longer counts, even if the browser kept it.
@@ -72,12 +92,21 @@ forEachDialect((getDb) => {
     const owner = await returningClient(t, a, '203.0.113.30');
     const sameAddress = t.client();
     sameAddress.address = '203.0.113.30';
-    for (let i = 0; i < 5; i++) await sameAddress.post('/login', { username: a.username, password: `guess-${i}-guess` });
-    assert.equal((await owner.post('/login', { username: a.username, password: a.password })).status, 429, 'the pair lock holds');
+    for (let i = 0; i < 5; i++)
+      await sameAddress.post('/login', { username: a.username, password: `guess-${i}-guess` });
+    assert.equal(
+      (await owner.post('/login', { username: a.username, password: a.password })).status,
+      429,
+      'the pair lock holds',
+    );
 
     t.clock.advance(15 * 60_000 + 1);
     for (let i = 0; i < 30; i++) await sameAddress.post('/login', { username: `spray-${i}`, password: 'password123' });
-    assert.equal((await owner.post('/login', { username: a.username, password: a.password })).status, 429, 'the address lock holds');
+    assert.equal(
+      (await owner.post('/login', { username: a.username, password: a.password })).status,
+      429,
+      'the address lock holds',
+    );
 
     // A stolen device cookie guesses at most 5 times per 15 minutes, whatever addresses it comes from.
     t.clock.advance(15 * 60_000 + 1);
@@ -89,7 +118,11 @@ forEachDialect((getDb) => {
       assert.equal((await thief.post('/login', { username: a.username, password: `guess-${i}-guess` })).status, 401);
     }
     owner.address = '192.0.2.99';
-    assert.equal((await owner.post('/login', { username: a.username, password: a.password })).status, 429, 'the device is locked');
+    assert.equal(
+      (await owner.post('/login', { username: a.username, password: a.password })).status,
+      429,
+      'the device is locked',
+    );
   });
 
   test('the cookie: signed, HttpOnly, SameSite=Lax, a year long, renewed at each sign-in; __Host- and Secure when configured', async () => {
@@ -123,12 +156,23 @@ forEachDialect((getDb) => {
     const owner = await returningClient(t, a, OWNER_ADDRESS);
     const changer = await signIn(t, a);
     const next = 'a brand new password 123';
-    assert.equal((await changer.post('/profile/password', { current: a.password, password: next })).location, '/profile?notice=password-changed');
+    assert.equal(
+      (await changer.post('/profile/password', { current: a.password, password: next })).location,
+      '/profile?notice=password-changed',
+    );
     const renewed = await returningClient(t, { username: a.username, password: next }, '203.0.113.50');
     await lockUsername(t, a.username);
 
-    assert.equal((await owner.post('/login', { username: a.username, password: next })).status, 429, 'issued before the change: a stranger now');
-    assert.equal((await renewed.post('/login', { username: a.username, password: next })).status, 303, 'issued after it: still known');
+    assert.equal(
+      (await owner.post('/login', { username: a.username, password: next })).status,
+      429,
+      'issued before the change: a stranger now',
+    );
+    assert.equal(
+      (await renewed.post('/login', { username: a.username, password: next })).status,
+      303,
+      'issued after it: still known',
+    );
   });
 
   test('the device cookie is set only once the session is full: not at the code step, but after the code or enrolment', async () => {
@@ -147,7 +191,11 @@ forEachDialect((getDb) => {
     full.address = OWNER_ADDRESS;
     await full.post('/logout');
     await lockUsername(t, a.username);
-    assert.equal((await full.post('/login', { username: a.username, password: a.password })).location, '/login/totp', 'and it works');
+    assert.equal(
+      (await full.post('/login', { username: a.username, password: a.password })).location,
+      '/login/totp',
+      'and it works',
+    );
 
     const b = await buildAccount(t, { enrolPrompt: true });
     const enrolling = await atEnrolStep(t, b);
@@ -160,9 +208,27 @@ forEachDialect((getDb) => {
 test('parseDeviceToken takes only its own shape within the lifetime', () => {
   const now = 1_800_000_000_000;
   const nonce = 'n'.repeat(22);
-  assert.deepEqual(parseDeviceToken(`acc_1.3.${nonce}.${now - 5}`, now), { accountId: 'acc_1', credentialsVersion: 3, nonce, issuedAt: now - 5 });
-  const bad = [undefined, '', `acc.0.${nonce}`, `acc.${nonce}.${now}`, `acc.0.short.${now}`, `a c.0.${nonce}.${now}`, `acc.x.${nonce}.${now}`];
-  for (const value of [...bad, `acc.0.${nonce}.${now + 1}`, `acc.0.${nonce}.${now - DEVICE_TTL_MS}`, `acc.0.${nonce}.1e3`]) {
+  assert.deepEqual(parseDeviceToken(`acc_1.3.${nonce}.${now - 5}`, now), {
+    accountId: 'acc_1',
+    credentialsVersion: 3,
+    nonce,
+    issuedAt: now - 5,
+  });
+  const bad = [
+    undefined,
+    '',
+    `acc.0.${nonce}`,
+    `acc.${nonce}.${now}`,
+    `acc.0.short.${now}`,
+    `a c.0.${nonce}.${now}`,
+    `acc.x.${nonce}.${now}`,
+  ];
+  for (const value of [
+    ...bad,
+    `acc.0.${nonce}.${now + 1}`,
+    `acc.0.${nonce}.${now - DEVICE_TTL_MS}`,
+    `acc.0.${nonce}.1e3`,
+  ]) {
     assert.equal(parseDeviceToken(value, now), undefined, String(value));
   }
 });

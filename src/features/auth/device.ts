@@ -11,7 +11,10 @@ export const DEVICE_TTL_MS = 365 * 24 * 60 * 60_000;
 /** Where the signing key lives: in the database, so every instance signs and verifies alike. */
 const KEY_META = 'auth.device_cookie_key';
 
-/** A verified device token: the account it was issued to, that account's credentials version then, its random id, and when. */
+/**
+ * A verified device token: the account it was issued to, that account's credentials version then, its random id, and
+ * when.
+ */
 export interface DeviceToken {
   accountId: string;
   credentialsVersion: number;

@@ -26,7 +26,9 @@ async function untilThreads(n: number): Promise<void> {
   }
 }
 
-test('a hashing thread exits after 30 s without work; one that gets work meanwhile stays; the next hash starts a new one', { skip: process.platform !== 'linux' && 'counts threads in /proc' }, async (t) => {
+test('a hashing thread exits after 30 s without work; one that gets work meanwhile stays; the next hash starts a new one', {
+  skip: process.platform !== 'linux' && 'counts threads in /proc',
+}, async (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   const stored = await hashPassword('correct horse battery');
   assert.equal(hashingThreads(), 1, 'one thread hashed');

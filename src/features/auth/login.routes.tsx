@@ -62,13 +62,24 @@ export function loginRoutes(deps: Deps, parts: SignInPageParts) {
             : 'Incorrect username or password.';
       const sso = await parts.otherWaysIn(deps);
       const status = result.reason === 'locked' ? 429 : result.reason === 'suspended' ? 403 : 401;
-      return render(c, 'Sign in', <LoginPage username={input.username.slice(0, 64)} error={error} extra={sso} />, status);
+      return render(
+        c,
+        'Sign in',
+        <LoginPage username={input.username.slice(0, 64)} error={error} extra={sso} />,
+        status,
+      );
     }
     const previous = c.get('session');
     if (previous) await endSession(deps, previous.idHash);
     const stage = stageAfterFirstFactor(result.account);
     // The credentials version read with the verified hash: a password change racing this sign-in voids the session.
-    const cookie = await createSession(deps, result.account.id, stage, userAgent(c), result.account.credentials_version);
+    const cookie = await createSession(
+      deps,
+      result.account.id,
+      stage,
+      userAgent(c),
+      result.account.credentials_version,
+    );
     writeSessionCookie(c, deps.config, cookie);
     // Renewed at each full sign-in: this browser is now known to the account, so a lock on its name will not keep it
     // out. With a second factor owed, it is set only once that step is passed (second-factor.routes.tsx).

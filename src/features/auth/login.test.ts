@@ -47,7 +47,9 @@ forEachDialect((getDb) => {
   test('secure cookies use the __Host- prefix and Secure', async () => {
     const t = buildTestApp(getDb(), { secureCookies: true });
     const a = await buildAccount(t);
-    const res = await t.client().post('/login', { username: a.username, password: a.password }, { origin: 'https://localhost' });
+    const res = await t
+      .client()
+      .post('/login', { username: a.username, password: a.password }, { origin: 'https://localhost' });
     assert.equal(res.status, 303);
     const cookie = res.headers.getSetCookie()[0]!;
     assert.match(cookie, /^__Host-svc_session=/);
@@ -92,13 +94,18 @@ forEachDialect((getDb) => {
     const a = await buildAccount(t);
     const attacker = t.client();
     attacker.address = '198.51.100.7';
-    for (let i = 0; i < 5; i++) assert.equal((await attacker.post('/login', { username: a.username, password: `guess-${i}-guess` })).status, 401);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await attacker.post('/login', { username: a.username, password: `guess-${i}-guess` })).status, 401);
     const locked = await attacker.post('/login', { username: a.username, password: a.password });
     assert.equal(locked.status, 429, 'even the right password is refused while locked');
     assert.match(locked.text, /Too many failed attempts/);
     const owner = t.client();
     owner.address = '203.0.113.9';
-    assert.equal((await owner.post('/login', { username: a.username, password: a.password })).status, 303, 'the owner elsewhere is not locked out');
+    assert.equal(
+      (await owner.post('/login', { username: a.username, password: a.password })).status,
+      303,
+      'the owner elsewhere is not locked out',
+    );
     t.clock.advance(15 * 60_000 + 1);
     assert.equal((await attacker.post('/login', { username: a.username, password: a.password })).status, 303);
   });
@@ -108,7 +115,7 @@ forEachDialect((getDb) => {
     const a = await buildAccount(t);
     for (let i = 0; i < 50; i++) {
       const bot = t.client();
-      bot.address = `198.18.${Math.floor(i / 4)}.${i % 4 + 1}`;
+      bot.address = `198.18.${Math.floor(i / 4)}.${(i % 4) + 1}`;
       assert.equal((await bot.post('/login', { username: a.username, password: `guess-${i}-guess` })).status, 401);
     }
     const owner = t.client();
@@ -198,7 +205,10 @@ forEachDialect((getDb) => {
       assert.doesNotMatch(res.text, /\u0000|\u001b|\u007f/);
     }
     const keys = await t.deps.db.selectFrom('auth_throttle').select('key').execute();
-    assert.ok(keys.every((k) => !/[\u0000-\u001f\u007f]/.test(k.key)), 'no control character reached the throttle table');
+    assert.ok(
+      keys.every((k) => !/[\u0000-\u001f\u007f]/.test(k.key)),
+      'no control character reached the throttle table',
+    );
   });
 
   test('bad sign-in input is a 4xx page, never a 500', async () => {

@@ -14,7 +14,7 @@ export function lockedMessage(retryAfterMs: number): string {
 export const LOGIN_NOTICES: Record<string, string> = {
   'signed-out': 'You are signed out.',
   'setup-done': 'The first administrator account is ready. Sign in with it.',
-  'invited': 'Your account is ready. Sign in with your new username and password.',
+  invited: 'Your account is ready. Sign in with your new username and password.',
   'session-ended': 'Your session has ended. Sign in again.',
   'code-attempts': 'Too many wrong codes. Sign in again with your password.',
   'password-reset': 'Your new password is set and every session of the account has ended. Sign in with it.',
@@ -27,7 +27,14 @@ export function LoginPage(props: { username?: string; error?: string; notice?: s
       {props.notice ? <Notice kind="info">{props.notice}</Notice> : null}
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
       <Form action="/login" id="login">
-        <Field label="Username" name="username" value={props.username} autocomplete="username" required maxlength={64} />
+        <Field
+          label="Username"
+          name="username"
+          value={props.username}
+          autocomplete="username"
+          required
+          maxlength={64}
+        />
         <Field label="Password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
       </Form>
@@ -42,13 +49,13 @@ export function SetupPendingPage() {
     <section class="narrow">
       <p class="lead">svc is not set up yet: no account exists, so there is nothing to sign in to.</p>
       <p>
-        The first administrator account is created from the setup link. The service prints it in its log at every start while
-        no account exists, in a line like <code>setup: open https://…/setup?token=…</code>. Whoever runs the service can read
-        it there (for example with <code>journalctl</code> or <code>docker logs</code>).
+        The first administrator account is created from the setup link. The service prints it in its log at every start
+        while no account exists, in a line like <code>setup: open https://…/setup?token=…</code>. Whoever runs the
+        service can read it there (for example with <code>journalctl</code> or <code>docker logs</code>).
       </p>
       <p>
-        If the operator pinned the token with the <code>SVC_SETUP_TOKEN</code> setting, <a href="/setup">open the setup page</a>{' '}
-        and enter that token.
+        If the operator pinned the token with the <code>SVC_SETUP_TOKEN</code> setting,{' '}
+        <a href="/setup">open the setup page</a> and enter that token.
       </p>
     </section>
   );

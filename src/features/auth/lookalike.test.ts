@@ -7,8 +7,15 @@ import { buildAccount, signedInAs } from '../../../test/helpers/factories.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { isMixedScript, usernameSkeleton } from './lookalike.ts';
 
-// Capitals whose UTS #39 prototype is another letter (I -> l) and digits (1 -> l, 0 -> O): lower-casing alone misses them.
-const CASE_CONFUSABLES: [string, string][] = [['Iisa', 'lisa'], ['Ian', 'lan'], ['WiII', 'will'], ['j0hn', 'john'], ['0ps', 'ops']];
+// Capitals whose UTS #39 prototype is another letter (I -> l) and digits (1 -> l, 0 -> O): lower-casing alone misses
+// them.
+const CASE_CONFUSABLES: [string, string][] = [
+  ['Iisa', 'lisa'],
+  ['Ian', 'lan'],
+  ['WiII', 'will'],
+  ['j0hn', 'john'],
+  ['0ps', 'ops'],
+];
 
 test('names that look alike share a skeleton; different names do not', () => {
   const same: [string, string][] = [
@@ -25,13 +32,32 @@ test('names that look alike share a skeleton; different names do not', () => {
     ['1an', 'ian'], // 1 -> l, and capital I -> l
   ];
   for (const [a, b] of same) assert.equal(usernameSkeleton(a), usernameSkeleton(b), `${a} ~ ${b}`);
-  const different: [string, string][] = [['admin', 'admin2'], ['john', 'jon'], ['ops', 'pos'], ['bob', 'rob'], ['дмитрий', 'dmitrii'], ['田中', '田村']];
+  const different: [string, string][] = [
+    ['admin', 'admin2'],
+    ['john', 'jon'],
+    ['ops', 'pos'],
+    ['bob', 'rob'],
+    ['дмитрий', 'dmitrii'],
+    ['田中', '田村'],
+  ];
   for (const [a, b] of different) assert.notEqual(usernameSkeleton(a), usernameSkeleton(b), `${a} / ${b}`);
 });
 
 test('a name mixing scripts is mixed; one script with digits and punctuation, or Han with kana or Hangul, is not', () => {
-  for (const name of ['\u0430dmin', 'p\u0430ypal', 'ab\u03b3', 'ivan\u0438']) assert.equal(isMixedScript(name), true, name);
-  for (const name of ['admin', 'user-1_x.y', 'дмитрий', 'ελένη', '田中', '田中さくら', '김철수', 'Dvořák', 'über', 'ｆｕｌｌ']) {
+  for (const name of ['\u0430dmin', 'p\u0430ypal', 'ab\u03b3', 'ivan\u0438'])
+    assert.equal(isMixedScript(name), true, name);
+  for (const name of [
+    'admin',
+    'user-1_x.y',
+    'дмитрий',
+    'ελένη',
+    '田中',
+    '田中さくら',
+    '김철수',
+    'Dvořák',
+    'über',
+    'ｆｕｌｌ',
+  ]) {
     assert.equal(isMixedScript(name), false, name);
   }
 });
@@ -44,7 +70,11 @@ forEachDialect((getDb) => {
     for (const username of ['\u0430dmin', 'adrnin']) {
       await assert.rejects(buildAccount(t, { username }), (err) => isUniqueViolation(err), username);
     }
-    const rows = await t.deps.db.selectFrom('accounts').select(['username', 'username_skeleton']).where('username_lower', 'in', ['admin', '\u0430dmin', 'adrnin']).execute();
+    const rows = await t.deps.db
+      .selectFrom('accounts')
+      .select(['username', 'username_skeleton'])
+      .where('username_lower', 'in', ['admin', '\u0430dmin', 'adrnin'])
+      .execute();
     assert.deepEqual(rows, [{ username: 'admin', username_skeleton: usernameSkeleton('admin') }]);
   });
 
@@ -64,6 +94,19 @@ forEachDialect((getDb) => {
       assert.match(res.text, /That username looks like/, username);
       assert.match(res.text, /aria-invalid="true"/, username);
     }
-    assert.equal((await t.deps.db.selectFrom('accounts').select('id').where('username', 'in', CASE_CONFUSABLES.map(([a]) => a)).execute()).length, 0);
+    assert.equal(
+      (
+        await t.deps.db
+          .selectFrom('accounts')
+          .select('id')
+          .where(
+            'username',
+            'in',
+            CASE_CONFUSABLES.map(([a]) => a),
+          )
+          .execute()
+      ).length,
+      0,
+    );
   });
 });

@@ -17,8 +17,10 @@ export function usernameSkeleton(username: string): string {
   return skeleton(skeleton(skeleton(username.normalize('NFKC')).toUpperCase()).toLowerCase());
 }
 
-// Unicode script names, tested through Script_Extensions property escapes; names this Node's V8 does not know are skipped.
-const SCRIPT_NAMES = `Adlam Ahom Anatolian_Hieroglyphs Arabic Armenian Avestan Balinese Bamum Bassa_Vah Batak Bengali Bhaiksuki
+// Unicode script names, tested through Script_Extensions property escapes; names this Node's V8 does not know are
+// skipped.
+const SCRIPT_NAMES =
+  `Adlam Ahom Anatolian_Hieroglyphs Arabic Armenian Avestan Balinese Bamum Bassa_Vah Batak Bengali Bhaiksuki
   Bopomofo Brahmi Braille Buginese Buhid Canadian_Aboriginal Carian Caucasian_Albanian Chakma Cham Cherokee Chorasmian Coptic
   Cuneiform Cypriot Cypro_Minoan Cyrillic Deseret Devanagari Dives_Akuru Dogra Duployan Egyptian_Hieroglyphs Elbasan Elymaic
   Ethiopic Garay Georgian Glagolitic Gothic Grantha Greek Gujarati Gunjala_Gondi Gurmukhi Gurung_Khema Han Hangul
@@ -53,7 +55,10 @@ const AUGMENT: Record<string, string[]> = {
   Bopomofo: ['Hanb'],
 };
 
-/** The augmented scripts one code point may belong to; undefined for Common and Inherited characters (digits, marks, "-"). */
+/**
+ * The augmented scripts one code point may belong to; undefined for Common and Inherited characters (digits, marks,
+ * "-").
+ */
 function scriptsOf(char: string): Set<string> | undefined {
   if (COMMON.test(char)) return undefined;
   if (/^[A-Za-z]$/.test(char)) return LATIN;
@@ -62,7 +67,10 @@ function scriptsOf(char: string): Set<string> | undefined {
   return new Set(names.length > 0 ? names : [`U+${char.codePointAt(0)!.toString(16)}`]);
 }
 
-/** True when no single script covers every letter (UTS #39 resolved script set is empty), e.g. Latin "adm" + Cyrillic "а". */
+/**
+ * True when no single script covers every letter (UTS #39 resolved script set is empty), e.g. Latin "adm" + Cyrillic
+ * "а".
+ */
 export function isMixedScript(value: string): boolean {
   let resolved: Set<string> | undefined;
   for (const char of value.normalize('NFD')) {

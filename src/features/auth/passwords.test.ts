@@ -31,7 +31,10 @@ test('the hashing limiter runs at most its limit at once, in arrival order, and 
   const results = await settled;
   assert.equal(peak, 2);
   assert.deepEqual(started, [0, 1, 2, 3, 4, 5], 'first come, first served');
-  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'],
+  );
   // A new task starts at once after all have finished: no place was lost to the failure.
   assert.equal(await limited(async () => 'again'), 'again');
 });
@@ -42,14 +45,21 @@ test('passwords hash and verify on a thread of their own, at the lowest scheduli
   assert.equal(await verifyPassword(stored, 'correct horse battery'), true);
   assert.equal(await verifyPassword(stored, 'Correct horse battery'), false);
   assert.equal(await verifyPassword(undefined, 'correct horse battery'), false, 'an unknown user never verifies');
-  assert.equal(await verifyPassword('not-a-hash', 'correct horse battery'), false, 'a damaged hash is a wrong password, not a crash');
+  assert.equal(
+    await verifyPassword('not-a-hash', 'correct horse battery'),
+    false,
+    'a damaged hash is a wrong password, not a crash',
+  );
   if (process.platform !== 'linux') return;
   // Each thread's nice value is field 19 of /proc/self/task/<tid>/stat (16 after the command name).
   const niceOf = (tid: string) => {
     const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
   };
-  const others = fs.readdirSync('/proc/self/task').filter((tid) => tid !== String(process.pid)).map(niceOf);
+  const others = fs
+    .readdirSync('/proc/self/task')
+    .filter((tid) => tid !== String(process.pid))
+    .map(niceOf);
   assert.ok(others.includes(19), `a hashing thread at nice 19 (other threads: ${others.join(', ')})`);
   assert.equal(niceOf(String(process.pid)), os.getPriority(), 'the main thread keeps its priority');
 });

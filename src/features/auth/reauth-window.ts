@@ -34,7 +34,11 @@ export type Actor =
   | { actorId: string; via: 'token'; tokenId: string };
 
 /** Whether `sessionIdHash` is a session of account `accountId` that confirmed itself within the window. */
-export async function sessionOfAccountConfirmed(deps: Deps, accountId: string, sessionIdHash: string): Promise<boolean> {
+export async function sessionOfAccountConfirmed(
+  deps: Deps,
+  accountId: string,
+  sessionIdHash: string,
+): Promise<boolean> {
   const row = await findReauthState(deps.db, sessionIdHash);
   return row !== undefined && row.account_id === accountId && withinWindow(deps, row);
 }

@@ -11,5 +11,9 @@ export async function setReauthedAt(db: Q, sessionIdHash: string, now: number): 
 
 /** The session's account, stage and last re-authentication, when the session exists. */
 export function findReauthState(db: Q, sessionIdHash: string) {
-  return db.selectFrom('sessions').select(['account_id', 'stage', 'reauthed_at']).where('id_hash', '=', sessionIdHash).executeTakeFirst();
+  return db
+    .selectFrom('sessions')
+    .select(['account_id', 'stage', 'reauthed_at'])
+    .where('id_hash', '=', sessionIdHash)
+    .executeTakeFirst();
 }

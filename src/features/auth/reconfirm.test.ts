@@ -6,7 +6,11 @@ import { buildTestApp } from '../../../test/helpers/app.ts';
 import { lockUsername, returningClient } from '../../../test/helpers/device.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { finishEnrolment, startEnrolmentAtSignIn, startEnrolmentInProfile } from '../../../test/helpers/second-factor.ts';
+import {
+  finishEnrolment,
+  startEnrolmentAtSignIn,
+  startEnrolmentInProfile,
+} from '../../../test/helpers/second-factor.ts';
 
 forEachDialect((getDb) => {
   test('under a username lock, the owner signed in by its device cookie still changes password, enrols, renews codes', async () => {
@@ -24,8 +28,14 @@ forEachDialect((getDb) => {
     assert.equal((await owner.post('/profile/reauth', { secret: a.password })).status, 303);
     await owner.get('/profile');
     assert.equal((await owner.post('/profile/recovery-codes')).location, '/profile/recovery-codes?from=profile');
-    assert.equal((await owner.post('/profile/password', { current: 'not the password', password: 'whatever 12345' })).status, 401);
-    const changed = await owner.post('/profile/password', { current: a.password, password: 'a brand new password 123' });
+    assert.equal(
+      (await owner.post('/profile/password', { current: 'not the password', password: 'whatever 12345' })).status,
+      401,
+    );
+    const changed = await owner.post('/profile/password', {
+      current: a.password,
+      password: 'a brand new password 123',
+    });
     assert.equal(changed.location, '/profile?notice=password-changed');
   });
 
@@ -55,7 +65,10 @@ forEachDialect((getDb) => {
     // A new address does not help: the lock is on the session.
     thief.address = '198.51.100.8';
     assert.equal((await confirm(thief, a.password)).status, 429);
-    assert.equal((await thief.post('/profile/password', { current: a.password, password: 'a brand new password 123' })).status, 429);
+    assert.equal(
+      (await thief.post('/profile/password', { current: a.password, password: 'a brand new password 123' })).status,
+      429,
+    );
 
     const other = await signIn(t, a);
     other.address = '198.51.100.9';

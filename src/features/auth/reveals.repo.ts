@@ -5,16 +5,25 @@ import type { DB } from '../../db/schema.ts';
 type Db = Kysely<DB> | Transaction<DB>;
 
 /** Holds one sealed secret per session and kind; a newer one replaces the older. */
-export async function putReveal(db: Db, row: { sessionIdHash: string; kind: string; sealed: string; now: number }): Promise<void> {
+export async function putReveal(
+  db: Db,
+  row: { sessionIdHash: string; kind: string; sealed: string; now: number },
+): Promise<void> {
   await db
     .insertInto('session_reveals')
     .values({ session_id_hash: row.sessionIdHash, kind: row.kind, sealed: row.sealed, created_at: row.now })
-    .onConflict((oc) => oc.columns(['session_id_hash', 'kind']).doUpdateSet({ sealed: row.sealed, created_at: row.now }))
+    .onConflict((oc) =>
+      oc.columns(['session_id_hash', 'kind']).doUpdateSet({ sealed: row.sealed, created_at: row.now }),
+    )
     .execute();
 }
 
 /** Deletes and returns the sealed secret in one statement, so two requests cannot both read it. */
-export async function takeReveal(db: Db, sessionIdHash: string, kind: string): Promise<{ sealed: string; created_at: number } | undefined> {
+export async function takeReveal(
+  db: Db,
+  sessionIdHash: string,
+  kind: string,
+): Promise<{ sealed: string; created_at: number } | undefined> {
   return db
     .deleteFrom('session_reveals')
     .where('session_id_hash', '=', sessionIdHash)

@@ -38,7 +38,12 @@ function open(sessionCookie: string, kind: string, sealed: string): string | und
 
 /** Holds a freshly minted secret for the session named by `sessionCookie` until revealNow() shows it. */
 export async function holdSecret(deps: Deps, sessionCookie: string, kind: string, value: string): Promise<void> {
-  await putReveal(deps.db, { sessionIdHash: sha256(sessionCookie), kind, sealed: seal(sessionCookie, kind, value), now: deps.clock.now() });
+  await putReveal(deps.db, {
+    sessionIdHash: sha256(sessionCookie),
+    kind,
+    sealed: seal(sessionCookie, kind, value),
+    now: deps.clock.now(),
+  });
 }
 
 /** Takes the held secret of this kind (deleting it): its one showing. Undefined when none, or held too long. */

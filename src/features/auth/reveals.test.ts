@@ -21,7 +21,10 @@ forEachDialect((getDb) => {
     await holdSecret(t.deps, cookie, 'api-token', 'second-secret-value');
     const rows = await t.deps.db.selectFrom('session_reveals').selectAll().execute();
     assert.equal(rows.length, 1);
-    assert.ok(!rows[0]!.sealed.includes('second-secret-value') && !rows[0]!.sealed.includes(Buffer.from('second-secret-value').toString('base64url')));
+    assert.ok(
+      !rows[0]!.sealed.includes('second-secret-value') &&
+        !rows[0]!.sealed.includes(Buffer.from('second-secret-value').toString('base64url')),
+    );
     assert.equal(await takeSecret(t.deps, cookie, 'api-token'), 'second-secret-value');
     assert.equal(await takeSecret(t.deps, cookie, 'api-token'), undefined, 'a second look shows nothing');
   });

@@ -96,7 +96,8 @@ export async function resolveSession(deps: Deps, cookieValue: string): Promise<S
   if (!row) return undefined;
   const now = deps.clock.now();
   // A suspended account's sessions are deleted when it is suspended; one that survived a race ends here.
-  const ended = now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS || row.session_version < row.account_version;
+  const ended =
+    now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS || row.session_version < row.account_version;
   if (ended || row.suspended_at !== null) {
     await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
     return undefined;
@@ -150,7 +151,11 @@ export async function promoteSession(
 
 /** The account's current credentials version (0 for an unknown account, whose session insert then fails). */
 async function currentCredentialsVersion(db: Kysely<DB> | Transaction<DB>, accountId: string): Promise<number> {
-  const row = await db.selectFrom('accounts').select('credentials_version').where('id', '=', accountId).executeTakeFirst();
+  const row = await db
+    .selectFrom('accounts')
+    .select('credentials_version')
+    .where('id', '=', accountId)
+    .executeTakeFirst();
   return row?.credentials_version ?? 0;
 }
 
@@ -191,7 +196,9 @@ export async function listOwnSessions(deps: Deps, accountId: string, currentIdHa
   }));
 }
 
-/** Ends one of the account's own sessions by its public id; a foreign or stale id is a no-op. Returns whether one ended. */
+/**
+ * Ends one of the account's own sessions by its public id; a foreign or stale id is a no-op. Returns whether one ended.
+ */
 export async function endOwnSession(deps: Deps, accountId: string, publicId: string): Promise<boolean> {
   const result = await deps.db
     .deleteFrom('sessions')
@@ -202,7 +209,11 @@ export async function endOwnSession(deps: Deps, accountId: string, publicId: str
 }
 
 /** Ends every session of the account except the one given (after a password change). */
-export async function endOtherSessions(db: Kysely<DB> | Transaction<DB>, accountId: string, keepIdHash: string): Promise<void> {
+export async function endOtherSessions(
+  db: Kysely<DB> | Transaction<DB>,
+  accountId: string,
+  keepIdHash: string,
+): Promise<void> {
   await db.deleteFrom('sessions').where('account_id', '=', accountId).where('id_hash', '!=', keepIdHash).execute();
 }
 

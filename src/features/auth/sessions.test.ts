@@ -5,7 +5,13 @@ import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { atTotpStep, codeNow, codesOn, enrolTotp, startEnrolmentAtSignIn } from '../../../test/helpers/second-factor.ts';
+import {
+  atTotpStep,
+  codeNow,
+  codesOn,
+  enrolTotp,
+  startEnrolmentAtSignIn,
+} from '../../../test/helpers/second-factor.ts';
 import { sha256 } from '../../deps.ts';
 import { createSession } from './sessions.service.ts';
 import { signInWithPassword } from './signin.service.ts';
@@ -33,22 +39,39 @@ forEachDialect((getDb) => {
     const account = await buildAccount(t);
     const changer = await signIn(t, account);
     // The racing sign-in has verified the old password ...
-    const verified = await signInWithPassword(t.deps, { username: account.username, password: account.password, address: '198.51.100.4' });
+    const verified = await signInWithPassword(t.deps, {
+      username: account.username,
+      password: account.password,
+      address: '198.51.100.4',
+    });
     assert.ok(verified.ok);
     // ... the change commits and ends the other sessions ...
-    const changed = await changer.post('/profile/password', { current: account.password, password: 'a brand new password' });
+    const changed = await changer.post('/profile/password', {
+      current: account.password,
+      password: 'a brand new password',
+    });
     assert.equal(changed.location, '/profile?notice=password-changed');
     // ... and only then is the racing session created.
-    const racer = withCookie(await createSession(t.deps, account.id, 'full', 'racer', verified.account.credentials_version));
+    const racer = withCookie(
+      await createSession(t.deps, account.id, 'full', 'racer', verified.account.credentials_version),
+    );
     assert.equal((await racer.get('/')).location, '/login', 'the session made under the old password is refused');
-    assert.deepEqual((await sessionRows(account.id)).map((r) => r.user_agent), ['svc-test'], 'and deleted');
+    assert.deepEqual(
+      (await sessionRows(account.id)).map((r) => r.user_agent),
+      ['svc-test'],
+      'and deleted',
+    );
     assert.equal((await changer.get('/')).status, 200, 'the session that changed the password stays');
 
     // Sessions made under the new password work, by password or by a first factor that reads the current version.
     await signIn(t, { username: account.username, password: 'a brand new password' });
     assert.equal((await withCookie(await createSession(t.deps, account.id, 'full', 'sso')).get('/')).status, 200);
     // And the changer stays signed in through a second change too.
-    assert.equal((await changer.post('/profile/password', { current: 'a brand new password', password: 'yet another password' })).status, 303);
+    assert.equal(
+      (await changer.post('/profile/password', { current: 'a brand new password', password: 'yet another password' }))
+        .status,
+      303,
+    );
     assert.equal((await changer.get('/')).status, 200);
     assert.equal((await sessionRows(account.id)).length, 1);
   });
@@ -57,7 +80,9 @@ forEachDialect((getDb) => {
     const account = await buildAccount(t);
     const clients = [await signIn(t, account), await signIn(t, account)];
     const next = ['first new password', 'second new password'];
-    const results = await Promise.all(clients.map((c, i) => c.post('/profile/password', { current: account.password, password: next[i]! })));
+    const results = await Promise.all(
+      clients.map((c, i) => c.post('/profile/password', { current: account.password, password: next[i]! })),
+    );
     assert.deepEqual(results.map((r) => r.status).sort(), [303, 401]);
     const winner = results.findIndex((r) => r.status === 303);
     assert.equal((await clients[winner]!.get('/')).status, 200);
@@ -91,7 +116,11 @@ forEachDialect((getDb) => {
     assert.equal(full.created_at, pending!.created_at, 'still the same sign-in');
 
     assert.equal((await c.get('/')).status, 200);
-    assert.equal((await withCookie(pendingCookie).get('/')).location, '/login', 'a copy of the pending cookie is worthless');
+    assert.equal(
+      (await withCookie(pendingCookie).get('/')).location,
+      '/login',
+      'a copy of the pending cookie is worthless',
+    );
     assert.equal((await c.post('/profile/sessions/end', { session: 'none' })).status, 303, 'the new form token works');
   });
 
@@ -100,7 +129,10 @@ forEachDialect((getDb) => {
     const signInToEnrol = async () => {
       const c = t.client();
       await c.get('/login');
-      assert.equal((await c.post('/login', { username: account.username, password: account.password })).location, '/login/enrol');
+      assert.equal(
+        (await c.post('/login', { username: account.username, password: account.password })).location,
+        '/login/enrol',
+      );
       await c.get('/login/enrol');
       return c;
     };

@@ -5,7 +5,16 @@ import { findAccountById, findAccountByUsername, usernameKey, type Account } fro
 import { verifyPassword } from './passwords.ts';
 import type { DeviceToken } from './device.ts';
 import { stageAfterFirstFactor } from './sessions.service.ts';
-import { ACCOUNT_ADDRESS_POLICY, ACCOUNT_POLICY, ADDRESS_POLICY, DEVICE_POLICY, reserveAttempt, SESSION_POLICY, settleAttempt, type ThrottleKey } from './throttle.service.ts';
+import {
+  ACCOUNT_ADDRESS_POLICY,
+  ACCOUNT_POLICY,
+  ADDRESS_POLICY,
+  DEVICE_POLICY,
+  reserveAttempt,
+  SESSION_POLICY,
+  settleAttempt,
+  type ThrottleKey,
+} from './throttle.service.ts';
 
 export type SignInResult =
   | { ok: true; account: Account }
@@ -17,7 +26,11 @@ export type SignInResult =
  * Throttle keys for one kind of secret (password, totp, ...): per (account name, address), per account name
  * from anywhere, and per address. Names are keyed whether or not the account exists, so locks reveal nothing.
  */
-export function throttleKeys(kind: string, accountName: string, address: string): { pair: ThrottleKey; account: ThrottleKey; address: ThrottleKey } {
+export function throttleKeys(
+  kind: string,
+  accountName: string,
+  address: string,
+): { pair: ThrottleKey; account: ThrottleKey; address: ThrottleKey } {
   const name = usernameKey(accountName.trim());
   const bucket = throttleBucket(address);
   return {
@@ -33,9 +46,20 @@ export function throttleKeys(kind: string, accountName: string, address: string)
  * is held to a per-device limit instead of the per-account one (which anyone can fill); the pair and address limits
  * hold for every client.
  */
-export async function signInWithPassword(deps: Deps, input: { username: string; password: string; address: string; device?: DeviceToken }): Promise<SignInResult> {
+export async function signInWithPassword(
+  deps: Deps,
+  input: { username: string; password: string; address: string; device?: DeviceToken },
+): Promise<SignInResult> {
   const result = await checkPassword(deps, input);
-  deps.metrics?.signIn(result.ok ? (stageAfterFirstFactor(result.account) === 'totp' ? 'second_factor_owed' : 'success') : result.reason === 'locked' ? 'throttled' : 'failure');
+  deps.metrics?.signIn(
+    result.ok
+      ? stageAfterFirstFactor(result.account) === 'totp'
+        ? 'second_factor_owed'
+        : 'success'
+      : result.reason === 'locked'
+        ? 'throttled'
+        : 'failure',
+  );
   return result;
 }
 

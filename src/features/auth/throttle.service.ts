@@ -21,12 +21,17 @@ const FIFTEEN_MINUTES = 15 * 60_000;
 const ONE_DAY = 24 * 60 * 60_000;
 
 /** Per (account, client address): 5 failures in 15 minutes lock that pair for 15 minutes. */
-export const ACCOUNT_ADDRESS_POLICY: ThrottlePolicy = { maxFailures: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
+export const ACCOUNT_ADDRESS_POLICY: ThrottlePolicy = {
+  maxFailures: 5,
+  windowMs: FIFTEEN_MINUTES,
+  lockMs: FIFTEEN_MINUTES,
+};
 /** Per account from anywhere: 50 failures in 15 minutes lock it for 15 minutes (distributed guessing). */
 export const ACCOUNT_POLICY: ThrottlePolicy = { maxFailures: 50, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
 /**
  * Per device cookie, in place of the per-account limit when a client shows a valid device cookie of the account it
- * signs in to: 5 failures in 15 minutes lock that device for 15 minutes, so a stolen cookie guesses no faster than a pair.
+ * signs in to: 5 failures in 15 minutes lock that device for 15 minutes, so a stolen cookie guesses no faster than a
+ * pair.
  */
 export const DEVICE_POLICY: ThrottlePolicy = { maxFailures: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES };
 /**
@@ -69,7 +74,15 @@ export type Reservation = { ok: true; keys: ThrottleKey[] } | { ok: false; retry
  */
 export async function reserveAttempt(deps: Deps, keys: ThrottleKey[]): Promise<Reservation> {
   const now = deps.clock.now();
-  const existing = await deps.db.selectFrom('auth_throttle').selectAll().where('key', 'in', keys.map((k) => k.key)).execute();
+  const existing = await deps.db
+    .selectFrom('auth_throttle')
+    .selectAll()
+    .where(
+      'key',
+      'in',
+      keys.map((k) => k.key),
+    )
+    .execute();
   const byKey = new Map(existing.map((r) => [r.key, r]));
   for (const { key, policy } of keys) {
     const row = byKey.get(key);
@@ -86,7 +99,12 @@ export async function reserveAttempt(deps: Deps, keys: ThrottleKey[]): Promise<R
         if (refusal) throw new RefusedInRace(refusal);
         const fresh = now - row.window_started_at >= policy.windowMs;
         const windowStart = fresh ? now : row.window_started_at;
-        rows.push({ key, failures: fresh ? 0 : row.failures, windowStart, keepUntil: Math.max(row.keep_until, windowStart + policy.windowMs) });
+        rows.push({
+          key,
+          failures: fresh ? 0 : row.failures,
+          windowStart,
+          keepUntil: Math.max(row.keep_until, windowStart + policy.windowMs),
+        });
       }
       for (const r of rows) {
         await trx
@@ -119,7 +137,8 @@ function refusalOf(
 ): Extract<Reservation, { ok: false }> | undefined {
   if (row.locked_until > now) return { ok: false, retryAfterMs: row.locked_until - now, key };
   const fresh = now - row.window_started_at >= policy.windowMs;
-  if (!fresh && row.failures >= policy.maxFailures) return { ok: false, retryAfterMs: Math.max(1, row.window_started_at + policy.windowMs - now), key };
+  if (!fresh && row.failures >= policy.maxFailures)
+    return { ok: false, retryAfterMs: Math.max(1, row.window_started_at + policy.windowMs - now), key };
   return undefined;
 }
 
@@ -142,12 +161,22 @@ export async function settleAttempt(
       if (success && clearOnSuccess.includes(key)) {
         await trx.deleteFrom('auth_throttle').where('key', '=', key).execute();
       } else if (success) {
-        await trx.updateTable('auth_throttle').set({ failures: Math.max(0, row.failures - 1) }).where('key', '=', key).execute();
+        await trx
+          .updateTable('auth_throttle')
+          .set({ failures: Math.max(0, row.failures - 1) })
+          .where('key', '=', key)
+          .execute();
       } else if (row.failures >= policy.maxFailures) {
         const locks = policy.escalate ? consecutiveLocks(policy, row, now) + 1 : 0;
-        const lockMs = policy.escalate ? Math.min(policy.lockMs * 2 ** (locks - 1), policy.escalate.maxLockMs) : policy.lockMs;
+        const lockMs = policy.escalate
+          ? Math.min(policy.lockMs * 2 ** (locks - 1), policy.escalate.maxLockMs)
+          : policy.lockMs;
         // Kept while the new window, the lock, or (escalating) the memory of the lock can still matter.
-        const keepUntil = Math.max(row.keep_until, now + policy.windowMs, now + lockMs + (policy.escalate?.forgetAfterMs ?? 0));
+        const keepUntil = Math.max(
+          row.keep_until,
+          now + policy.windowMs,
+          now + lockMs + (policy.escalate?.forgetAfterMs ?? 0),
+        );
         await trx
           .updateTable('auth_throttle')
           .set({ failures: 0, window_started_at: now, locked_until: now + lockMs, locks, keep_until: keepUntil })
@@ -166,7 +195,9 @@ function consecutiveLocks(policy: ThrottlePolicy, row: { locks: number; locked_u
   return now - row.locked_until >= policy.escalate.forgetAfterMs ? 0 : row.locks;
 }
 
-/** Deletes counters that can no longer change any decision: window over, unlocked, escalation forgotten (housekeeping). */
+/**
+ * Deletes counters that can no longer change any decision: window over, unlocked, escalation forgotten (housekeeping).
+ */
 export async function pruneThrottles(deps: Deps): Promise<void> {
   await deps.db.deleteFrom('auth_throttle').where('keep_until', '<=', deps.clock.now()).execute();
 }

@@ -21,12 +21,14 @@ export function CheckResult(props: { check: ConnectionCheck }) {
   return (
     <div class={props.check.ok ? 'check-result ok' : 'check-result failed'} role="status">
       <p>
-        <strong>{props.check.ok ? 'The receiver can be reached.' : 'The receiver cannot be reached.'}</strong> No request was sent to it.
+        <strong>{props.check.ok ? 'The receiver can be reached.' : 'The receiver cannot be reached.'}</strong> No
+        request was sent to it.
       </p>
       <ol class="check-steps">
         {props.check.steps.map((s) => (
           <li class={`step ${s.outcome}`}>
-            <span class="step-name">{STEP_NAMES[s.step]}</span> <span class="step-outcome">{OUTCOME_WORDS[s.outcome]}</span>
+            <span class="step-name">{STEP_NAMES[s.step]}</span>{' '}
+            <span class="step-outcome">{OUTCOME_WORDS[s.outcome]}</span>
             <span class="step-detail">{s.detail}</span>
           </li>
         ))}
@@ -82,7 +84,9 @@ function Attempts(props: { attempts: ChannelAttempt[] }) {
           </td>
           <td>
             <span class={`state ${a.verdict === 'delivered' ? 'delivered' : 'dead'}`}>
-              {a.verdict === 'delivered' ? `Delivered (HTTP ${a.status_code})` : `Failed: ${a.error ?? 'unknown error'}`}
+              {a.verdict === 'delivered'
+                ? `Delivered (HTTP ${a.status_code})`
+                : `Failed: ${a.error ?? 'unknown error'}`}
             </span>
           </td>
           <td>
@@ -108,7 +112,8 @@ function DeadLetters(props: { ch: ChannelSummary; count: number }) {
   return (
     <div class="resend-all-offer">
       <p>
-        {count} dead-lettered {count === 1 ? 'delivery is' : 'deliveries are'} waiting. <a href={`${list}&state=dead`}>See them</a>
+        {count} dead-lettered {count === 1 ? 'delivery is' : 'deliveries are'} waiting.{' '}
+        <a href={`${list}&state=dead`}>See them</a>
       </p>
       {ch.enabled ? (
         <a class="button secondary" href={`/settings/deliveries/resend-all?channel=${encodeURIComponent(ch.id)}`}>
@@ -143,7 +148,8 @@ export function ChannelDetailView(props: { detail: ChannelDetail; check?: Connec
       <Form action="/settings/channels/check" id="channel-check" class="channel-check">
         <h3>Check connection</h3>
         <p class="hint">
-          Resolves the host, applies the address policy, then opens TCP and TLS as a delivery would. Nothing is posted to the channel.
+          Resolves the host, applies the address policy, then opens TCP and TLS as a delivery would. Nothing is posted
+          to the channel.
         </p>
         <input type="hidden" name="id" value={ch.id} />
         <button type="submit">Check connection</button>
@@ -166,8 +172,8 @@ export function DeleteChannelConfirm(props: { ch: ChannelSummary }) {
         Delete the channel <span class="channel-url">{ch.url}</span>?
       </h2>
       <p>
-        It stops receiving messages at once and its pending deliveries are cancelled. Finished deliveries stay on their messages. This cannot
-        be undone; to pause the channel instead, edit it and untick Enabled.
+        It stops receiving messages at once and its pending deliveries are cancelled. Finished deliveries stay on their
+        messages. This cannot be undone; to pause the channel instead, edit it and untick Enabled.
       </p>
       <div class="actions">
         <ConfirmedDelete action="/settings/channels/delete" id={ch.id}>

@@ -13,7 +13,11 @@ export type ChannelUrlResult = { ok: true; url: string } | { ok: false; reason: 
 
 /** A refusal of `reason`, in its catalogue's words. */
 function refused(reason: ChannelUrlReason, facts: Partial<UrlFacts> = {}): ChannelUrlResult {
-  return { ok: false, reason, words: wordsOf(CHANNEL_URL_REFUSALS[reason], { protocol: '', host: '', ip: '', range: '', ...facts }) };
+  return {
+    ok: false,
+    reason,
+    words: wordsOf(CHANNEL_URL_REFUSALS[reason], { protocol: '', host: '', ip: '', range: '', ...facts }),
+  };
 }
 
 // RFC 6761: "localhost" and every name under it always mean this machine.

@@ -3,12 +3,37 @@
 // replace/clear/keep rule are the same ones. The secret is write-only: answers carry `has_secret`, never the value.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { AnyIdParam, apiAccount, apiApp, apiRoute, badCursor, IdParam, invalid, iso, jsonAnswer, jsonBody, pageFrom, pageOf, PageQuery, problem, timeIdCursor, Timestamp } from '../../http/api.ts';
+import {
+  AnyIdParam,
+  apiAccount,
+  apiApp,
+  apiRoute,
+  badCursor,
+  IdParam,
+  invalid,
+  iso,
+  jsonAnswer,
+  jsonBody,
+  pageFrom,
+  pageOf,
+  PageQuery,
+  problem,
+  timeIdCursor,
+  Timestamp,
+} from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { isId } from '../../http/text.ts';
 import { CLASSES, type MessageClass } from '../messages/classes.ts';
 import type { ChannelSummary } from './channels.repo.ts';
-import { channelHealth, channelsAfter, checkChannelConnection, createChannel, deleteChannel, findChannelById, patchChannel } from './channels.service.ts';
+import {
+  channelHealth,
+  channelsAfter,
+  checkChannelConnection,
+  createChannel,
+  deleteChannel,
+  findChannelById,
+  patchChannel,
+} from './channels.service.ts';
 import { CHANNEL_ACT_REFUSALS, type ChannelActReason } from './channels.refusals.ts';
 import { wordsOf, type Refusal } from '../refusals.ts';
 
@@ -21,7 +46,9 @@ const ChannelSchema = z
     url: z.string().openapi({ example: 'https://hooks.example.com/svc' }),
     classes: ClassList.openapi({ description: 'The message classes routed to this channel, sorted.' }),
     enabled: z.boolean(),
-    has_secret: z.boolean().openapi({ description: 'Whether bodies are signed with a secret. The secret itself is never returned.' }),
+    has_secret: z
+      .boolean()
+      .openapi({ description: 'Whether bodies are signed with a secret. The secret itself is never returned.' }),
     health: z
       .strictObject({
         state: z.enum(['healthy', 'failing', 'disabled']),
@@ -34,23 +61,40 @@ const ChannelSchema = z
       .openapi('ChannelHealth'),
     created_at: Timestamp,
     updated_at: Timestamp,
-    created_by: z.strictObject({ id: z.string(), username: z.string().nullable() }).openapi({ description: 'The account that created the channel.' }),
+    created_by: z
+      .strictObject({ id: z.string(), username: z.string().nullable() })
+      .openapi({ description: 'The account that created the channel.' }),
   })
   .openapi('Channel');
 
 const CheckSchema = z
   .strictObject({
-    ok: z.boolean().openapi({ description: 'Whether the receiver could be reached. Nothing was sent to it either way.' }),
-    steps: z.array(z.strictObject({ step: z.enum(['resolve', 'policy', 'tcp', 'tls']), outcome: z.enum(['ok', 'failed', 'skipped']), detail: z.string() })),
+    ok: z
+      .boolean()
+      .openapi({ description: 'Whether the receiver could be reached. Nothing was sent to it either way.' }),
+    steps: z.array(
+      z.strictObject({
+        step: z.enum(['resolve', 'policy', 'tcp', 'tls']),
+        outcome: z.enum(['ok', 'failed', 'skipped']),
+        detail: z.string(),
+      }),
+    ),
   })
   .openapi('ConnectionCheck');
 
 const SECRET_DOC = 'Signs each body with HMAC-SHA256 (X-Svc-Signature). Write-only.';
 const NewChannelBody = z
   .strictObject({
-    url: z.string().openapi({ description: 'https://, or http:// to a loopback IP literal only. Internal addresses are refused.', example: 'https://hooks.example.com/svc' }),
+    url: z.string().openapi({
+      description: 'https://, or http:// to a loopback IP literal only. Internal addresses are refused.',
+      example: 'https://hooks.example.com/svc',
+    }),
     classes: ClassList.openapi({ description: 'At least one of drift, coverage, clock.' }),
-    secret: z.string().nullable().optional().openapi({ description: `${SECRET_DOC} Absent, null or blank: no secret.` }),
+    secret: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: `${SECRET_DOC} Absent, null or blank: no secret.` }),
     enabled: z.boolean().optional().openapi({ description: 'Default true.' }),
   })
   .openapi('NewChannel');
@@ -59,12 +103,21 @@ const ChannelPatchBody = z
   .strictObject({
     url: z.string().optional(),
     classes: ClassList.optional(),
-    enabled: z.boolean().optional().openapi({ description: 'false stops routing to the channel; its pending deliveries are cancelled by the worker.' }),
-    secret: z.string().nullable().optional().openapi({ description: `${SECRET_DOC} A string replaces the stored secret, null removes it, absent keeps it.` }),
+    enabled: z.boolean().optional().openapi({
+      description: 'false stops routing to the channel; its pending deliveries are cancelled by the worker.',
+    }),
+    secret: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: `${SECRET_DOC} A string replaces the stored secret, null removes it, absent keeps it.` }),
   })
   .openapi('ChannelPatch');
 
-/** A refusal of a channel act as a whole, from the catalogue the settings page reads too (field errors go out through invalid()). */
+/**
+ * A refusal of a channel act as a whole, from the catalogue the settings page reads too (field errors go out through
+ * invalid()).
+ */
 const refuse = (c: Ctx, reason: ChannelActReason) => {
   const refusal: Refusal = CHANNEL_ACT_REFUSALS[reason];
   return problem(c, refusal.status, refusal.type ?? reason, wordsOf(refusal, undefined));
@@ -99,10 +152,14 @@ const create = apiRoute({
   path: '/api/channels',
   tags,
   summary: 'Create a channel',
-  description: 'Creates a channel authored by the token\'s account. The URL policy is the console\'s: an internal address is a 422 on `url`.',
+  description:
+    "Creates a channel authored by the token's account. The URL policy is the console's: an internal address is a 422 on `url`.",
   request: { body: jsonBody(NewChannelBody) },
   responses: {
-    201: { ...jsonAnswer(ChannelSchema, 'Created.'), headers: z.object({ Location: z.string().openapi({ description: 'The new channel\'s address.' }) }) },
+    201: {
+      ...jsonAnswer(ChannelSchema, 'Created.'),
+      headers: z.object({ Location: z.string().openapi({ description: "The new channel's address." }) }),
+    },
   },
 });
 
@@ -111,7 +168,8 @@ const update = apiRoute({
   path: '/api/channels/{id}',
   tags,
   summary: 'Update a channel',
-  description: 'Changes the fields sent; absent fields keep their values. `secret`: a string replaces, null clears, absent keeps.',
+  description:
+    'Changes the fields sent; absent fields keep their values. `secret`: a string replaces, null clears, absent keeps.',
   request: { params: IdParam, body: jsonBody(ChannelPatchBody) },
   refusals: { 404: NOT_FOUND },
   responses: { 200: jsonAnswer(ChannelSchema, 'The channel as updated.') },
@@ -122,7 +180,8 @@ const remove = apiRoute({
   path: '/api/channels/{id}',
   tags,
   summary: 'Delete a channel',
-  description: 'Idempotent: 204 whether or not it existed. Its pending deliveries are cancelled; finished ones stay on their messages.',
+  description:
+    'Idempotent: 204 whether or not it existed. Its pending deliveries are cancelled; finished ones stay on their messages.',
   request: { params: AnyIdParam },
   responses: { 204: { description: 'Deleted, or already gone.' } },
 });
@@ -132,7 +191,8 @@ const check = apiRoute({
   path: '/api/channels/{id}/check',
   tags,
   summary: 'Check the connection',
-  description: 'Resolves the host, applies the address policy, opens TCP and (for https) TLS as a delivery would, and sends nothing. The result is neither stored nor logged.',
+  description:
+    'Resolves the host, applies the address policy, opens TCP and (for https) TLS as a delivery would, and sends nothing. The result is neither stored nor logged.',
   request: { params: IdParam },
   refusals: { 404: NOT_FOUND },
   responses: { 200: jsonAnswer(CheckSchema, 'Each step and its outcome.') },
@@ -183,7 +243,11 @@ export function channelsApiRoutes(deps: Deps) {
 
   app.openapi(create, async (c) => {
     const body = c.req.valid('json');
-    const result = await createChannel(deps, { actorId: apiAccount(c).id }, { url: body.url, classes: body.classes, secret: body.secret ?? '', enabled: body.enabled });
+    const result = await createChannel(
+      deps,
+      { actorId: apiAccount(c).id },
+      { url: body.url, classes: body.classes, secret: body.secret ?? '', enabled: body.enabled },
+    );
     if (!result.ok) return result.reason === 'invalid' ? invalid(c, result.errors) : refuse(c, result.reason);
     const ch = (await findChannelById(deps, result.id))!;
     return c.json(present(ch), 201, { Location: `/api/channels/${ch.id}` });
@@ -210,7 +274,10 @@ export function channelsApiRoutes(deps: Deps) {
     const checked = await checkChannelConnection(deps, { actorId: apiAccount(c).id }, c.req.valid('param').id);
     if (!checked.ok) return refuse(c, checked.reason);
     const result = checked.check;
-    return c.json({ ok: result.ok, steps: result.steps.map((s) => ({ step: s.step, outcome: s.outcome, detail: s.detail })) }, 200);
+    return c.json(
+      { ok: result.ok, steps: result.steps.map((s) => ({ step: s.step, outcome: s.outcome, detail: s.detail })) },
+      200,
+    );
   });
 
   return app;

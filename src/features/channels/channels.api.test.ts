@@ -30,15 +30,21 @@ forEachDialect((getDb) => {
     };
   });
   afterEach(() => {
-    for (const res of answers) assert.ok(!res.text.includes(SECRET) && !res.text.includes('second-secret'), `a secret in ${res.text}`);
+    for (const res of answers)
+      assert.ok(!res.text.includes(SECRET) && !res.text.includes('second-secret'), `a secret in ${res.text}`);
     assert.ok(!t.logs.join('').includes(SECRET), 'nor in a log line');
   });
 
   const rows = () => t.deps.db.selectFrom('channels').selectAll().orderBy('created_at').orderBy('id').execute();
-  const row = (id: string) => t.deps.db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const row = (id: string) =>
+    t.deps.db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   test('create: 201 with Location, authored by the token’s account, secret stored and shown only as has_secret', async () => {
-    const res = await admin.api.post('/api/channels', { url: ' https://Hooks.Example.com/svc/T1 ', classes: ['drift', 'clock', 'drift'], secret: SECRET });
+    const res = await admin.api.post('/api/channels', {
+      url: ' https://Hooks.Example.com/svc/T1 ',
+      classes: ['drift', 'clock', 'drift'],
+      secret: SECRET,
+    });
     assert.equal(res.status, 201, res.text);
     assert.equal(res.headers.get('location'), `/api/channels/${res.body.id}`);
     assert.deepEqual(res.body, {
@@ -47,7 +53,14 @@ forEachDialect((getDb) => {
       classes: ['clock', 'drift'],
       enabled: true,
       has_secret: true,
-      health: { state: 'healthy', consecutive_failures: 0, failing_since: null, last_error: null, last_error_at: null, last_success_at: null },
+      health: {
+        state: 'healthy',
+        consecutive_failures: 0,
+        failing_since: null,
+        last_error: null,
+        last_error_at: null,
+        last_success_at: null,
+      },
       created_at: new Date(t.clock.now()).toISOString(),
       updated_at: new Date(t.clock.now()).toISOString(),
       created_by: { id: admin.account.id, username: admin.account.username },
@@ -57,23 +70,52 @@ forEachDialect((getDb) => {
 
     const one = await admin.api.get(res.headers.get('location')!);
     assert.deepEqual(one.body, res.body);
-    const disabled = await admin.api.post('/api/channels', { url: 'https://hooks.example.com/off', classes: ['coverage'], enabled: false, secret: null });
+    const disabled = await admin.api.post('/api/channels', {
+      url: 'https://hooks.example.com/off',
+      classes: ['coverage'],
+      enabled: false,
+      secret: null,
+    });
     assert.equal(disabled.status, 201);
-    assert.deepEqual([disabled.body.enabled, disabled.body.has_secret, disabled.body.health.state], [false, false, 'disabled']);
+    assert.deepEqual(
+      [disabled.body.enabled, disabled.body.has_secret, disabled.body.health.state],
+      [false, false, 'disabled'],
+    );
     const loopback = await admin.api.post('/api/channels', { url: 'http://127.0.0.1:8080/hook', classes: ['clock'] });
     assert.equal(loopback.status, 201, 'http:// to a loopback IP literal is accepted');
   });
 
   test('API acts show in the console and console acts in the API', async () => {
-    const made = await admin.api.post('/api/channels', { url: 'https://api-made.example.com/hook', classes: ['drift'] });
+    const made = await admin.api.post('/api/channels', {
+      url: 'https://api-made.example.com/hook',
+      classes: ['drift'],
+    });
     const console = await signedInAs(t, 'admin');
-    assert.match((await console.client.get('/settings?tab=channels')).text, new RegExp(`href="/settings/channels/${made.body.id}">https://api-made\\.example\\.com/hook</a>`));
-    assert.match((await console.client.get(`/settings/channels/${made.body.id}`)).text, new RegExp(`by ${admin.account.username}`));
+    assert.match(
+      (await console.client.get('/settings?tab=channels')).text,
+      new RegExp(`href="/settings/channels/${made.body.id}">https://api-made\\.example\\.com/hook</a>`),
+    );
+    assert.match(
+      (await console.client.get(`/settings/channels/${made.body.id}`)).text,
+      new RegExp(`by ${admin.account.username}`),
+    );
 
-    assert.equal((await console.client.post('/settings/channels', { url: 'https://console-made.example.com/', classes: 'coverage', secret: SECRET })).status, 303);
+    assert.equal(
+      (
+        await console.client.post('/settings/channels', {
+          url: 'https://console-made.example.com/',
+          classes: 'coverage',
+          secret: SECRET,
+        })
+      ).status,
+      303,
+    );
     const list = await admin.api.get('/api/channels');
     const theirs = list.body.items.find((c: any) => c.url === 'https://console-made.example.com/');
-    assert.deepEqual([theirs.classes, theirs.has_secret, theirs.created_by], [['coverage'], true, { id: console.account.id, username: console.account.username }]);
+    assert.deepEqual(
+      [theirs.classes, theirs.has_secret, theirs.created_by],
+      [['coverage'], true, { id: console.account.id, username: console.account.username }],
+    );
 
     assert.equal((await admin.api.delete(`/api/channels/${theirs.id}`)).status, 204);
     assert.doesNotMatch((await console.client.get('/settings?tab=channels')).text, /console-made/);
@@ -81,7 +123,11 @@ forEachDialect((getDb) => {
 
   test('create refusals: 422 naming the field with the console’s words, nothing stored, the secret never echoed', async () => {
     const cases: [Record<string, unknown>, string, RegExp][] = [
-      [{ url: 'https://10.0.0.1/', classes: ['drift'], secret: SECRET }, 'url', /10\.0\.0\.1 is an internal address \(private\)/],
+      [
+        { url: 'https://10.0.0.1/', classes: ['drift'], secret: SECRET },
+        'url',
+        /10\.0\.0\.1 is an internal address \(private\)/,
+      ],
       [{ url: 'https://169.254.169.254/latest', classes: ['drift'] }, 'url', /internal address/],
       [{ url: 'https://[::ffff:10.0.0.1]/', classes: ['drift'] }, 'url', /internal address/],
       [{ url: 'http://localhost:1/', classes: ['drift'] }, 'url', /host name, not an IP address/],
@@ -93,7 +139,11 @@ forEachDialect((getDb) => {
       [{ url: 'https://hooks.example.com/', classes: 'drift' }, 'classes', /^Must be a list\.$/],
       [{ url: 'https://hooks.example.com/' }, 'classes', /^Required\.$/],
       [{ classes: ['drift'] }, 'url', /^Required\.$/],
-      [{ url: 'https://hooks.example.com/', classes: ['drift'], secret: 'x'.repeat(513) }, 'secret', /at most 512 characters/],
+      [
+        { url: 'https://hooks.example.com/', classes: ['drift'], secret: 'x'.repeat(513) },
+        'secret',
+        /at most 512 characters/,
+      ],
       [{ url: 'https://hooks.example.com/', classes: ['drift'], secrte: SECRET }, '(body)', /.+/],
     ];
     for (const [body, field, detail] of cases) {
@@ -108,13 +158,20 @@ forEachDialect((getDb) => {
   });
 
   test('update: absent fields keep, secret string replaces, null clears, absent keeps; refusals change nothing', async () => {
-    const { body: ch } = await admin.api.post('/api/channels', { url: 'https://hooks.example.com/a', classes: ['drift'], secret: SECRET });
+    const { body: ch } = await admin.api.post('/api/channels', {
+      url: 'https://hooks.example.com/a',
+      classes: ['drift'],
+      secret: SECRET,
+    });
     t.clock.advance(1000);
     const patch = (body: Record<string, unknown>) => admin.api.patch(`/api/channels/${ch.id}`, body);
 
     let res = await patch({ classes: ['coverage', 'clock'] });
     assert.equal(res.status, 200);
-    assert.deepEqual([res.body.classes, res.body.url, res.body.enabled, res.body.has_secret], [['clock', 'coverage'], 'https://hooks.example.com/a', true, true]);
+    assert.deepEqual(
+      [res.body.classes, res.body.url, res.body.enabled, res.body.has_secret],
+      [['clock', 'coverage'], 'https://hooks.example.com/a', true, true],
+    );
     assert.equal(res.body.updated_at, new Date(t.clock.now()).toISOString());
     assert.equal((await row(ch.id)).secret, SECRET, 'absent keeps the secret');
 
@@ -130,7 +187,10 @@ forEachDialect((getDb) => {
     assert.equal(res.body.has_secret, false);
 
     res = await patch({ url: 'https://hooks.example.com/b', enabled: false });
-    assert.deepEqual([res.body.url, res.body.enabled, res.body.health.state, res.body.classes], ['https://hooks.example.com/b', false, 'disabled', ['clock', 'coverage']]);
+    assert.deepEqual(
+      [res.body.url, res.body.enabled, res.body.health.state, res.body.classes],
+      ['https://hooks.example.com/b', false, 'disabled', ['clock', 'coverage']],
+    );
 
     for (const [body, field] of [
       [{ url: 'https://10.0.0.8/', secret: 'fourth-secret' }, 'url'],
@@ -141,22 +201,42 @@ forEachDialect((getDb) => {
     ] as const) {
       const refused = await patch(body);
       assertProblem(refused, 422, 'invalid');
-      assert.ok(refused.body.errors.some((e: any) => e.field === field), refused.text);
+      assert.ok(
+        refused.body.errors.some((e: any) => e.field === field),
+        refused.text,
+      );
       assert.ok(!refused.text.includes('fourth-secret'));
     }
     const after = await row(ch.id);
-    assert.deepEqual([after.url, after.classes, after.secret, after.enabled], ['https://hooks.example.com/b', 'clock,coverage', null, 0], 'refused updates change nothing');
+    assert.deepEqual(
+      [after.url, after.classes, after.secret, after.enabled],
+      ['https://hooks.example.com/b', 'clock,coverage', null, 0],
+      'refused updates change nothing',
+    );
 
     assertProblem(await admin.api.patch('/api/channels/nothing-here', { enabled: true }), 404, 'not-found');
     assertProblem(await admin.api.patch('/api/channels/not%20an%20id', { enabled: true }), 404, 'not-found');
   });
 
   test('disabling cancels pending deliveries as the console’s update does (the worker’s sweep); delete is idempotent and cancels too', async () => {
-    const { body: a } = await admin.api.post('/api/channels', { url: 'https://hooks.example.com/a', classes: ['drift'] });
-    const { body: b } = await admin.api.post('/api/channels', { url: 'https://hooks.example.com/b', classes: ['drift'] });
-    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [a.id, b.id], now: t.clock.now() });
+    const { body: a } = await admin.api.post('/api/channels', {
+      url: 'https://hooks.example.com/a',
+      classes: ['drift'],
+    });
+    const { body: b } = await admin.api.post('/api/channels', {
+      url: 'https://hooks.example.com/b',
+      classes: ['drift'],
+    });
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds: [a.id, b.id],
+      now: t.clock.now(),
+    });
     // Channel b's delivery is not due yet, so the worker below tries nothing (no traffic leaves the machine).
-    await t.deps.db.updateTable('deliveries').set({ next_attempt_at: t.clock.now() + 3600_000 }).where('id', '=', deliveryIds.get(b.id)!).execute();
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ next_attempt_at: t.clock.now() + 3600_000 })
+      .where('id', '=', deliveryIds.get(b.id)!)
+      .execute();
     assert.equal((await admin.api.patch(`/api/channels/${a.id}`, { enabled: false })).status, 200);
     const w = createDeliveryWorker(t.deps);
     try {
@@ -164,16 +244,32 @@ forEachDialect((getDb) => {
     } finally {
       await w.stop();
     }
-    const state = (id: string) => t.deps.db.selectFrom('deliveries').select(['state', 'last_error', 'channel_id']).where('id', '=', id).executeTakeFirstOrThrow();
-    assert.deepEqual(await state(deliveryIds.get(a.id)!), { state: 'cancelled', last_error: 'channel disabled', channel_id: a.id });
+    const state = (id: string) =>
+      t.deps.db
+        .selectFrom('deliveries')
+        .select(['state', 'last_error', 'channel_id'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+    assert.deepEqual(await state(deliveryIds.get(a.id)!), {
+      state: 'cancelled',
+      last_error: 'channel disabled',
+      channel_id: a.id,
+    });
 
     assert.equal((await state(deliveryIds.get(b.id)!)).state, 'pending', 'an enabled channel’s delivery is left alone');
     assert.equal((await admin.api.delete(`/api/channels/${b.id}`)).status, 204);
     assert.equal((await admin.api.delete(`/api/channels/${b.id}`)).status, 204, 'again: idempotent');
     assert.equal((await admin.api.delete('/api/channels/never-was')).status, 204);
-    assert.deepEqual(await state(deliveryIds.get(b.id)!), { state: 'cancelled', last_error: 'channel deleted', channel_id: null });
+    assert.deepEqual(await state(deliveryIds.get(b.id)!), {
+      state: 'cancelled',
+      last_error: 'channel deleted',
+      channel_id: null,
+    });
     assertProblem(await admin.api.get(`/api/channels/${b.id}`), 404, 'not-found');
-    assert.deepEqual((await rows()).map((r) => r.id), [a.id]);
+    assert.deepEqual(
+      (await rows()).map((r) => r.id),
+      [a.id],
+    );
   });
 
   test('viewers’ tokens get 403 on every channel route, reads included; read-only tokens read but never write', async () => {
@@ -214,15 +310,26 @@ forEachDialect((getDb) => {
       if (res.body.next_cursor === null) break;
       path = `/api/channels?limit=3&cursor=${encodeURIComponent(res.body.next_cursor)}`;
     }
-    assert.deepEqual(seen.map((p) => p.length), [3, 3, 1]);
+    assert.deepEqual(
+      seen.map((p) => p.length),
+      [3, 3, 1],
+    );
     const expected = (await rows()).map((r) => r.id);
     assert.deepEqual(seen.flat(), expected);
     assert.deepEqual(new Set(seen.flat()), new Set(made));
 
-    for (const cursor of ['garbage!', Buffer.from('{"a":1}').toString('base64url'), Buffer.from('["x",1]').toString('base64url'), Buffer.from('["pending",1,"x"]').toString('base64url')]) {
+    for (const cursor of [
+      'garbage!',
+      Buffer.from('{"a":1}').toString('base64url'),
+      Buffer.from('["x",1]').toString('base64url'),
+      Buffer.from('["pending",1,"x"]').toString('base64url'),
+    ]) {
       const res = await admin.api.get(`/api/channels?cursor=${encodeURIComponent(cursor)}`);
       assertProblem(res, 422, 'invalid');
-      assert.deepEqual(res.body.errors.map((e: any) => [e.in, e.field]), [['query', 'cursor']]);
+      assert.deepEqual(
+        res.body.errors.map((e: any) => [e.in, e.field]),
+        [['query', 'cursor']],
+      );
     }
     for (const limit of ['0', '101', 'many']) {
       const res = await admin.api.get(`/api/channels?limit=${limit}`);
@@ -236,7 +343,13 @@ forEachDialect((getDb) => {
     const since = t.clock.now() - 3 * 3600_000;
     await t.deps.db
       .updateTable('channels')
-      .set({ consecutive_failures: 3, last_error: 'HTTP 503', last_error_at: t.clock.now(), failing_since: since, last_success_at: since - 1000 })
+      .set({
+        consecutive_failures: 3,
+        last_error: 'HTTP 503',
+        last_error_at: t.clock.now(),
+        failing_since: since,
+        last_success_at: since - 1000,
+      })
       .where('id', '=', ch.id)
       .execute();
     const res = await admin.api.get(`/api/channels/${ch.id}`);
@@ -257,7 +370,15 @@ forEachDialect((getDb) => {
     const res = await admin.api.post(`/api/channels/${ch.id}/check`);
     assert.equal(res.status, 200);
     assert.equal(res.body.ok, true);
-    assert.deepEqual(res.body.steps.map((s: any) => [s.step, s.outcome]), [['resolve', 'ok'], ['policy', 'ok'], ['tcp', 'ok'], ['tls', 'skipped']]);
+    assert.deepEqual(
+      res.body.steps.map((s: any) => [s.step, s.outcome]),
+      [
+        ['resolve', 'ok'],
+        ['policy', 'ok'],
+        ['tcp', 'ok'],
+        ['tls', 'skipped'],
+      ],
+    );
     assert.match(res.body.steps[2].detail, new RegExp(`Connected to 127\\.0\\.0\\.1 port ${rx.port}`));
     assert.equal(rx.connections, 1);
     assert.equal(rx.received.length, 0, 'no HTTP request reached the receiver');

@@ -27,7 +27,8 @@ export interface UrlFacts {
   range: string;
 }
 
-const HTTP_HINT = 'http:// is only allowed to a loopback IP address such as http://127.0.0.1:8080/ or http://[::1]:8080/';
+const HTTP_HINT =
+  'http:// is only allowed to a loopback IP address such as http://127.0.0.1:8080/ or http://[::1]:8080/';
 const PUBLIC = 'Channels must point at a publicly reachable host.';
 const url = (words: Refusal<UrlFacts>['words']): Refusal<UrlFacts> => ({ words, status: 400, field: 'url' });
 
@@ -37,7 +38,9 @@ export const CHANNEL_URL_REFUSALS = {
   'too-long': url(() => `The URL may be at most ${CHANNEL_URL_MAX} characters.`),
   'not-absolute': url('This is not an absolute URL. Enter the full address, starting with https://.'),
   'not-web': url(({ protocol }) => `Channels are reached over https:// only (${protocol} was given).`),
-  credentials: url('The URL may not contain a user name or password (user:password@host). Use the channel secret instead.'),
+  credentials: url(
+    'The URL may not contain a user name or password (user:password@host). Use the channel secret instead.',
+  ),
   'no-host': url('The URL has no host.'),
   'port-zero': url('Port 0 cannot be connected to; give the port the receiver listens on.'),
   'http-host-name': url(({ host }) => `"${host}" is a host name, not an IP address; ${HTTP_HINT}.`),
@@ -52,7 +55,11 @@ export type ChannelFieldReason = 'no-class' | 'unknown-class' | 'secret-too-long
 export const CHANNEL_FIELD_REFUSALS = {
   'no-class': { words: 'Choose at least one class.', status: 400, field: 'classes' },
   'unknown-class': { words: `Unknown class. Choose from ${CLASSES.join(', ')}.`, status: 400, field: 'classes' },
-  'secret-too-long': { words: () => `The secret may be at most ${CHANNEL_SECRET_MAX} characters.`, status: 400, field: 'secret' },
+  'secret-too-long': {
+    words: () => `The secret may be at most ${CHANNEL_SECRET_MAX} characters.`,
+    status: 400,
+    field: 'secret',
+  },
   'secret-control': { words: 'The secret may not contain control characters.', status: 400, field: 'secret' },
   'secret-blank': {
     words: 'The secret may not be blank. Leave it out to keep the stored one, or send null to remove it.',

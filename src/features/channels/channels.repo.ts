@@ -67,7 +67,11 @@ function summaries(db: Q) {
     ]);
 }
 
-function toSummary({ has_secret, created_by_username, ...r }: Awaited<ReturnType<ReturnType<typeof summaries>['execute']>>[number]): ChannelSummary {
+function toSummary({
+  has_secret,
+  created_by_username,
+  ...r
+}: Awaited<ReturnType<ReturnType<typeof summaries>['execute']>>[number]): ChannelSummary {
   return { ...r, hasSecret: Number(has_secret) === 1, createdByUsername: created_by_username };
 }
 
@@ -79,20 +83,24 @@ export async function findChannelSummary(db: Q, id: string): Promise<ChannelSumm
 
 /** A page of channels, oldest first, without their secrets. */
 export async function listChannelSummaries(db: Q, p: { offset: number; limit: number }): Promise<ChannelSummary[]> {
-  const rows = await summaries(db)
-    .orderBy('c.created_at')
-    .orderBy('c.id')
-    .offset(p.offset)
-    .limit(p.limit)
-    .execute();
+  const rows = await summaries(db).orderBy('c.created_at').orderBy('c.id').offset(p.offset).limit(p.limit).execute();
   return rows.map(toSummary);
 }
 
 /** Up to `limit` channels after the position (created_at, id), oldest first, without their secrets: keyset paging. */
-export async function listChannelSummariesAfter(db: Q, after: { createdAt: number; id: string } | undefined, limit: number): Promise<ChannelSummary[]> {
+export async function listChannelSummariesAfter(
+  db: Q,
+  after: { createdAt: number; id: string } | undefined,
+  limit: number,
+): Promise<ChannelSummary[]> {
   const rows = await summaries(db)
     .$if(after !== undefined, (q) =>
-      q.where((eb) => eb.or([eb('c.created_at', '>', after!.createdAt), eb.and([eb('c.created_at', '=', after!.createdAt), eb('c.id', '>', after!.id)])])),
+      q.where((eb) =>
+        eb.or([
+          eb('c.created_at', '>', after!.createdAt),
+          eb.and([eb('c.created_at', '=', after!.createdAt), eb('c.id', '>', after!.id)]),
+        ]),
+      ),
     )
     .orderBy('c.created_at')
     .orderBy('c.id')
@@ -103,7 +111,10 @@ export async function listChannelSummariesAfter(db: Q, after: { createdAt: numbe
 
 /** How many channels exist. */
 export async function countChannels(db: Q): Promise<number> {
-  const row = await db.selectFrom('channels').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('channels')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -17,7 +17,14 @@ import { NOT_ADMIN, wordsOf } from '../refusals.ts';
 import { channelsTabBody, type ChannelsTabState } from './channels.tab.tsx';
 import { ChannelDetailView, DeleteChannelConfirm } from './channel-detail.views.tsx';
 import { findChannelSummary } from './channels.repo.ts';
-import { channelDetail, channelErrors, checkChannelConnection, createChannel, deleteChannel, updateChannel } from './channels.service.ts';
+import {
+  channelDetail,
+  channelErrors,
+  checkChannelConnection,
+  createChannel,
+  deleteChannel,
+  updateChannel,
+} from './channels.service.ts';
 import { channelNotice } from './channels.views.tsx';
 
 const classesField = z.array(z.string()).max(10);
@@ -48,7 +55,6 @@ const TAB = '/settings?tab=channels';
 /** The act refused because its actor is not an administrator (the domain's own check, behind the gate's). */
 const notAllowed = (c: Ctx) => errorPage(c, NOT_ADMIN.status, 'Not allowed', NOT_ADMIN.words);
 
-
 /** Channel administration and the retention dial; admin-only because they sit under /settings. */
 export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
   const app = new Hono<AppEnv>();
@@ -57,7 +63,9 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
     return renderSettings(c, 'channels', await channelsTabBody(deps, c, state), 400);
   }
 
-  /** One channel's page, with a connection check's result when one was just run; a channel gone sends back to the list. */
+  /**
+   * One channel's page, with a connection check's result when one was just run; a channel gone sends back to the list.
+   */
   async function channelPage(deps: Deps, c: Ctx, id: string, check?: ConnectionCheck) {
     const detail = isId(id) ? await channelDetail(deps, id) : undefined;
     if (!detail) return c.redirect(`${TAB}&notice=gone`, 303);
@@ -69,7 +77,8 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
   app.post('/settings/channels', async (c) => {
     const { ask: askSecret, owed } = secretRetry(c.get('form'), 'secret');
     const form = parseForm(c, createSchema, { multi: ['classes'] });
-    if (!form.ok) return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: form.errors, askSecret });
+    if (!form.ok)
+      return refuse(deps, c, { form: 'create', values: { url: form.values.url }, errors: form.errors, askSecret });
     const values = { url: form.data.url, classes: form.data.classes };
     if (owed) return refuse(deps, c, { form: 'create', values, errors: channelErrors(form.data), askSecret });
     const result = await createChannel(deps, sessionActor(c), form.data);
@@ -87,7 +96,13 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
       if (!form.values.id) return errorPage(c, 400, 'No channel chosen', form.errors.id ?? NO_CHANNEL);
       // A malformed id names no channel, as a stale one: never looked up.
       if (form.errors.id) return c.redirect(`${TAB}&notice=gone`, 303);
-      return refuse(deps, c, { form: 'edit', id: form.values.id, values: { url: form.values.url }, errors: form.errors, askSecret });
+      return refuse(deps, c, {
+        form: 'edit',
+        id: form.values.id,
+        values: { url: form.values.url },
+        errors: form.errors,
+        askSecret,
+      });
     }
     const d = form.data;
     const values = { url: d.url, classes: d.classes, enabled: d.enabled !== undefined };
@@ -118,7 +133,9 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
       if (!ch) return c.redirect(`${TAB}&notice=gone`, 303);
       return renderSettings(c, 'channels', <DeleteChannelConfirm ch={ch} />);
     }
-    const result = form.ok ? await deleteChannel(deps, sessionActor(c), form.data.id) : ({ ok: true, existed: false } as const);
+    const result = form.ok
+      ? await deleteChannel(deps, sessionActor(c), form.data.id)
+      : ({ ok: true, existed: false } as const);
     if (!result.ok) return notAllowed(c);
     return c.redirect(`${TAB}&notice=${result.existed ? 'deleted' : 'gone'}`, 303);
   });
@@ -142,10 +159,16 @@ export function channelsRoutes(deps: Deps, renderSettings: RenderSettings) {
   app.post('/settings/channels/retention', async (c) => {
     const form = parseForm(c, retentionSchema);
     const raw = form.ok ? form.data.days.trim() : '';
-    const result = /^\d{1,5}$/.test(raw) ? await setRetentionDays(deps, sessionActor(c), Number(raw)) : ({ ok: false, reason: 'out-of-range' } as const);
+    const result = /^\d{1,5}$/.test(raw)
+      ? await setRetentionDays(deps, sessionActor(c), Number(raw))
+      : ({ ok: false, reason: 'out-of-range' } as const);
     if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
     if (!result.ok) {
-      return refuse(deps, c, { form: 'retention', value: raw.slice(0, 20), error: wordsOf(RETENTION_REFUSALS[result.reason], undefined) });
+      return refuse(deps, c, {
+        form: 'retention',
+        value: raw.slice(0, 20),
+        error: wordsOf(RETENTION_REFUSALS[result.reason], undefined),
+      });
     }
     return c.redirect(`${TAB}&notice=retention-saved`, 303);
   });

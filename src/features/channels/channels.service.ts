@@ -64,8 +64,14 @@ export type ChannelErrors = Partial<Record<'url' | 'classes' | 'secret', string>
 /** Refused as a whole (see CHANNEL_ACT_REFUSALS): the channel is gone, or the actor is no administrator. */
 type ActRefusal<R extends ChannelActReason> = R extends unknown ? { ok: false; reason: R } : never;
 
-export type CreateChannelResult = { ok: true; id: string } | { ok: false; reason: 'invalid'; errors: ChannelErrors } | ActRefusal<'not-admin'>;
-export type UpdateChannelResult = { ok: true } | { ok: false; reason: 'invalid'; errors: ChannelErrors } | ActRefusal<ChannelActReason>;
+export type CreateChannelResult =
+  | { ok: true; id: string }
+  | { ok: false; reason: 'invalid'; errors: ChannelErrors }
+  | ActRefusal<'not-admin'>;
+export type UpdateChannelResult =
+  | { ok: true }
+  | { ok: false; reason: 'invalid'; errors: ChannelErrors }
+  | ActRefusal<ChannelActReason>;
 export type DeleteChannelResult = { ok: true; existed: boolean } | ActRefusal<'not-admin'>;
 export type CheckChannelResult = { ok: true; check: ConnectionCheck } | ActRefusal<ChannelActReason>;
 
@@ -79,7 +85,12 @@ export function channelErrors(input: { url: string; classes: string[]; secret: s
   return validate(input).errors;
 }
 
-function validate(input: { url: string; classes: string[]; secret: string }): { errors: ChannelErrors; url: string; classes: string; secret: string | undefined } {
+function validate(input: { url: string; classes: string[]; secret: string }): {
+  errors: ChannelErrors;
+  url: string;
+  classes: string;
+  secret: string | undefined;
+} {
   const errors: ChannelErrors = {};
   const url = validateChannelUrl(input.url);
   if (!url.ok) errors.url = url.words;
@@ -104,7 +115,11 @@ async function notAdmin(deps: Deps, actor: AdminActor): Promise<ActRefusal<'not-
 }
 
 /** Creates a channel (enabled unless asked otherwise) authored by the actor, an administrator. */
-export async function createChannel(deps: Deps, actor: AdminActor & { actorId: string }, input: NewChannel): Promise<CreateChannelResult> {
+export async function createChannel(
+  deps: Deps,
+  actor: AdminActor & { actorId: string },
+  input: NewChannel,
+): Promise<CreateChannelResult> {
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
   const v = validate(input);
@@ -129,8 +144,15 @@ export async function createChannel(deps: Deps, actor: AdminActor & { actorId: s
   return { ok: true, id };
 }
 
-/** Updates a channel's URL, classes, enabled flag and (per the blank/typed/clear rule) its secret; an administrator's act. */
-export async function updateChannel(deps: Deps, actor: AdminActor, input: ChannelChanges): Promise<UpdateChannelResult> {
+/**
+ * Updates a channel's URL, classes, enabled flag and (per the blank/typed/clear rule) its secret; an administrator's
+ * act.
+ */
+export async function updateChannel(
+  deps: Deps,
+  actor: AdminActor,
+  input: ChannelChanges,
+): Promise<UpdateChannelResult> {
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
   const v = validate({ ...input, secret: input.clearSecret ? '' : input.secret });
@@ -148,15 +170,25 @@ export async function updateChannel(deps: Deps, actor: AdminActor, input: Channe
 
 /**
  * Applies a partial update through updateChannel's rules: absent fields keep the stored values. A blank secret is
- * refused rather than read as "keep" (the form's meaning), so a caller who meant to replace it is never silently ignored.
+ * refused rather than read as "keep" (the form's meaning), so a caller who meant to replace it is never silently
+ * ignored.
  */
-export async function patchChannel(deps: Deps, actor: AdminActor, id: string, patch: ChannelPatch): Promise<UpdateChannelResult> {
+export async function patchChannel(
+  deps: Deps,
+  actor: AdminActor,
+  id: string,
+  patch: ChannelPatch,
+): Promise<UpdateChannelResult> {
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
   const current = await findChannel(deps.db, id);
   if (!current) return { ok: false, reason: 'not-found' };
   if (typeof patch.secret === 'string' && patch.secret.trim() === '') {
-    return { ok: false, reason: 'invalid', errors: { secret: wordsOf(CHANNEL_FIELD_REFUSALS['secret-blank'], undefined) } };
+    return {
+      ok: false,
+      reason: 'invalid',
+      errors: { secret: wordsOf(CHANNEL_FIELD_REFUSALS['secret-blank'], undefined) },
+    };
   }
   return updateChannel(deps, actor, {
     id,
@@ -184,17 +216,29 @@ export async function deleteChannel(deps: Deps, actor: AdminActor, id: string): 
 }
 
 /** A page of channels for the admin surface (secrets reduced to a flag), with the total. */
-export async function channelsPage(deps: Deps, page: number): Promise<{ channels: ChannelSummary[]; total: number; page: number; pages: number }> {
+export async function channelsPage(
+  deps: Deps,
+  page: number,
+): Promise<{ channels: ChannelSummary[]; total: number; page: number; pages: number }> {
   const total = await countChannels(deps.db);
   const pages = Math.max(1, Math.ceil(total / CHANNELS_PAGE_SIZE));
   // Whole pages only: a fractional page would make a fractional OFFSET, which PostgreSQL and SQLite refuse.
   const current = Math.min(Math.max(1, Math.floor(page) || 1), pages);
-  const channels = await listChannelSummaries(deps.db, { offset: (current - 1) * CHANNELS_PAGE_SIZE, limit: CHANNELS_PAGE_SIZE });
+  const channels = await listChannelSummaries(deps.db, {
+    offset: (current - 1) * CHANNELS_PAGE_SIZE,
+    limit: CHANNELS_PAGE_SIZE,
+  });
   return { channels, total, page: current, pages };
 }
 
-/** Up to `limit` channels after a position (created_at, id), oldest first: the API's keyset paging over the same list. */
-export function channelsAfter(deps: Deps, after: { createdAt: number; id: string } | undefined, limit: number): Promise<ChannelSummary[]> {
+/**
+ * Up to `limit` channels after a position (created_at, id), oldest first: the API's keyset paging over the same list.
+ */
+export function channelsAfter(
+  deps: Deps,
+  after: { createdAt: number; id: string } | undefined,
+  limit: number,
+): Promise<ChannelSummary[]> {
   return listChannelSummariesAfter(deps.db, after, limit);
 }
 
@@ -203,7 +247,10 @@ export function findChannelById(deps: Deps, id: string): Promise<ChannelSummary 
   return findChannelSummary(deps.db, id);
 }
 
-/** The failure streak a channel's counters tell: how many in a row, since when, and the last error (no streak: 0 failures). */
+/**
+ * The failure streak a channel's counters tell: how many in a row, since when, and the last error (no streak: 0
+ * failures).
+ */
 export interface FailureStreak {
   since: number | null;
   failures: number;
@@ -215,15 +262,25 @@ export interface FailureStreak {
  * A channel's health in words: disabled, healthy, or failing since the first failure of its current streak. A disabled
  * channel keeps the streak it had when it was disabled (`failures` 0 when it had none), shown as history.
  */
-export type ChannelHealth = ({ state: 'disabled' } & FailureStreak) | { state: 'healthy' } | ({ state: 'failing' } & FailureStreak);
+export type ChannelHealth =
+  | ({ state: 'disabled' } & FailureStreak)
+  | { state: 'healthy' }
+  | ({ state: 'failing' } & FailureStreak);
 
 /** The health a channel's counters tell: a disabled channel is "disabled" whatever its streak, and keeps the streak. */
-export function channelHealth(ch: Pick<ChannelSummary, 'enabled' | 'consecutive_failures' | 'failing_since' | 'last_error' | 'last_error_at'>): ChannelHealth {
+export function channelHealth(
+  ch: Pick<ChannelSummary, 'enabled' | 'consecutive_failures' | 'failing_since' | 'last_error' | 'last_error_at'>,
+): ChannelHealth {
   const failures = ch.consecutive_failures;
   // A streak from before failing_since existed (0017 backfilled what it could) falls back to its last error's time.
   const streak: FailureStreak =
     failures > 0
-      ? { since: ch.failing_since ?? ch.last_error_at, failures, lastError: ch.last_error, lastErrorAt: ch.last_error_at }
+      ? {
+          since: ch.failing_since ?? ch.last_error_at,
+          failures,
+          lastError: ch.last_error,
+          lastErrorAt: ch.last_error_at,
+        }
       : { since: null, failures: 0, lastError: null, lastErrorAt: null };
   if (ch.enabled !== 1) return { state: 'disabled', ...streak };
   if (failures === 0) return { state: 'healthy' };
@@ -233,7 +290,10 @@ export function channelHealth(ch: Pick<ChannelSummary, 'enabled' | 'consecutive_
 /** Attempts listed on a channel's page. */
 export const RECENT_ATTEMPTS = 10;
 
-/** Everything a channel's page shows: the channel (no secret), its latest attempts, and its dead letters waiting for a re-send. */
+/**
+ * Everything a channel's page shows: the channel (no secret), its latest attempts, and its dead letters waiting for a
+ * re-send.
+ */
 export interface ChannelDetail {
   channel: ChannelSummary;
   attempts: ChannelAttempt[];
@@ -244,7 +304,10 @@ export interface ChannelDetail {
 export async function channelDetail(deps: Deps, id: string): Promise<ChannelDetail | undefined> {
   const channel = await findChannelSummary(deps.db, id);
   if (!channel) return undefined;
-  const [attempts, deadLetters] = await Promise.all([recentAttemptsOfChannel(deps.db, id, RECENT_ATTEMPTS), countResendableDead(deps.db, id)]);
+  const [attempts, deadLetters] = await Promise.all([
+    recentAttemptsOfChannel(deps.db, id, RECENT_ATTEMPTS),
+    countResendableDead(deps.db, id),
+  ]);
   return { channel, attempts, deadLetters };
 }
 
@@ -256,5 +319,7 @@ export async function checkChannelConnection(deps: Deps, actor: AdminActor, id: 
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
   const channel = await findChannel(deps.db, id);
-  return channel ? { ok: true, check: await checkConnection(channel.url, deps.outbound) } : { ok: false, reason: 'not-found' };
+  return channel
+    ? { ok: true, check: await checkConnection(channel.url, deps.outbound) }
+    : { ok: false, reason: 'not-found' };
 }

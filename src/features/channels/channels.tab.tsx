@@ -8,12 +8,27 @@ import { parsePageNumber } from '../../http/query.ts';
 import { isId } from '../../http/text.ts';
 import { findChannelSummary } from './channels.repo.ts';
 import { channelsPage, type ChannelErrors } from './channels.service.ts';
-import { ChannelList, ChannelsTabView, CreateChannelForm, EditChannelForm, RetentionForm, channelNotice } from './channels.views.tsx';
+import {
+  ChannelList,
+  ChannelsTabView,
+  CreateChannelForm,
+  EditChannelForm,
+  RetentionForm,
+  channelNotice,
+} from './channels.views.tsx';
 
-/** What a failed POST hands back to the tab: which form, its values and errors, and whether to ask for the secret again. */
+/**
+ * What a failed POST hands back to the tab: which form, its values and errors, and whether to ask for the secret again.
+ */
 export type ChannelsTabState =
   | { form: 'create'; values: { url?: string; classes?: string[] }; errors: ChannelErrors; askSecret?: boolean }
-  | { form: 'edit'; id: string; values: { url?: string; classes?: string[]; enabled?: boolean }; errors: ChannelErrors; askSecret?: boolean }
+  | {
+      form: 'edit';
+      id: string;
+      values: { url?: string; classes?: string[]; enabled?: boolean };
+      errors: ChannelErrors;
+      askSecret?: boolean;
+    }
   | { form: 'retention'; value: string; error: string };
 
 /** The tab body, for GET /settings?tab=channels and for re-rendering after a refused POST. */
@@ -41,7 +56,13 @@ export async function channelsTabBody(deps: Deps, c: Ctx, state?: ChannelsTabSta
       notice={channelNotice(editId && !editing ? 'gone' : c.req.query('notice'))}
       list={<ChannelList {...page} />}
       form={form}
-      retention={<RetentionForm days={days} value={state?.form === 'retention' ? state.value : undefined} error={state?.form === 'retention' ? state.error : undefined} />}
+      retention={
+        <RetentionForm
+          days={days}
+          value={state?.form === 'retention' ? state.value : undefined}
+          error={state?.form === 'retention' ? state.error : undefined}
+        />
+      }
     />
   );
 }

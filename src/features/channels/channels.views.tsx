@@ -45,17 +45,33 @@ const KEEP_SECRET = 'Keep the current secret';
  * The form that creates a channel. `askSecret`: a refused attempt carried a secret, which is never shown again, so
  * the field says to enter it again and the form offers to go on without one.
  */
-export function CreateChannelForm(props: { values?: { url?: string; classes?: string[] }; errors?: ChannelErrors; askSecret?: boolean }) {
+export function CreateChannelForm(props: {
+  values?: { url?: string; classes?: string[] };
+  errors?: ChannelErrors;
+  askSecret?: boolean;
+}) {
   const ask = props.askSecret ?? false;
   const e = withSecretAgain(props.errors ?? {}, { field: 'secret', ask, what: 'secret', skipLabel: NO_SECRET });
   return (
     <Form action="/settings/channels" class="channel-create" id="channel-create" errors={e}>
       <h3>Add a channel</h3>
-      <Field label="Channel URL" name="url" type="url" value={props.values?.url} required maxlength={2048}
-        hint="https:// only; http:// is allowed to a loopback IP address such as http://127.0.0.1:8080/." />
+      <Field
+        label="Channel URL"
+        name="url"
+        type="url"
+        value={props.values?.url}
+        required
+        maxlength={2048}
+        hint="https:// only; http:// is allowed to a loopback IP address such as http://127.0.0.1:8080/."
+      />
       <ClassBoxes checked={props.values?.classes ?? []} error={e.classes} formId="channel-create" />
-      <Field label="Secret (optional)" name="secret" type="password" autocomplete="off"
-        hint="Signs each body with HMAC-SHA256. It cannot be read back once saved." />
+      <Field
+        label="Secret (optional)"
+        name="secret"
+        type="password"
+        autocomplete="off"
+        hint="Signs each body with HMAC-SHA256. It cannot be read back once saved."
+      />
       <SecretRetryFields ask={ask} skipLabel={NO_SECRET} hint="The channel is created without a secret." />
       <button type="submit">Add channel</button>
     </Form>
@@ -84,9 +100,18 @@ export function EditChannelForm(props: {
       <p>
         Secret: <SecretBadge set={ch.hasSecret} />
       </p>
-      <Field label="New secret" name="secret" type="password" autocomplete="off"
-        hint="Leave blank to keep the current secret; type a value to replace it." />
-      <SecretRetryFields ask={ask} skipLabel={skipLabel} hint={ch.hasSecret ? 'The stored secret stays as it is.' : 'The channel stays without a secret.'} />
+      <Field
+        label="New secret"
+        name="secret"
+        type="password"
+        autocomplete="off"
+        hint="Leave blank to keep the current secret; type a value to replace it."
+      />
+      <SecretRetryFields
+        ask={ask}
+        skipLabel={skipLabel}
+        hint={ch.hasSecret ? 'The stored secret stays as it is.' : 'The channel stays without a secret.'}
+      />
       <Checkbox label="Remove the secret" name="clear_secret" value="on" />
       <button type="submit">Save channel</button> <a href={`/settings/channels/${ch.id}`}>Cancel</a>
     </Form>
@@ -100,11 +125,15 @@ export function HealthBadge(props: { health: ChannelHealth }) {
 }
 
 /** What a channel's last error is called: on a disabled channel it is history. */
-export const lastErrorLabel = (health: ChannelHealth) => (health.state === 'disabled' ? 'Last error before it was disabled' : 'Last error');
+export const lastErrorLabel = (health: ChannelHealth) =>
+  health.state === 'disabled' ? 'Last error before it was disabled' : 'Last error';
 
 const failuresWord = (n: number) => `${n} consecutive ${n === 1 ? 'failure' : 'failures'}`;
 
-/** One line under the badge: since when and how often it fails (a disabled channel: the streak it was disabled with), or its last success. */
+/**
+ * One line under the badge: since when and how often it fails (a disabled channel: the streak it was disabled with), or
+ * its last success.
+ */
 export function HealthSummary(props: { ch: ChannelSummary; health: ChannelHealth }) {
   const h = props.health;
   if (h.state === 'failing') {
@@ -122,7 +151,11 @@ export function HealthSummary(props: { ch: ChannelSummary; health: ChannelHealth
     );
   }
   if (h.state === 'disabled') return <span class="health-detail">nothing is sent to it</span>;
-  return <span class="health-detail">{props.ch.last_success_at === null ? 'no delivery yet' : 'last delivery succeeded'}</span>;
+  return (
+    <span class="health-detail">
+      {props.ch.last_success_at === null ? 'no delivery yet' : 'last delivery succeeded'}
+    </span>
+  );
 }
 
 function ChannelRow(props: { ch: ChannelSummary }) {
@@ -188,7 +221,9 @@ export function ChannelList(props: { channels: ChannelSummary[]; total: number; 
           <span>
             Page {props.page} of {props.pages} ({props.total} channels)
           </span>{' '}
-          {props.page < props.pages ? <a href={`/settings?tab=channels&page=${props.page + 1}`}>Next channels</a> : null}
+          {props.page < props.pages ? (
+            <a href={`/settings?tab=channels&page=${props.page + 1}`}>Next channels</a>
+          ) : null}
         </nav>
       ) : null}
     </>
@@ -198,14 +233,25 @@ export function ChannelList(props: { channels: ChannelSummary[]; total: number; 
 /** The retention dial: how long messages and their delivery records are kept. */
 export function RetentionForm(props: { days: number; value?: string; error?: string }) {
   return (
-    <Form action="/settings/channels/retention" class="retention" id="channel-retention" errors={props.error ? { days: props.error } : undefined}>
+    <Form
+      action="/settings/channels/retention"
+      class="retention"
+      id="channel-retention"
+      errors={props.error ? { days: props.error } : undefined}
+    >
       <h3>Retention</h3>
       <p>
-        Messages and their delivery records are kept for <strong>{props.days}</strong> days. A message that still has a pending
-        delivery is kept until it is delivered or dead-lettered.
+        Messages and their delivery records are kept for <strong>{props.days}</strong> days. A message that still has a
+        pending delivery is kept until it is delivered or dead-lettered.
       </p>
-      <Field label="Keep messages for (days)" name="days" type="number" value={props.value ?? String(props.days)}
-        required hint={`${RETENTION_MIN_DAYS} to ${RETENTION_MAX_DAYS} days.`} />
+      <Field
+        label="Keep messages for (days)"
+        name="days"
+        type="number"
+        value={props.value ?? String(props.days)}
+        required
+        hint={`${RETENTION_MIN_DAYS} to ${RETENTION_MAX_DAYS} days.`}
+      />
       <button type="submit">Save retention</button>
     </Form>
   );
@@ -217,8 +263,8 @@ export function ChannelsTabView(props: { notice?: Child; list: Child; form: Chil
     <section>
       <h2>Notification channels</h2>
       <p class="hint">
-        Every message is kept in the in-app store. Each enabled channel also receives a signed JSON copy of every message of the classes
-        it subscribes to.
+        Every message is kept in the in-app store. Each enabled channel also receives a signed JSON copy of every
+        message of the classes it subscribes to.
       </p>
       {props.notice}
       {props.list}

@@ -11,7 +11,10 @@ export async function insertAttempt(db: Kysely<DB> | Transaction<DB>, row: Attem
 }
 
 /** The attempts of the given deliveries, oldest first per delivery; a delivery without attempts has no entry. */
-export async function attemptsOf(db: Kysely<DB> | Transaction<DB>, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+export async function attemptsOf(
+  db: Kysely<DB> | Transaction<DB>,
+  deliveryIds: string[],
+): Promise<Map<string, AttemptRow[]>> {
   const byDelivery = new Map<string, AttemptRow[]>();
   if (deliveryIds.length === 0) return byDelivery;
   const rows = await db

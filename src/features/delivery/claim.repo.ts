@@ -30,7 +30,9 @@ function dueAndFree(now: number) {
     ]);
 }
 
-/** Which deliveries one claim leases: the oldest due of enabled channels outside `exclude`, at most `limit`, to `owner`. */
+/**
+ * Which deliveries one claim leases: the oldest due of enabled channels outside `exclude`, at most `limit`, to `owner`.
+ */
 export interface LeaseRequest {
   now: number;
   exclude: string[];
@@ -39,7 +41,15 @@ export interface LeaseRequest {
   leaseUntil: number;
 }
 
-const JOB_COLUMNS = ['deliveries.id', 'deliveries.channel_id', 'deliveries.attempts', 'deliveries.created_at', 'messages.body', 'channels.url', 'channels.secret'] as const;
+const JOB_COLUMNS = [
+  'deliveries.id',
+  'deliveries.channel_id',
+  'deliveries.attempts',
+  'deliveries.created_at',
+  'messages.body',
+  'channels.url',
+  'channels.secret',
+] as const;
 
 /** The due deliveries a claim may take, oldest first, at most `limit`. */
 function dueOf(db: QueryCreator<DB>, p: LeaseRequest) {
@@ -74,7 +84,14 @@ export async function leaseDue(db: Kysely<DB>, dialect: Dialect, p: LeaseRequest
           .set(lease)
           .from('picked')
           .whereRef('deliveries.id', '=', 'picked.id')
-          .returning(['deliveries.id', 'deliveries.channel_id', 'deliveries.message_id', 'deliveries.attempts', 'deliveries.created_at', 'deliveries.next_attempt_at']),
+          .returning([
+            'deliveries.id',
+            'deliveries.channel_id',
+            'deliveries.message_id',
+            'deliveries.attempts',
+            'deliveries.created_at',
+            'deliveries.next_attempt_at',
+          ]),
       )
       // Same snapshot as `picked`, whose lock re-checked each row (a channel or message deleted since changes the
       // delivery row too: SET NULL, CASCADE), so every leased row has its channel and message here.
@@ -87,13 +104,27 @@ export async function leaseDue(db: Kysely<DB>, dialect: Dialect, p: LeaseRequest
     return rows as AttemptJob[];
   }
   return db.transaction().execute(async (trx) => {
-    const rows = await dueOf(trx, p).innerJoin('messages', 'messages.id', 'deliveries.message_id').select(JOB_COLUMNS).execute();
-    if (rows.length > 0) await trx.updateTable('deliveries').set(lease).where('id', 'in', rows.map((r) => r.id)).execute();
+    const rows = await dueOf(trx, p)
+      .innerJoin('messages', 'messages.id', 'deliveries.message_id')
+      .select(JOB_COLUMNS)
+      .execute();
+    if (rows.length > 0)
+      await trx
+        .updateTable('deliveries')
+        .set(lease)
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .execute();
     return rows as AttemptJob[];
   });
 }
 
-/** Gives leases back without an attempt (the worker stopped before a verdict, or never started it): due again at once. */
+/**
+ * Gives leases back without an attempt (the worker stopped before a verdict, or never started it): due again at once.
+ */
 export async function releaseLeases(db: Q, ids: string[], owner: string): Promise<void> {
   if (ids.length === 0) return;
   await db
@@ -110,7 +141,8 @@ export async function releaseLeases(db: Q, ids: string[], owner: string): Promis
  * the reason. Rows leased to a worker are left to finish their attempt first. Returns how many it cancelled.
  */
 export async function cancelUndeliverable(db: Q, now: number): Promise<number> {
-  const free = (eb: ExpressionBuilder<DB, 'deliveries'>) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]);
+  const free = (eb: ExpressionBuilder<DB, 'deliveries'>) =>
+    eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]);
   const cancel = { state: 'cancelled', updated_at: now, lease_owner: null, lease_until: null } as const;
   const deleted = await db
     .updateTable('deliveries')

@@ -25,7 +25,8 @@ export function deliveriesHref(filter: DeliveryFilter, page = 1): string {
 }
 
 /** The confirmation step's address for re-sending a channel's dead letters. */
-export const resendAllHref = (channelId: string) => `/settings/deliveries/resend-all?channel=${encodeURIComponent(channelId)}`;
+export const resendAllHref = (channelId: string) =>
+  `/settings/deliveries/resend-all?channel=${encodeURIComponent(channelId)}`;
 
 function StateFilter(props: { filter: DeliveryFilter }) {
   const f = props.filter;
@@ -46,8 +47,12 @@ function StateFilter(props: { filter: DeliveryFilter }) {
 }
 
 function ChannelFilter(props: { filter: DeliveryFilter; channels: { id: string; url: string }[] }) {
-  const options: [string, string][] = [['', 'All channels'], ...props.channels.map((c): [string, string] => [c.id, c.url])];
-  if (props.filter.channelId && !props.channels.some((c) => c.id === props.filter.channelId)) options.push([props.filter.channelId, 'a deleted channel']);
+  const options: [string, string][] = [
+    ['', 'All channels'],
+    ...props.channels.map((c): [string, string] => [c.id, c.url]),
+  ];
+  if (props.filter.channelId && !props.channels.some((c) => c.id === props.filter.channelId))
+    options.push([props.filter.channelId, 'a deleted channel']);
   return (
     <form method="get" action="/settings" class="filter-form">
       <input type="hidden" name="tab" value="deliveries" />
@@ -69,7 +74,9 @@ function ResendAllOffer(props: { chosen: NonNullable<DeliveriesPage['chosen']> }
     <div class="resend-all-offer">
       <p>
         {what} to <code>{channel.url}</code> {deadLetters === 1 ? 'is' : 'are'} waiting.
-        {channel.enabled ? ' Once its receiver is fixed, re-send them in one go.' : ' Enable the channel before re-sending them.'}
+        {channel.enabled
+          ? ' Once its receiver is fixed, re-send them in one go.'
+          : ' Enable the channel before re-sending them.'}
       </p>
       {channel.enabled ? (
         <a class="button secondary" href={resendAllHref(channel.id)}>
@@ -123,8 +130,9 @@ export function DeliveriesTabView(props: { p: DeliveriesPage; notice?: Child }) 
       <h2>Deliveries</h2>
       {props.notice}
       <p class="hint">
-        Every copy of a message sent to a channel. A delivery is dead-lettered after five failed attempts, or not sent when its channel was
-        disabled or deleted. Re-sending posts the same message (same body, same message id) to the same channel with a fresh set of attempts.
+        Every copy of a message sent to a channel. A delivery is dead-lettered after five failed attempts, or not sent
+        when its channel was disabled or deleted. Re-sending posts the same message (same body, same message id) to the
+        same channel with a fresh set of attempts.
       </p>
       <div class="filters">
         <StateFilter filter={p.filter} />
@@ -132,7 +140,9 @@ export function DeliveriesTabView(props: { p: DeliveriesPage; notice?: Child }) 
       </div>
       {p.chosen ? <ResendAllOffer chosen={p.chosen} /> : null}
       {p.rows.length === 0 ? (
-        <p class="empty">{filtered ? 'No delivery matches these filters.' : 'No message has been sent to a channel yet.'}</p>
+        <p class="empty">
+          {filtered ? 'No delivery matches these filters.' : 'No message has been sent to a channel yet.'}
+        </p>
       ) : (
         <StackedTable class="deliveries" columns={['Message', 'Channel', 'State', 'Last change', 'Action']}>
           {p.rows.map((r) => (
@@ -168,8 +178,8 @@ export function ResendAllConfirm(props: { channel: { id: string; url: string; en
         Re-send {count} dead-lettered {count === 1 ? 'delivery' : 'deliveries'} to <code>{channel.url}</code>?
       </h2>
       <p>
-        Each is posted again with the same body and message id and a fresh set of five attempts. Receivers that already processed one
-        de-duplicate it by its message id.
+        Each is posted again with the same body and message id and a fresh set of five attempts. Receivers that already
+        processed one de-duplicate it by its message id.
       </p>
       <div class="actions">
         <Form action="/settings/deliveries/resend-all" class="inline">

@@ -21,17 +21,37 @@ forEachDialect((getDb) => {
     await w.stop();
   });
 
-  /** A message to `channelId` whose one delivery is put in `state` (as the worker would leave it), one minute after the last. */
+  /**
+   * A message to `channelId` whose one delivery is put in `state` (as the worker would leave it), one minute after the
+   * last.
+   */
   async function delivery(channelId: string, state: DeliveriesTable['state'], headline: string) {
     t.clock.advance(60_000);
-    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [channelId], now: t.clock.now(), headline });
+    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds: [channelId],
+      now: t.clock.now(),
+      headline,
+    });
     const id = deliveryIds.get(channelId)!;
-    const finished = state === 'pending' ? {} : { attempts: state === 'dead' ? 5 : 1, last_error: state === 'cancelled' ? 'channel disabled' : state === 'dead' ? 'HTTP 503' : null };
-    await t.deps.db.updateTable('deliveries').set({ state, ...finished, delivered_at: state === 'delivered' ? t.clock.now() : null }).where('id', '=', id).execute();
+    const finished =
+      state === 'pending'
+        ? {}
+        : {
+            attempts: state === 'dead' ? 5 : 1,
+            last_error: state === 'cancelled' ? 'channel disabled' : state === 'dead' ? 'HTTP 503' : null,
+          };
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ state, ...finished, delivered_at: state === 'delivered' ? t.clock.now() : null })
+      .where('id', '=', id)
+      .execute();
     return { id, messageId: message.id };
   }
 
-  const rowsOf = (html: string) => [...html.matchAll(/<tr class="delivery state-(\w+)"><td><a href="\/messages\/([\w-]+)">([^<]*)<\/a>/g)].map((m) => ({ state: m[1], message: m[2], headline: m[3] }));
+  const rowsOf = (html: string) =>
+    [...html.matchAll(/<tr class="delivery state-(\w+)"><td><a href="\/messages\/([\w-]+)">([^<]*)<\/a>/g)].map(
+      (m) => ({ state: m[1], message: m[2], headline: m[3] }),
+    );
 
   test('filter by state and channel (links and a GET form), rows linked to their message and classed by state, paging keeps the filters', async () => {
     const a = await buildChannel(t, { url: 'https://a.example.com/hook' });
@@ -45,28 +65,62 @@ forEachDialect((getDb) => {
     ];
     const { client } = await signedInAs(t, 'admin');
     const all = (await client.get('/settings?tab=deliveries')).text;
-    assert.deepEqual(rowsOf(all).map((r) => r.headline), ['B dead', 'B cancelled', 'B pending', 'A dead &lt;1&gt;', 'A delivered'], 'most recent first, escaped');
-    assert.deepEqual(rowsOf(all).map((r) => r.message), made.map((m) => m.messageId).reverse());
-    assert.deepEqual(rowsOf(all).map((r) => r.state), ['dead', 'cancelled', 'pending', 'dead', 'delivered']);
-    assert.match(all, /<span class="state dead">Dead-lettered after 5 attempts; last error: HTTP 503/, 'the state in words too');
+    assert.deepEqual(
+      rowsOf(all).map((r) => r.headline),
+      ['B dead', 'B cancelled', 'B pending', 'A dead &lt;1&gt;', 'A delivered'],
+      'most recent first, escaped',
+    );
+    assert.deepEqual(
+      rowsOf(all).map((r) => r.message),
+      made.map((m) => m.messageId).reverse(),
+    );
+    assert.deepEqual(
+      rowsOf(all).map((r) => r.state),
+      ['dead', 'cancelled', 'pending', 'dead', 'delivered'],
+    );
+    assert.match(
+      all,
+      /<span class="state dead">Dead-lettered after 5 attempts; last error: HTTP 503/,
+      'the state in words too',
+    );
     assert.match(all, /<span class="state cancelled">Not sent: channel disabled/);
     assert.match(all, /<span class="state pending">Pending: 0 of 5 attempts made/);
     assert.match(all, /<span class="state delivered">Delivered <time/);
     assert.match(all, /<a href="\/settings\?tab=deliveries&amp;state=dead">Dead-lettered<\/a>/, 'state filter links');
     assert.match(all, /<a href="\/settings\?tab=deliveries" aria-current="page">All states<\/a>/);
     assert.match(all, /<form method="get" action="\/settings" class="filter-form">/);
-    assert.match(all, /<label for="[^"]+">Channel<\/label><select id="[^"]+" name="channel"/, 'a labelled channel filter');
+    assert.match(
+      all,
+      /<label for="[^"]+">Channel<\/label><select id="[^"]+" name="channel"/,
+      'a labelled channel filter',
+    );
 
     const dead = (await client.get('/settings?tab=deliveries&state=dead')).text;
-    assert.deepEqual(rowsOf(dead).map((r) => r.headline), ['B dead', 'A dead &lt;1&gt;']);
+    assert.deepEqual(
+      rowsOf(dead).map((r) => r.headline),
+      ['B dead', 'A dead &lt;1&gt;'],
+    );
     assert.match(dead, /aria-current="page">Dead-lettered</);
     assert.match(dead, /<input type="hidden" name="state" value="dead"\/>/, 'the channel form keeps the state');
     const deadOfA = (await client.get(`/settings?tab=deliveries&state=dead&channel=${a.id}`)).text;
-    assert.deepEqual(rowsOf(deadOfA).map((r) => r.headline), ['A dead &lt;1&gt;']);
+    assert.deepEqual(
+      rowsOf(deadOfA).map((r) => r.headline),
+      ['A dead &lt;1&gt;'],
+    );
     assert.match(deadOfA, new RegExp(`<option value="${a.id}" selected="">https://a.example.com/hook</option>`));
-    assert.match(deadOfA, new RegExp(`href="/settings\\?tab=deliveries&amp;state=pending&amp;channel=${a.id}"`), 'state links keep the channel');
-    assert.deepEqual(rowsOf((await client.get(`/settings?tab=deliveries&channel=${b.id}&state=pending`)).text).map((r) => r.headline), ['B pending']);
-    assert.match((await client.get('/settings?tab=deliveries&state=delivered&channel=nothing-here')).text, /No delivery matches these filters\./);
+    assert.match(
+      deadOfA,
+      new RegExp(`href="/settings\\?tab=deliveries&amp;state=pending&amp;channel=${a.id}"`),
+      'state links keep the channel',
+    );
+    assert.deepEqual(
+      rowsOf((await client.get(`/settings?tab=deliveries&channel=${b.id}&state=pending`)).text).map((r) => r.headline),
+      ['B pending'],
+    );
+    assert.match(
+      (await client.get('/settings?tab=deliveries&state=delivered&channel=nothing-here')).text,
+      /No delivery matches these filters\./,
+    );
     for (const odd of ['state=weird', 'channel=%3Cscript%3E', 'page=-1', 'page=1e9']) {
       assert.equal(rowsOf((await client.get(`/settings?tab=deliveries&${odd}`)).text).length, 5, odd);
     }
@@ -74,27 +128,48 @@ forEachDialect((getDb) => {
     for (let i = 0; i < 55; i++) await delivery(a.id, 'dead', `A dead extra ${i}`);
     const first = (await client.get(`/settings?tab=deliveries&state=dead&channel=${a.id}`)).text;
     assert.equal(rowsOf(first).length, 50);
-    assert.match(first, new RegExp(`<a href="/settings\\?tab=deliveries&amp;state=dead&amp;channel=${a.id}&amp;page=2">Older deliveries</a>`));
+    assert.match(
+      first,
+      new RegExp(
+        `<a href="/settings\\?tab=deliveries&amp;state=dead&amp;channel=${a.id}&amp;page=2">Older deliveries</a>`,
+      ),
+    );
     const second = (await client.get(`/settings?tab=deliveries&state=dead&channel=${a.id}&page=2`)).text;
-    assert.deepEqual(rowsOf(second).map((r) => r.headline), ['A dead extra 4', 'A dead extra 3', 'A dead extra 2', 'A dead extra 1', 'A dead extra 0', 'A dead &lt;1&gt;']);
-    assert.match(second, new RegExp(`<a href="/settings\\?tab=deliveries&amp;state=dead&amp;channel=${a.id}">Newer deliveries</a>`));
+    assert.deepEqual(
+      rowsOf(second).map((r) => r.headline),
+      ['A dead extra 4', 'A dead extra 3', 'A dead extra 2', 'A dead extra 1', 'A dead extra 0', 'A dead &lt;1&gt;'],
+    );
+    assert.match(
+      second,
+      new RegExp(`<a href="/settings\\?tab=deliveries&amp;state=dead&amp;channel=${a.id}">Newer deliveries</a>`),
+    );
   });
 
   test('re-send all dead letters of a channel: the count in the confirmation, one transaction, the count re-queued, the same body', async () => {
     const rx = receiver();
     const ch = await buildChannel(t, { url: `${rx.url}/hooks/fixed-now` });
     const other = await buildChannel(t, { url: 'https://other.example.com/' });
-    const dead = [await delivery(ch.id, 'dead', 'one'), await delivery(ch.id, 'dead', 'two'), await delivery(ch.id, 'dead', 'three')];
+    const dead = [
+      await delivery(ch.id, 'dead', 'one'),
+      await delivery(ch.id, 'dead', 'two'),
+      await delivery(ch.id, 'dead', 'three'),
+    ];
     await delivery(ch.id, 'cancelled', 'cancelled stays');
     await delivery(ch.id, 'delivered', 'delivered stays');
     await delivery(other.id, 'dead', 'other channel');
     const { client } = await signedInAs(t, 'admin');
 
     const list = (await client.get(`/settings?tab=deliveries&channel=${ch.id}`)).text;
-    assert.match(list, /3 dead-lettered deliveries to <code>http:\/\/127\.0\.0\.1:\d+\/hooks\/fixed-now<\/code> are waiting\./);
+    assert.match(
+      list,
+      /3 dead-lettered deliveries to <code>http:\/\/127\.0\.0\.1:\d+\/hooks\/fixed-now<\/code> are waiting\./,
+    );
     const confirm = await client.get(`/settings/deliveries/resend-all?channel=${ch.id}`);
     assert.equal(confirm.status, 200);
-    assert.match(confirm.text, /Re-send 3 dead-lettered deliveries to <code>http:\/\/127\.0\.0\.1:\d+\/hooks\/fixed-now<\/code>\?/);
+    assert.match(
+      confirm.text,
+      /Re-send 3 dead-lettered deliveries to <code>http:\/\/127\.0\.0\.1:\d+\/hooks\/fixed-now<\/code>\?/,
+    );
     assert.match(confirm.text, /<button type="submit">Re-send 3 deliveries<\/button>/);
     assert.equal((await t.deps.db.selectFrom('deliveries').select('id').execute()).length, 6, 'asking changes nothing');
 
@@ -109,7 +184,11 @@ forEachDialect((getDb) => {
     await w.drain();
     const bodies = await t.deps.db.selectFrom('messages').select(['id', 'body']).execute();
     assert.equal(rx.received.length, 3);
-    for (const r of rx.received) assert.ok(bodies.some((m) => m.body === r.body), 'each re-send posts the stored body byte for byte');
+    for (const r of rx.received)
+      assert.ok(
+        bodies.some((m) => m.body === r.body),
+        'each re-send posts the stored body byte for byte',
+      );
 
     const again = await client.post('/settings/deliveries/resend-all', { channel: ch.id });
     assert.equal(again.location, `/settings?tab=deliveries&channel=${ch.id}&notice=resent-all&count=0`);
@@ -131,7 +210,11 @@ forEachDialect((getDb) => {
     const counts = results.slice(0, 2).map((r) => Number(new URL(r.location!, 'http://x').searchParams.get('count')));
     const single = /notice=resent&/.test(results[2]!.location ?? '') ? 1 : 0;
     assert.equal(counts[0]! + counts[1]! + single, 20, `re-queued once in all (${counts}, ${single})`);
-    const pending = await t.deps.db.selectFrom('deliveries').select('message_id').where('state', '=', 'pending').execute();
+    const pending = await t.deps.db
+      .selectFrom('deliveries')
+      .select('message_id')
+      .where('state', '=', 'pending')
+      .execute();
     assert.equal(pending.length, 20);
     assert.equal(new Set(pending.map((p) => p.message_id)).size, 20, 'no message twice');
 
@@ -142,13 +225,28 @@ forEachDialect((getDb) => {
     const off = await buildChannel(t, { url: 'https://hooks.example.com/off' });
     await delivery(off.id, 'dead', 'dead on a disabled channel');
     await t.deps.db.updateTable('channels').set({ enabled: 0 }).where('id', '=', off.id).execute();
-    assert.match((await client.get(`/settings/deliveries/resend-all?channel=${off.id}`)).text, /is disabled\. Enable it first/);
+    assert.match(
+      (await client.get(`/settings/deliveries/resend-all?channel=${off.id}`)).text,
+      /is disabled\. Enable it first/,
+    );
     const refused = await client.post('/settings/deliveries/resend-all', { channel: off.id });
     assert.equal(refused.status, 409);
     assert.match(refused.text, /channel is disabled/);
-    assert.equal((await client.get('/settings/deliveries/resend-all?channel=gone')).location, '/settings?tab=deliveries&notice=gone');
-    assert.equal((await client.post('/settings/deliveries/resend-all', { channel: 'gone' })).location, '/settings?tab=deliveries&notice=gone');
-    assert.equal((await client.post('/settings/deliveries/resend-all', {})).location, '/settings?tab=deliveries&notice=gone');
-    assert.equal((await t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'pending').execute()).length, 20);
+    assert.equal(
+      (await client.get('/settings/deliveries/resend-all?channel=gone')).location,
+      '/settings?tab=deliveries&notice=gone',
+    );
+    assert.equal(
+      (await client.post('/settings/deliveries/resend-all', { channel: 'gone' })).location,
+      '/settings?tab=deliveries&notice=gone',
+    );
+    assert.equal(
+      (await client.post('/settings/deliveries/resend-all', {})).location,
+      '/settings?tab=deliveries&notice=gone',
+    );
+    assert.equal(
+      (await t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'pending').execute()).length,
+      20,
+    );
   });
 });

@@ -37,7 +37,9 @@ export interface AttemptView {
 /** One delivery series of a message to a channel, as the message page shows it. */
 export interface DeliveryView {
   id: string;
-  /** The channel (id and URL both null once deleted); name it with channelLabel(), which shows the URL to admins only. */
+  /**
+   * The channel (id and URL both null once deleted); name it with channelLabel(), which shows the URL to admins only.
+   */
   channel: { id: string | null; url: string | null };
   state: DeliveriesTable['state'];
   attempts: number;
@@ -72,9 +74,19 @@ const attemptView = (a: AttemptRow): AttemptView => ({
 });
 
 /** The per-channel delivery state of a message, with every attempt's verdict. */
-export async function messageDeliveries(deps: Deps, messageId: string, limit = MESSAGE_DELIVERY_ROWS): Promise<MessageDeliveriesView> {
-  const [rows, counts] = await Promise.all([deliveriesOfMessage(deps.db, messageId, limit), countDeliveriesOfMessage(deps.db, messageId)]);
-  const attempts = await attemptsOf(deps.db, rows.map((r) => r.id));
+export async function messageDeliveries(
+  deps: Deps,
+  messageId: string,
+  limit = MESSAGE_DELIVERY_ROWS,
+): Promise<MessageDeliveriesView> {
+  const [rows, counts] = await Promise.all([
+    deliveriesOfMessage(deps.db, messageId, limit),
+    countDeliveriesOfMessage(deps.db, messageId),
+  ]);
+  const attempts = await attemptsOf(
+    deps.db,
+    rows.map((r) => r.id),
+  );
   return {
     counts,
     rows: rows.map((r) => ({
@@ -87,7 +99,8 @@ export async function messageDeliveries(deps: Deps, messageId: string, limit = M
       deliveredAt: r.delivered_at,
       lastError: r.last_error,
       superseded: Number(r.superseded) === 1,
-      resendable: (r.state === 'dead' || r.state === 'cancelled') && Number(r.superseded) !== 1 && r.channel_enabled === 1,
+      resendable:
+        (r.state === 'dead' || r.state === 'cancelled') && Number(r.superseded) !== 1 && r.channel_enabled === 1,
       attemptList: (attempts.get(r.id) ?? []).map(attemptView),
     })),
   };
@@ -125,14 +138,19 @@ export interface DeliveriesPage {
   hasNext: boolean;
   rows: DeliveryRow[];
   channels: { id: string; url: string }[];
-  /** With a channel filter: the channel (null once deleted) and how many of its dead letters a re-send would re-queue. */
+  /**
+   * With a channel filter: the channel (null once deleted) and how many of its dead letters a re-send would re-queue.
+   */
   chosen?: { channel: { id: string; url: string; enabled: boolean } | null; deadLetters: number };
 }
 
 /** One page of deliveries, most recently changed first, filtered by state and channel. */
 export async function deliveriesPage(deps: Deps, filter: DeliveryFilter, page: number): Promise<DeliveriesPage> {
   const current = Math.max(1, Math.floor(page) || 1);
-  const found = await listDeliveries(deps.db, filter, { offset: (current - 1) * DELIVERIES_PAGE_SIZE, limit: DELIVERIES_PAGE_SIZE + 1 });
+  const found = await listDeliveries(deps.db, filter, {
+    offset: (current - 1) * DELIVERIES_PAGE_SIZE,
+    limit: DELIVERIES_PAGE_SIZE + 1,
+  });
   const channels = await channelChoices(deps.db, CHANNEL_CHOICES);
   const chosen = filter.channelId ? await resendAllOffer(deps, filter.channelId) : undefined;
   const rows = found.slice(0, DELIVERIES_PAGE_SIZE).map(deliveryRow);
@@ -155,7 +173,8 @@ function deliveryRow(r: DeliveryListRow): DeliveryRow {
     createdAt: r.created_at,
     at: r.updated_at,
     superseded: Number(r.superseded) === 1,
-    resendable: (r.state === 'dead' || r.state === 'cancelled') && Number(r.superseded) !== 1 && r.channel_enabled === 1,
+    resendable:
+      (r.state === 'dead' || r.state === 'cancelled') && Number(r.superseded) !== 1 && r.channel_enabled === 1,
   };
 }
 
@@ -177,7 +196,8 @@ function positionOf(values: unknown[], filter: DeliveryFilter): DeliveryPosition
   const key = (v: unknown): v is string => typeof v === 'string' && CURSOR_KEY.test(v);
   if (order === 'changed' && rest.length === 2 && time(a) && key(b)) return { order, updatedAt: a, id: b };
   if (order === 'due' && rest.length === 2 && time(a) && key(b)) return { order, nextAttemptAt: a, id: b };
-  if (order === 'message' && rest.length === 3 && time(a) && key(b) && key(c)) return { order, messageCreatedAt: a, messageId: b, id: c };
+  if (order === 'message' && rest.length === 3 && time(a) && key(b) && key(c))
+    return { order, messageCreatedAt: a, messageId: b, id: c };
   return undefined;
 }
 
@@ -185,37 +205,63 @@ function positionOf(values: unknown[], filter: DeliveryFilter): DeliveryPosition
 const CURSOR_KEY = /^[A-Za-z0-9_.-]{1,200}$/;
 
 /** A keyset page of the Deliveries list, or why not. */
-export type DeliveriesSlice = { ok: true; rows: DeliveryRow[]; next: unknown[] | null } | { ok: false; reason: 'bad-position' };
+export type DeliveriesSlice =
+  | { ok: true; rows: DeliveryRow[]; next: unknown[] | null }
+  | { ok: false; reason: 'bad-position' };
 
 /**
  * The Deliveries list for the API: the same filters and order as the console's pages, paged by keyset. `after` is the
  * `next` of the previous slice (values only; the caller encodes them); one from another filter's order is refused.
  */
-export async function deliveriesAfter(deps: Deps, filter: DeliveryFilter, after: unknown[] | undefined, limit: number): Promise<DeliveriesSlice> {
+export async function deliveriesAfter(
+  deps: Deps,
+  filter: DeliveryFilter,
+  after: unknown[] | undefined,
+  limit: number,
+): Promise<DeliveriesSlice> {
   const position = after === undefined ? undefined : positionOf(after, filter);
   if (after !== undefined && position === undefined) return { ok: false, reason: 'bad-position' };
   const found = await listDeliveriesAfter(deps.db, filter, position, limit + 1);
   const page = found.slice(0, limit);
   const last = page.at(-1);
-  return { ok: true, rows: page.map(deliveryRow), next: found.length > limit && last ? positionValues(last, filter) : null };
+  return {
+    ok: true,
+    rows: page.map(deliveryRow),
+    next: found.length > limit && last ? positionValues(last, filter) : null,
+  };
 }
 
 /** One delivery as a row of the list with every attempt, or undefined. */
-export async function deliveryById(deps: Deps, id: string): Promise<(DeliveryRow & { attemptList: AttemptView[] }) | undefined> {
+export async function deliveryById(
+  deps: Deps,
+  id: string,
+): Promise<(DeliveryRow & { attemptList: AttemptView[] }) | undefined> {
   const row = await findDeliveryRow(deps.db, id);
   if (!row) return undefined;
   const attempts = await attemptsOf(deps.db, [row.id]);
   return { ...deliveryRow(row), attemptList: (attempts.get(row.id) ?? []).map(attemptView) };
 }
 
-/** What "re-send all dead letters" of a channel would do: the channel (null once deleted) and how many it would re-queue. */
+/**
+ * What "re-send all dead letters" of a channel would do: the channel (null once deleted) and how many it would
+ * re-queue.
+ */
 export async function resendAllOffer(deps: Deps, channelId: string): Promise<NonNullable<DeliveriesPage['chosen']>> {
   const channel = await resendChannel(deps.db, channelId);
   if (!channel) return { channel: null, deadLetters: 0 };
-  return { channel: { id: channel.id, url: channel.url, enabled: channel.enabled === 1 }, deadLetters: await countResendableDead(deps.db, channelId) };
+  return {
+    channel: { id: channel.id, url: channel.url, enabled: channel.enabled === 1 },
+    deadLetters: await countResendableDead(deps.db, channelId),
+  };
 }
 
-/** The channel a (re-sent) delivery is queued for, to name it in the notice after the re-send; undefined when it is gone. */
-export function channelOfDelivery(deps: Deps, deliveryId: string): Promise<{ id: string | null; url: string | null } | undefined> {
+/**
+ * The channel a (re-sent) delivery is queued for, to name it in the notice after the re-send; undefined when it is
+ * gone.
+ */
+export function channelOfDelivery(
+  deps: Deps,
+  deliveryId: string,
+): Promise<{ id: string | null; url: string | null } | undefined> {
   return deliveryChannel(deps.db, deliveryId);
 }

@@ -3,7 +3,21 @@
 // the same resend.service.ts rule.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, apiRoute, badCursor, decodeCursor, encodeCursor, IdParam, iso, jsonAnswer, pageOf, PageQuery, problem, Timestamp } from '../../http/api.ts';
+import {
+  apiAccount,
+  apiApp,
+  apiRoute,
+  badCursor,
+  decodeCursor,
+  encodeCursor,
+  IdParam,
+  iso,
+  jsonAnswer,
+  pageOf,
+  PageQuery,
+  problem,
+  Timestamp,
+} from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { ID_PATTERN } from '../../http/text.ts';
 import { CLASSES } from '../messages/classes.ts';
@@ -18,17 +32,27 @@ const STATES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
 const deliveryFields = {
   id: z.string(),
   message: z.strictObject({ id: z.string(), headline: z.string(), class: z.enum(CLASSES) }),
-  channel: z.strictObject({ id: z.string(), url: z.string() }).nullable().openapi({ description: 'null once the channel was deleted.' }),
-  state: z.enum(STATES).openapi({ description: '`dead` is dead-lettered: five failed attempts. `cancelled`: its channel was disabled or deleted first.' }),
+  channel: z
+    .strictObject({ id: z.string(), url: z.string() })
+    .nullable()
+    .openapi({ description: 'null once the channel was deleted.' }),
+  state: z.enum(STATES).openapi({
+    description:
+      '`dead` is dead-lettered: five failed attempts. `cancelled`: its channel was disabled or deleted first.',
+  }),
   attempts: z.number().int().openapi({ description: 'Attempts made so far.' }),
   max_attempts: z.number().int(),
   last_error: z.string().nullable(),
   next_attempt_at: Timestamp.nullable().openapi({ description: 'When the next attempt is due; null unless pending.' }),
   delivered_at: Timestamp.nullable(),
   created_at: Timestamp,
-  updated_at: Timestamp.openapi({ description: 'When the delivery last changed: created, an attempt recorded, dead-lettered, cancelled.' }),
+  updated_at: Timestamp.openapi({
+    description: 'When the delivery last changed: created, an attempt recorded, dead-lettered, cancelled.',
+  }),
   superseded: z.boolean().openapi({ description: 'A re-send replaced this delivery with a newer one.' }),
-  resendable: z.boolean().openapi({ description: 'Dead-lettered or cancelled, not re-sent yet, and its channel is enabled.' }),
+  resendable: z
+    .boolean()
+    .openapi({ description: 'Dead-lettered or cancelled, not re-sent yet, and its channel is enabled.' }),
 };
 
 const Delivery = z.strictObject(deliveryFields).openapi('Delivery');
@@ -41,18 +65,31 @@ const Attempt = z
     verdict: z.enum(['delivered', 'failed']),
     status_code: z.number().int().nullable(),
     error: z.string().nullable(),
-    response_excerpt: z.string().nullable().openapi({ description: 'The first bytes (at most 1 KiB) of the receiver\'s answer.' }),
+    response_excerpt: z
+      .string()
+      .nullable()
+      .openapi({ description: "The first bytes (at most 1 KiB) of the receiver's answer." }),
   })
   .openapi('DeliveryAttempt');
 
-const DeliveryDetail = z.strictObject({ ...deliveryFields, attempt_log: z.array(Attempt).openapi({ description: 'Every attempt, oldest first.' }) }).openapi('DeliveryDetail');
+const DeliveryDetail = z
+  .strictObject({
+    ...deliveryFields,
+    attempt_log: z.array(Attempt).openapi({ description: 'Every attempt, oldest first.' }),
+  })
+  .openapi('DeliveryDetail');
 
 const ListQuery = PageQuery.extend({
   state: z.enum(STATES).optional(),
   channel: z.string().regex(ID_PATTERN).optional().openapi({ description: 'A channel id.' }),
 });
 
-const DeliveryId = z.object({ id: z.string().regex(DELIVERY_ID).openapi({ param: { name: 'id', in: 'path' } }) });
+const DeliveryId = z.object({
+  id: z
+    .string()
+    .regex(DELIVERY_ID)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 /** The domain's refusals as problems, one table for this file; the details are the console's words. */
 /** The problem answering a refusal of a re-send, in its catalogue's words (the page's notice says the same). */
@@ -82,7 +119,7 @@ const one = apiRoute({
   path: '/api/deliveries/{id}',
   tags,
   summary: 'One delivery',
-  description: 'A delivery with every attempt: verdict, status code, error and the start of the receiver\'s answer.',
+  description: "A delivery with every attempt: verdict, status code, error and the start of the receiver's answer.",
   request: { params: DeliveryId },
   refusals: { 404: NO_DELIVERY },
   responses: { 200: jsonAnswer(DeliveryDetail, 'The delivery.') },
@@ -93,11 +130,18 @@ const resend = apiRoute({
   path: '/api/deliveries/{id}/resend',
   tags,
   summary: 'Re-send one delivery',
-  description: 'A dead-lettered or cancelled delivery gets a new delivery of the same message to the same channel, with a fresh set of attempts, due now. The old one stays as history.',
+  description:
+    'A dead-lettered or cancelled delivery gets a new delivery of the same message to the same channel, with a fresh set of attempts, due now. The old one stays as history.',
   request: { params: DeliveryId },
-  refusals: { 404: wordsOf(RESEND_REFUSALS['not-found'], undefined), 409: 'Not dead-lettered or cancelled (`not-undelivered`), `already-resent`, `channel-deleted` or `channel-disabled`.' },
+  refusals: {
+    404: wordsOf(RESEND_REFUSALS['not-found'], undefined),
+    409: 'Not dead-lettered or cancelled (`not-undelivered`), `already-resent`, `channel-deleted` or `channel-disabled`.',
+  },
   responses: {
-    201: { ...jsonAnswer(DeliveryDetail, 'The new delivery.'), headers: z.object({ Location: z.string().openapi({ description: 'The new delivery\'s address.' }) }) },
+    201: {
+      ...jsonAnswer(DeliveryDetail, 'The new delivery.'),
+      headers: z.object({ Location: z.string().openapi({ description: "The new delivery's address." }) }),
+    },
   },
 });
 
@@ -106,10 +150,23 @@ const resendDead = apiRoute({
   path: '/api/channels/{id}/resend-dead',
   tags,
   summary: 'Re-send every dead letter of a channel',
-  description: 'Re-queues every dead-lettered delivery of the channel that no re-send replaced yet, in one go (after its receiver was fixed). Cancelled ones are left alone.',
+  description:
+    'Re-queues every dead-lettered delivery of the channel that no re-send replaced yet, in one go (after its receiver was fixed). Cancelled ones are left alone.',
   request: { params: IdParam },
-  refusals: { 404: wordsOf(RESEND_ALL_REFUSALS['not-found'], undefined), 409: 'The channel is disabled (`channel-disabled`): enable it first.' },
-  responses: { 200: jsonAnswer(z.strictObject({ count: z.number().int().openapi({ description: 'How many were re-queued; 0 when none was waiting.' }) }).openapi('ResendCount'), 'Re-queued.') },
+  refusals: {
+    404: wordsOf(RESEND_ALL_REFUSALS['not-found'], undefined),
+    409: 'The channel is disabled (`channel-disabled`): enable it first.',
+  },
+  responses: {
+    200: jsonAnswer(
+      z
+        .strictObject({
+          count: z.number().int().openapi({ description: 'How many were re-queued; 0 when none was waiting.' }),
+        })
+        .openapi('ResendCount'),
+      'Re-queued.',
+    ),
+  },
 });
 
 /** A delivery as the API presents it. */

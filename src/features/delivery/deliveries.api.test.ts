@@ -26,23 +26,46 @@ forEachDialect((getDb) => {
    * A message to each of `channelIds`, its deliveries put in `state` as the worker would leave them. The clock moves
    * one minute first unless `tie` (then it shares its time, and its sort key, with the previous one).
    */
-  async function deliveries(channelIds: string[], state: DeliveriesTable['state'], headline: string, opts: { tie?: boolean } = {}) {
+  async function deliveries(
+    channelIds: string[],
+    state: DeliveriesTable['state'],
+    headline: string,
+    opts: { tie?: boolean } = {},
+  ) {
     if (!opts.tie) t.clock.advance(60_000);
-    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds, now: t.clock.now(), headline });
+    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds,
+      now: t.clock.now(),
+      headline,
+    });
     const ids = [...deliveryIds.values()];
-    const finished = state === 'pending' ? {} : { attempts: state === 'dead' ? 5 : 1, last_error: state === 'cancelled' ? 'channel disabled' : state === 'dead' ? 'HTTP 503' : null };
-    await t.deps.db.updateTable('deliveries').set({ state, ...finished, delivered_at: state === 'delivered' ? t.clock.now() : null }).where('id', 'in', ids).execute();
+    const finished =
+      state === 'pending'
+        ? {}
+        : {
+            attempts: state === 'dead' ? 5 : 1,
+            last_error: state === 'cancelled' ? 'channel disabled' : state === 'dead' ? 'HTTP 503' : null,
+          };
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ state, ...finished, delivered_at: state === 'delivered' ? t.clock.now() : null })
+      .where('id', 'in', ids)
+      .execute();
     return { ids, messageId: message.id };
   }
-  const one = async (channelId: string, state: DeliveriesTable['state'], headline: string) => (await deliveries([channelId], state, headline)).ids[0]!;
-  const stateOf = async (id: string) => (await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state;
+  const one = async (channelId: string, state: DeliveriesTable['state'], headline: string) =>
+    (await deliveries([channelId], state, headline)).ids[0]!;
+  const stateOf = async (id: string) =>
+    (await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state;
 
   /** Every page of a list at `limit` per page: the ids per page. */
   async function pages(api: ApiClient, query: string, limit: number): Promise<string[][]> {
     const out: string[][] = [];
     let cursor: string | null = null;
     do {
-      const res = await api.get(`/api/deliveries?limit=${limit}${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const res = await api.get(
+        `/api/deliveries?limit=${limit}${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       assert.equal(res.status, 200, res.text);
       out.push(res.body.items.map((d: any) => d.id));
       cursor = res.body.next_cursor;
@@ -62,7 +85,11 @@ forEachDialect((getDb) => {
     const all = await admin.api.get('/api/deliveries');
     assert.equal(all.status, 200);
     assert.ok(!all.text.includes(SECRET), 'no channel secret');
-    assert.deepEqual(all.body.items.map((d: any) => d.message.headline), ['B dead', 'B cancelled', 'B pending', 'A dead <1>', 'A delivered'], 'newest message first');
+    assert.deepEqual(
+      all.body.items.map((d: any) => d.message.headline),
+      ['B dead', 'B cancelled', 'B pending', 'A dead <1>', 'A delivered'],
+      'newest message first',
+    );
     assert.equal(all.body.next_cursor, null);
     const first = all.body.items.find((d: any) => d.id === deadA);
     const row = await t.deps.db.selectFrom('deliveries').selectAll().where('id', '=', deadA).executeTakeFirstOrThrow();
@@ -82,19 +109,30 @@ forEachDialect((getDb) => {
       resendable: true,
     });
     const pending = all.body.items.find((d: any) => d.id === pendingB);
-    assert.deepEqual([pending.next_attempt_at, pending.resendable], [new Date(pending.created_at).toISOString(), false]);
+    assert.deepEqual(
+      [pending.next_attempt_at, pending.resendable],
+      [new Date(pending.created_at).toISOString(), false],
+    );
     assert.ok(all.body.items.find((d: any) => d.id === delivered).delivered_at);
 
-    const headlines = async (query: string) => (await admin.api.get(`/api/deliveries?${query}`)).body.items.map((d: any) => d.message.headline);
+    const headlines = async (query: string) =>
+      (await admin.api.get(`/api/deliveries?${query}`)).body.items.map((d: any) => d.message.headline);
     assert.deepEqual(await headlines('state=dead'), ['B dead', 'A dead <1>']);
     assert.deepEqual(await headlines(`state=dead&channel=${a.id}`), ['A dead <1>']);
     assert.deepEqual(await headlines(`channel=${b.id}&state=pending`), ['B pending']);
     assert.deepEqual(await headlines('state=delivered&channel=nothing-here'), []);
 
-    for (const [query, field] of [['state=weird', 'state'], ['channel=%3Cscript%3E', 'channel'], ['limit=0', 'limit']]) {
+    for (const [query, field] of [
+      ['state=weird', 'state'],
+      ['channel=%3Cscript%3E', 'channel'],
+      ['limit=0', 'limit'],
+    ]) {
       const res = await admin.api.get(`/api/deliveries?${query}`);
       assertProblem(res, 422, 'invalid');
-      assert.deepEqual(res.body.errors.map((e: any) => [e.in, e.field]), [['query', field]]);
+      assert.deepEqual(
+        res.body.errors.map((e: any) => [e.in, e.field]),
+        [['query', field]],
+      );
     }
   });
 
@@ -138,9 +176,18 @@ forEachDialect((getDb) => {
     ]) {
       const res = await admin.api.get(`/api/deliveries?${query}&cursor=${encodeURIComponent(cursor)}`);
       assertProblem(res, 422, 'invalid');
-      assert.deepEqual(res.body.errors.map((e: any) => [e.in, e.field]), [['query', 'cursor']], `${query} ${cursor}`);
+      assert.deepEqual(
+        res.body.errors.map((e: any) => [e.in, e.field]),
+        [['query', 'cursor']],
+        `${query} ${cursor}`,
+      );
     }
-    assert.equal((await admin.api.get(`/api/deliveries?state=cancelled&cursor=${encodeURIComponent(dead.body.next_cursor)}`)).status, 200, 'dead and cancelled share an order');
+    assert.equal(
+      (await admin.api.get(`/api/deliveries?state=cancelled&cursor=${encodeURIComponent(dead.body.next_cursor)}`))
+        .status,
+      200,
+      'dead and cancelled share an order',
+    );
   });
 
   test('one delivery with every attempt; 404 for an unknown or malformed id', async () => {
@@ -150,15 +197,40 @@ forEachDialect((getDb) => {
     for (const n of [1, 2]) {
       await t.deps.db
         .insertInto('delivery_attempts')
-        .values({ delivery_id: id, attempt_no: n, started_at: start + n, duration_ms: 12, verdict: 'failed', status_code: n === 1 ? null : 503, error: n === 1 ? 'connection refused' : 'HTTP 503', response_excerpt: n === 1 ? null : '<b>down</b>' })
+        .values({
+          delivery_id: id,
+          attempt_no: n,
+          started_at: start + n,
+          duration_ms: 12,
+          verdict: 'failed',
+          status_code: n === 1 ? null : 503,
+          error: n === 1 ? 'connection refused' : 'HTTP 503',
+          response_excerpt: n === 1 ? null : '<b>down</b>',
+        })
         .execute();
     }
     const res = await admin.api.get(`/api/deliveries/${id}`);
     assert.equal(res.status, 200);
     assert.equal(res.body.state, 'dead');
     assert.deepEqual(res.body.attempt_log, [
-      { attempt_no: 1, started_at: new Date(start + 1).toISOString(), duration_ms: 12, verdict: 'failed', status_code: null, error: 'connection refused', response_excerpt: null },
-      { attempt_no: 2, started_at: new Date(start + 2).toISOString(), duration_ms: 12, verdict: 'failed', status_code: 503, error: 'HTTP 503', response_excerpt: '<b>down</b>' },
+      {
+        attempt_no: 1,
+        started_at: new Date(start + 1).toISOString(),
+        duration_ms: 12,
+        verdict: 'failed',
+        status_code: null,
+        error: 'connection refused',
+        response_excerpt: null,
+      },
+      {
+        attempt_no: 2,
+        started_at: new Date(start + 2).toISOString(),
+        duration_ms: 12,
+        verdict: 'failed',
+        status_code: 503,
+        error: 'HTTP 503',
+        response_excerpt: '<b>down</b>',
+      },
     ]);
     assertProblem(await admin.api.get('/api/deliveries/nothing-here'), 404, 'not-found');
     assertProblem(await admin.api.get('/api/deliveries/not%20an%20id'), 404, 'not-found');
@@ -172,16 +244,35 @@ forEachDialect((getDb) => {
     assert.equal(res.status, 201, res.text);
     assert.equal(res.headers.get('location'), `/api/deliveries/${res.body.id}`);
     assert.notEqual(res.body.id, dead);
-    assert.deepEqual([res.body.state, res.body.attempts, res.body.channel.id, res.body.next_attempt_at, res.body.attempt_log], ['pending', 0, ch.id, new Date(t.clock.now()).toISOString(), []]);
+    assert.deepEqual(
+      [res.body.state, res.body.attempts, res.body.channel.id, res.body.next_attempt_at, res.body.attempt_log],
+      ['pending', 0, ch.id, new Date(t.clock.now()).toISOString(), []],
+    );
     assert.equal((await admin.api.get(res.headers.get('location')!)).body.id, res.body.id);
     const old = (await admin.api.get(`/api/deliveries/${dead}`)).body;
-    assert.deepEqual([old.state, old.superseded, old.resendable], ['dead', true, false], 'the old one stays as history');
+    assert.deepEqual(
+      [old.state, old.superseded, old.resendable],
+      ['dead', true, false],
+      'the old one stays as history',
+    );
     assertProblem(await admin.api.post(`/api/deliveries/${dead}/resend`), 409, 'already-resent');
 
-    assertProblem(await admin.api.post(`/api/deliveries/${await one(ch.id, 'pending', 'pending')}/resend`), 409, 'not-undelivered');
-    assertProblem(await admin.api.post(`/api/deliveries/${await one(ch.id, 'delivered', 'delivered')}/resend`), 409, 'not-undelivered');
+    assertProblem(
+      await admin.api.post(`/api/deliveries/${await one(ch.id, 'pending', 'pending')}/resend`),
+      409,
+      'not-undelivered',
+    );
+    assertProblem(
+      await admin.api.post(`/api/deliveries/${await one(ch.id, 'delivered', 'delivered')}/resend`),
+      409,
+      'not-undelivered',
+    );
     const cancelled = await one(ch.id, 'cancelled', 'cancelled');
-    assert.equal((await admin.api.post(`/api/deliveries/${cancelled}/resend`)).status, 201, 'a cancelled one may be re-sent');
+    assert.equal(
+      (await admin.api.post(`/api/deliveries/${cancelled}/resend`)).status,
+      201,
+      'a cancelled one may be re-sent',
+    );
 
     const off = await buildChannel(t, { createdBy: admin.account.id });
     const deadOff = await one(off.id, 'dead', 'dead on a channel to disable');
@@ -209,11 +300,19 @@ forEachDialect((getDb) => {
     const res = await admin.api.post(`/api/channels/${ch.id}/resend-dead`);
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { count: 3 });
-    const fresh = await t.deps.db.selectFrom('deliveries').select(['channel_id', 'attempts']).where('state', '=', 'pending').execute();
+    const fresh = await t.deps.db
+      .selectFrom('deliveries')
+      .select(['channel_id', 'attempts'])
+      .where('state', '=', 'pending')
+      .execute();
     assert.deepEqual(fresh, Array(3).fill({ channel_id: ch.id, attempts: 0 }));
     assert.deepEqual([await stateOf(cancelled), await stateOf(otherDead)], ['cancelled', 'dead']);
     for (const id of dead) assert.equal((await admin.api.get(`/api/deliveries/${id}`)).body.superseded, true);
-    assert.deepEqual((await admin.api.post(`/api/channels/${ch.id}/resend-dead`)).body, { count: 0 }, 'again: nothing waiting');
+    assert.deepEqual(
+      (await admin.api.post(`/api/channels/${ch.id}/resend-dead`)).body,
+      { count: 0 },
+      'again: nothing waiting',
+    );
 
     await t.deps.db.updateTable('channels').set({ enabled: 0 }).where('id', '=', other.id).execute();
     assertProblem(await admin.api.post(`/api/channels/${other.id}/resend-dead`), 409, 'channel-disabled');
@@ -225,7 +324,12 @@ forEachDialect((getDb) => {
     const ch = await buildChannel(t, { createdBy: admin.account.id });
     const dead = await one(ch.id, 'dead', 'dead');
     const viewer = await buildApiUser(t, 'viewer');
-    const calls = (api: ApiClient) => [api.get('/api/deliveries'), api.get(`/api/deliveries/${dead}`), api.post(`/api/deliveries/${dead}/resend`), api.post(`/api/channels/${ch.id}/resend-dead`)];
+    const calls = (api: ApiClient) => [
+      api.get('/api/deliveries'),
+      api.get(`/api/deliveries/${dead}`),
+      api.post(`/api/deliveries/${dead}/resend`),
+      api.post(`/api/channels/${ch.id}/resend-dead`),
+    ];
     for (const res of await Promise.all(calls(viewer.api))) assertProblem(res, 403, 'admin-only');
     const readOnly = await buildApiUser(t, 'admin', { readOnly: true });
     const [list, detail, ...writes] = await Promise.all(calls(readOnly.api));
@@ -242,11 +346,17 @@ forEachDialect((getDb) => {
 
     assert.equal((await admin.api.post(`/api/deliveries/${viaApi}/resend`)).status, 201);
     const pendingTab = (await client.get('/settings?tab=deliveries&state=pending')).text;
-    assert.match(pendingTab, /<tr class="delivery state-pending"><td><a href="\/messages\/[\w-]+">Re-sent through the API<\/a>/);
+    assert.match(
+      pendingTab,
+      /<tr class="delivery state-pending"><td><a href="\/messages\/[\w-]+">Re-sent through the API<\/a>/,
+    );
 
     assert.equal((await client.post('/settings/deliveries/resend', { delivery: viaConsole })).status, 303);
     const pending = await admin.api.get('/api/deliveries?state=pending');
-    assert.deepEqual(pending.body.items.map((d: any) => d.message.headline).sort(), ['Re-sent in the console', 'Re-sent through the API']);
+    assert.deepEqual(pending.body.items.map((d: any) => d.message.headline).sort(), [
+      'Re-sent in the console',
+      'Re-sent through the API',
+    ]);
     assert.equal((await admin.api.get(`/api/deliveries/${viaConsole}`)).body.superseded, true);
   });
 });

@@ -6,7 +6,11 @@ import type { DB, DeliveriesTable } from '../../db/schema.ts';
 type Q = Kysely<DB> | Transaction<DB>;
 
 /** A delivery with its channel's URL (null once deleted), enabled flag, and whether a later re-send replaced it. */
-export type DeliveryWithChannel = Selectable<DeliveriesTable> & { channel_url: string | null; channel_enabled: number | null; superseded: number };
+export type DeliveryWithChannel = Selectable<DeliveriesTable> & {
+  channel_url: string | null;
+  channel_enabled: number | null;
+  superseded: number;
+};
 
 /** A later series (a re-send) of the same message to the same channel as `d` exists. */
 export const laterSeries = (eb: ExpressionBuilder<DB & { d: DeliveriesTable }, 'd'>) =>
@@ -19,7 +23,10 @@ export const laterSeries = (eb: ExpressionBuilder<DB & { d: DeliveriesTable }, '
       .whereRef('later.created_at', '>', 'd.created_at'),
   );
 
-/** Deliveries of a message, undelivered first (dead, pending, cancelled, then delivered), oldest series first within each. */
+/**
+ * Deliveries of a message, undelivered first (dead, pending, cancelled, then delivered), oldest series first within
+ * each.
+ */
 export function deliveriesOfMessage(db: Q, messageId: string, limit: number): Promise<DeliveryWithChannel[]> {
   return db
     .selectFrom('deliveries as d')
@@ -36,7 +43,10 @@ export function deliveriesOfMessage(db: Q, messageId: string, limit: number): Pr
 }
 
 /** How many deliveries of a message are in each state (one grouped count over that message's rows only). */
-export async function countDeliveriesOfMessage(db: Q, messageId: string): Promise<Record<DeliveriesTable['state'], number>> {
+export async function countDeliveriesOfMessage(
+  db: Q,
+  messageId: string,
+): Promise<Record<DeliveriesTable['state'], number>> {
   const rows = await db
     .selectFrom('deliveries')
     .select((eb) => ['state', eb.fn.countAll<number | string>().as('n')])
@@ -57,9 +67,16 @@ export interface DeliveryFilter {
 /** The order a filter's list is kept in; each one an existing index keeps (see deliveriesQuery). */
 export type DeliveryOrder = 'changed' | 'due' | 'message';
 
-/** Dead-lettered and cancelled: most recently changed first; pending: next attempt first; all and delivered: newest messages first. */
+/**
+ * Dead-lettered and cancelled: most recently changed first; pending: next attempt first; all and delivered: newest
+ * messages first.
+ */
 export function deliveryOrder(filter: DeliveryFilter): DeliveryOrder {
-  return filter.state === 'dead' || filter.state === 'cancelled' ? 'changed' : filter.state === 'pending' ? 'due' : 'message';
+  return filter.state === 'dead' || filter.state === 'cancelled'
+    ? 'changed'
+    : filter.state === 'pending'
+      ? 'due'
+      : 'message';
 }
 
 /** Where a keyset page starts: the sort values of the last row of the previous page, in the filter's order. */
@@ -79,39 +96,76 @@ export type DeliveryPosition =
 function deliveriesQuery(db: Q, filter: DeliveryFilter) {
   const state = filter.state;
   const order = deliveryOrder(filter);
-  return db
-    .selectFrom('deliveries as d')
-    .innerJoin('messages as m', 'm.id', 'd.message_id')
-    .leftJoin('channels as c', 'c.id', 'd.channel_id')
-    .select(['d.id', 'd.message_id', 'd.channel_id', 'd.state', 'd.attempts', 'd.last_error', 'd.created_at', 'd.updated_at', 'd.next_attempt_at', 'd.delivered_at'])
-    .select(['m.headline', 'm.class as message_class', 'm.created_at as message_created_at', 'c.url as channel_url', 'c.enabled as channel_enabled'])
-    .select((eb) => eb.case().when(laterSeries(eb)).then(1).else(0).end().as('superseded'))
-    .$if(state !== undefined, (q) => q.where('d.state', '=', state!))
-    // Literal states beside the filter, so the planner (SQLite's too) can use the partial index deliveries_undelivered.
-    .$if(state === 'dead' || state === 'cancelled', (q) => q.where(sql<boolean>`d.state in ('dead', 'cancelled')`))
-    .$if(filter.channelId !== undefined, (q) => q.where('d.channel_id', '=', filter.channelId!))
-    .$if(order === 'changed', (q) => q.orderBy('d.updated_at', 'desc'))
-    .$if(order === 'due', (q) => q.orderBy('d.next_attempt_at'))
-    .$if(order === 'message', (q) => q.orderBy('m.created_at', 'desc').orderBy('m.id', 'desc'))
-    .orderBy('d.id');
+  return (
+    db
+      .selectFrom('deliveries as d')
+      .innerJoin('messages as m', 'm.id', 'd.message_id')
+      .leftJoin('channels as c', 'c.id', 'd.channel_id')
+      .select([
+        'd.id',
+        'd.message_id',
+        'd.channel_id',
+        'd.state',
+        'd.attempts',
+        'd.last_error',
+        'd.created_at',
+        'd.updated_at',
+        'd.next_attempt_at',
+        'd.delivered_at',
+      ])
+      .select([
+        'm.headline',
+        'm.class as message_class',
+        'm.created_at as message_created_at',
+        'c.url as channel_url',
+        'c.enabled as channel_enabled',
+      ])
+      .select((eb) => eb.case().when(laterSeries(eb)).then(1).else(0).end().as('superseded'))
+      .$if(state !== undefined, (q) => q.where('d.state', '=', state!))
+      // Literal states beside the filter, so the planner (SQLite's too) can use the partial index
+      // deliveries_undelivered.
+      .$if(state === 'dead' || state === 'cancelled', (q) => q.where(sql<boolean>`d.state in ('dead', 'cancelled')`))
+      .$if(filter.channelId !== undefined, (q) => q.where('d.channel_id', '=', filter.channelId!))
+      .$if(order === 'changed', (q) => q.orderBy('d.updated_at', 'desc'))
+      .$if(order === 'due', (q) => q.orderBy('d.next_attempt_at'))
+      .$if(order === 'message', (q) => q.orderBy('m.created_at', 'desc').orderBy('m.id', 'desc'))
+      .orderBy('d.id')
+  );
 }
 
 /** One row of the deliveries list. */
 export type DeliveryListRow = Awaited<ReturnType<ReturnType<typeof deliveriesQuery>['execute']>>[number];
 
 /** A page of the filtered deliveries by offset (the console's numbered pages). */
-export function listDeliveries(db: Q, filter: DeliveryFilter, p: { offset: number; limit: number }): Promise<DeliveryListRow[]> {
+export function listDeliveries(
+  db: Q,
+  filter: DeliveryFilter,
+  p: { offset: number; limit: number },
+): Promise<DeliveryListRow[]> {
   return deliveriesQuery(db, filter).offset(p.offset).limit(p.limit).execute();
 }
 
 /** Up to `limit` of the filtered deliveries after `after` (keyset paging: stable while rows are added). */
-export function listDeliveriesAfter(db: Q, filter: DeliveryFilter, after: DeliveryPosition | undefined, limit: number): Promise<DeliveryListRow[]> {
+export function listDeliveriesAfter(
+  db: Q,
+  filter: DeliveryFilter,
+  after: DeliveryPosition | undefined,
+  limit: number,
+): Promise<DeliveryListRow[]> {
   return deliveriesQuery(db, filter)
     .$if(after !== undefined, (q) =>
       q.where((eb) => {
         const a = after!;
-        if (a.order === 'changed') return eb.or([eb('d.updated_at', '<', a.updatedAt), eb.and([eb('d.updated_at', '=', a.updatedAt), eb('d.id', '>', a.id)])]);
-        if (a.order === 'due') return eb.or([eb('d.next_attempt_at', '>', a.nextAttemptAt), eb.and([eb('d.next_attempt_at', '=', a.nextAttemptAt), eb('d.id', '>', a.id)])]);
+        if (a.order === 'changed')
+          return eb.or([
+            eb('d.updated_at', '<', a.updatedAt),
+            eb.and([eb('d.updated_at', '=', a.updatedAt), eb('d.id', '>', a.id)]),
+          ]);
+        if (a.order === 'due')
+          return eb.or([
+            eb('d.next_attempt_at', '>', a.nextAttemptAt),
+            eb.and([eb('d.next_attempt_at', '=', a.nextAttemptAt), eb('d.id', '>', a.id)]),
+          ]);
         return eb.or([
           eb('m.created_at', '<', a.messageCreatedAt),
           eb.and([eb('m.created_at', '=', a.messageCreatedAt), eb('m.id', '<', a.messageId)]),
@@ -129,7 +183,10 @@ export function findDeliveryRow(db: Q, id: string): Promise<DeliveryListRow | un
 }
 
 /** A delivery's channel: its id and URL (both null once deleted); undefined when the delivery does not exist. */
-export function deliveryChannel(db: Q, deliveryId: string): Promise<{ id: string | null; url: string | null } | undefined> {
+export function deliveryChannel(
+  db: Q,
+  deliveryId: string,
+): Promise<{ id: string | null; url: string | null } | undefined> {
   return db
     .selectFrom('deliveries as d')
     .leftJoin('channels as c', 'c.id', 'd.channel_id')
@@ -138,7 +195,9 @@ export function deliveryChannel(db: Q, deliveryId: string): Promise<{ id: string
     .executeTakeFirst();
 }
 
-/** The channel a "re-send all dead letters" would re-queue for (id, URL and whether it is enabled); undefined when gone. */
+/**
+ * The channel a "re-send all dead letters" would re-queue for (id, URL and whether it is enabled); undefined when gone.
+ */
 export function resendChannel(db: Q, channelId: string) {
   return db.selectFrom('channels').select(['id', 'url', 'enabled']).where('id', '=', channelId).executeTakeFirst();
 }
@@ -149,7 +208,11 @@ export function channelChoices(db: Q, limit: number) {
 }
 
 /** One delivery by id; on PostgreSQL row-locked for the rest of the transaction. */
-export function findDeliveryForUpdate(db: Q, dialect: Dialect, id: string): Promise<Selectable<DeliveriesTable> | undefined> {
+export function findDeliveryForUpdate(
+  db: Q,
+  dialect: Dialect,
+  id: string,
+): Promise<Selectable<DeliveriesTable> | undefined> {
   return db
     .selectFrom('deliveries')
     .selectAll()
@@ -162,13 +225,21 @@ export function findDeliveryForUpdate(db: Q, dialect: Dialect, id: string): Prom
 export async function withLaterSeries(db: Q, ids: string[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (const part of chunks(ids)) {
-    const rows = await db.selectFrom('deliveries as d').select('d.id').where('d.id', 'in', part).where(laterSeries).execute();
+    const rows = await db
+      .selectFrom('deliveries as d')
+      .select('d.id')
+      .where('d.id', 'in', part)
+      .where(laterSeries)
+      .execute();
     for (const r of rows) found.add(r.id);
   }
   return found;
 }
 
-/** The dead-lettered deliveries of a channel that no re-send replaced, row-locked on PostgreSQL (in id order, so concurrent lockers never deadlock). */
+/**
+ * The dead-lettered deliveries of a channel that no re-send replaced, row-locked on PostgreSQL (in id order, so
+ * concurrent lockers never deadlock).
+ */
 export function lockDeadOfChannel(db: Q, dialect: Dialect, channelId: string): Promise<Selectable<DeliveriesTable>[]> {
   return db
     .selectFrom('deliveries as d')
@@ -190,7 +261,8 @@ export async function insertDeliveries(db: Q, rows: Insertable<DeliveriesTable>[
 export async function channelsEnabled(db: Q, channelIds: string[]): Promise<Map<string, number>> {
   const flags = new Map<string, number>();
   for (const part of chunks(channelIds)) {
-    for (const r of await db.selectFrom('channels').select(['id', 'enabled']).where('id', 'in', part).execute()) flags.set(r.id, r.enabled);
+    for (const r of await db.selectFrom('channels').select(['id', 'enabled']).where('id', 'in', part).execute())
+      flags.set(r.id, r.enabled);
   }
   return flags;
 }

@@ -22,8 +22,13 @@ function notice(c: Ctx) {
   if (code === 'resent-all') {
     const raw = c.req.query('count') ?? '';
     const n = /^\d{1,7}$/.test(raw) ? Number(raw) : 0;
-    if (n === 0) return <Notice kind="info">Nothing was re-sent: no dead-lettered delivery of that channel was waiting.</Notice>;
-    return <Notice kind="success">Re-sent {n} dead-lettered {n === 1 ? 'delivery' : 'deliveries'}: pending again with a fresh set of attempts.</Notice>;
+    if (n === 0)
+      return <Notice kind="info">Nothing was re-sent: no dead-lettered delivery of that channel was waiting.</Notice>;
+    return (
+      <Notice kind="success">
+        Re-sent {n} dead-lettered {n === 1 ? 'delivery' : 'deliveries'}: pending again with a fresh set of attempts.
+      </Notice>
+    );
   }
   if (code === 'gone') return <Notice kind="info">That channel no longer exists.</Notice>;
   return null;
@@ -34,6 +39,9 @@ export const deliveriesTab: SettingsTab = {
   key: 'deliveries',
   label: 'Deliveries',
   render: async (deps, c) => (
-    <DeliveriesTabView p={await deliveriesPage(deps, filterOf(c), parsePageNumber(c.req.query('page')))} notice={notice(c) ?? (await resendNotice(deps, c, true))} />
+    <DeliveriesTabView
+      p={await deliveriesPage(deps, filterOf(c), parsePageNumber(c.req.query('page')))}
+      notice={notice(c) ?? (await resendNotice(deps, c, true))}
+    />
   ),
 };

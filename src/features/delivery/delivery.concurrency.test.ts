@@ -49,21 +49,34 @@ forEachDialect((getDb) => {
   /** Starts the child worker script; resolves its exit code or signal. */
   function child(mode: 'run' | 'drain', extraEnv: Record<string, string> = {}) {
     const proc = spawn(process.execPath, ['--import', 'tsx', childScript], {
-      env: { ...process.env, NODE_NO_WARNINGS: '1', SVC_TEST_DATABASE: JSON.stringify(getDb().database), SVC_TEST_MODE: mode, ...extraEnv },
+      env: {
+        ...process.env,
+        NODE_NO_WARNINGS: '1',
+        SVC_TEST_DATABASE: JSON.stringify(getDb().database),
+        SVC_TEST_MODE: mode,
+        ...extraEnv,
+      },
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     let output = '';
     proc.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     proc.stdin!.on('error', () => undefined);
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('close', (code, signal) => resolve({ code, signal })));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      proc.once('close', (code, signal) => resolve({ code, signal })),
+    );
     return { proc, exit, output: () => output };
   }
 
   const channelCounters = async (id: string) => {
-    const c = await t.deps.db.selectFrom('channels').select(['consecutive_failures', 'last_success_at', 'last_error']).where('id', '=', id).executeTakeFirstOrThrow();
+    const c = await t.deps.db
+      .selectFrom('channels')
+      .select(['consecutive_failures', 'last_success_at', 'last_error'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     return [c.consecutive_failures, c.last_success_at, c.last_error];
   };
-  const deliveredCount = async () => (await t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').execute()).length;
+  const deliveredCount = async () =>
+    (await t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').execute()).length;
 
   function assertEachAttemptOnce(total: number) {
     const pairs = receivedPairs();
@@ -87,7 +100,10 @@ forEachDialect((getDb) => {
     assert.deepEqual(await b.exit, { code: 0, signal: null });
     assertEachAttemptOnce(total);
     const counts = [a, b].map((w) => Number(/recorded (\d+)/.exec(w.output())?.[1]));
-    assert.ok(counts.every((n) => n > 0), `both workers took part (${counts.join(' + ')})`);
+    assert.ok(
+      counts.every((n) => n > 0),
+      `both workers took part (${counts.join(' + ')})`,
+    );
     assert.equal(counts[0]! + counts[1]!, total);
     const owners = await attemptsOf(t.deps.db);
     assert.equal(owners.length, total);
@@ -96,7 +112,8 @@ forEachDialect((getDb) => {
 
   test('two workers in one process (separate PostgreSQL pools; SQLite: its one connection) never make the same attempt twice', async () => {
     const total = await seed(4, 50, t.clock.now());
-    // better-sqlite3 is synchronous: two connections in one process would block each other's event loop, so SQLite shares one.
+    // better-sqlite3 is synchronous: two connections in one process would block each other's event loop, so SQLite
+    // shares one.
     const second = getDb().dialect === 'postgres' ? await openDatabase(getDb().database) : undefined;
     try {
       const a = createDeliveryWorker(t.deps, { concurrency: 8, perChannel: 4 });
@@ -116,7 +133,12 @@ forEachDialect((getDb) => {
     const ch = await buildChannel(t.deps.db, { url: `${rx.url}/lease` });
     const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
     const now = t.clock.now();
-    const [job, ...more] = await claimDue(t.deps, 'vanished-worker', { slots: 10, perChannel: 4, busy: new Map(), leaseMs: LEASE_MS });
+    const [job, ...more] = await claimDue(t.deps, 'vanished-worker', {
+      slots: 10,
+      perChannel: 4,
+      busy: new Map(),
+      leaseMs: LEASE_MS,
+    });
     assert.equal(more.length, 0);
     assert.equal(job!.channel_id, ch.id);
 
@@ -128,10 +150,26 @@ forEachDialect((getDb) => {
     await w.stop();
     assert.equal(rx.received.length, 1);
     const id = deliveryIds.get(ch.id)!;
-    assert.equal((await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state, 'delivered');
+    assert.equal(
+      (await t.deps.db.selectFrom('deliveries').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state,
+      'delivered',
+    );
 
-    assert.equal(await recordVerdict(t.deps, 'vanished-worker', job!, { kind: 'failed', status: 503, error: 'HTTP 503', excerpt: null }, now, 1), false);
-    assert.deepEqual((await attemptsOf(t.deps.db, id)).map((a) => a.verdict), ['delivered']);
+    assert.equal(
+      await recordVerdict(
+        t.deps,
+        'vanished-worker',
+        job!,
+        { kind: 'failed', status: 503, error: 'HTTP 503', excerpt: null },
+        now,
+        1,
+      ),
+      false,
+    );
+    assert.deepEqual(
+      (await attemptsOf(t.deps.db, id)).map((a) => a.verdict),
+      ['delivered'],
+    );
   });
 
   test('a worker that lost its lease while its request was in flight does not record over the new owner', async () => {
@@ -146,27 +184,50 @@ forEachDialect((getDb) => {
     await until(async () => rx.received.length === 1 && (await row()).lease_owner === a.id);
     // A's lease runs out (as if it had stalled); B claims the delivery and still holds it when A's answer arrives.
     t.clock.advance(LEASE_MS + 1);
-    const [job, ...more] = await claimDue(t.deps, 'worker-b', { slots: 1, perChannel: 1, busy: new Map(), leaseMs: LEASE_MS });
+    const [job, ...more] = await claimDue(t.deps, 'worker-b', {
+      slots: 1,
+      perChannel: 1,
+      busy: new Map(),
+      leaseMs: LEASE_MS,
+    });
     assert.deepEqual([job?.id, more.length], [id, 0]);
     await draining; // A got its 200 and tried to record it
     await a.stop();
     assert.equal(a.recorded, 0, "A's verdict was refused");
-    assert.deepEqual([(await row()).lease_owner, (await row()).attempts, (await row()).state], ['worker-b', 0, 'pending']);
+    assert.deepEqual(
+      [(await row()).lease_owner, (await row()).attempts, (await row()).state],
+      ['worker-b', 0, 'pending'],
+    );
     assert.equal((await attemptsOf(t.deps.db, id)).length, 0);
     assert.deepEqual(await channelCounters(ch.id), [0, null, null], 'nor its channel counters');
     // B's own verdict is recorded as the delivery's first attempt.
-    assert.equal(await recordVerdict(t.deps, 'worker-b', job!, { kind: 'failed', status: 503, error: 'HTTP 503', excerpt: null }, t.clock.now(), 1), true);
-    assert.deepEqual((await attemptsOf(t.deps.db, id)).map((r) => [r.attempt_no, r.verdict]), [[1, 'failed']]);
+    assert.equal(
+      await recordVerdict(
+        t.deps,
+        'worker-b',
+        job!,
+        { kind: 'failed', status: 503, error: 'HTTP 503', excerpt: null },
+        t.clock.now(),
+        1,
+      ),
+      true,
+    );
+    assert.deepEqual(
+      (await attemptsOf(t.deps.db, id)).map((r) => [r.attempt_no, r.verdict]),
+      [[1, 'failed']],
+    );
   });
 
   test('stop aborts the attempts in flight and gives their leases back unrecorded; they are delivered later, each counted once', async () => {
     const ch = await buildChannel(t.deps.db, { url: `${rx.url}/slow` });
-    for (let i = 0; i < 6; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - 10 + i });
+    for (let i = 0; i < 6; i++)
+      await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() - 10 + i });
     let answered = 0;
     rx.answer = () => (answered++ < 2 ? { status: 200 } : 'hang');
     const a = createDeliveryWorker(t.deps, { concurrency: 2, perChannel: 2, outbound: { timeoutMs: 60_000 } });
     a.start();
-    const leased = async () => (await t.deps.db.selectFrom('deliveries').select('id').where('lease_owner', '=', a.id).execute()).length;
+    const leased = async () =>
+      (await t.deps.db.selectFrom('deliveries').select('id').where('lease_owner', '=', a.id).execute()).length;
     await until(async () => rx.received.length === 4 && (await leased()) === 2); // two delivered, two requests hanging
     await a.stop(0);
     assert.equal(await leased(), 0, 'both hanging attempts are given back');
@@ -177,7 +238,10 @@ forEachDialect((getDb) => {
     await b.drain();
     await b.stop();
     const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts']).execute();
-    assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1), 'nothing lost, nothing counted twice');
+    assert.ok(
+      rows.every((r) => r.state === 'delivered' && r.attempts === 1),
+      'nothing lost, nothing counted twice',
+    );
   });
 
   test('a worker killed with SIGKILL mid-run (attempts in flight) and a restarted one leave every (message, channel) pair delivered', async () => {
@@ -186,7 +250,13 @@ forEachDialect((getDb) => {
     rx.answer = () => (answered++ < 10 ? { status: 200 } : 'hang');
     const first = child('run');
     await rx.waitFor(10 + 8); // ten delivered, then all eight slots hanging mid-attempt
-    const leased = () => t.deps.db.selectFrom('deliveries as d').innerJoin('channels as c', 'c.id', 'd.channel_id').select(['d.message_id', 'c.url']).where('d.lease_owner', 'is not', null).execute();
+    const leased = () =>
+      t.deps.db
+        .selectFrom('deliveries as d')
+        .innerJoin('channels as c', 'c.id', 'd.channel_id')
+        .select(['d.message_id', 'c.url'])
+        .where('d.lease_owner', 'is not', null)
+        .execute();
     const delivered = () => t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').execute();
     // Killed once the ten answered attempts are recorded and the eight hanging ones leased.
     await until(async () => (await delivered()).length === 10 && (await leased()).length === 8);
@@ -196,7 +266,11 @@ forEachDialect((getDb) => {
     assert.equal(midway.filter((d) => d.state === 'delivered').length, 10);
     const held = await leased();
     const sent = receivedPairs();
-    assert.equal(held.filter((d) => sent.has(`${d.message_id} ${new URL(d.url).pathname}`)).length, 8, 'the dead worker still holds the leases of its eight attempts in flight');
+    assert.equal(
+      held.filter((d) => sent.has(`${d.message_id} ${new URL(d.url).pathname}`)).length,
+      8,
+      'the dead worker still holds the leases of its eight attempts in flight',
+    );
 
     rx.answer = () => ({ status: 200 });
     const second = child('drain', { SVC_TEST_CLOCK_OFFSET: String(CHILD_LEASE_MS + 1000) });
@@ -204,7 +278,10 @@ forEachDialect((getDb) => {
 
     const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts']).execute();
     assert.equal(rows.length, total);
-    assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1), 'every pair delivered; the interrupted attempt was made again');
+    assert.ok(
+      rows.every((r) => r.state === 'delivered' && r.attempts === 1),
+      'every pair delivered; the interrupted attempt was made again',
+    );
     const pairs = receivedPairs();
     assert.equal(pairs.size, total, 'every (message, channel) pair reached the receiver');
     assert.equal(rx.received.length, total + 8, 'only the eight interrupted attempts were repeated (at-least-once)');

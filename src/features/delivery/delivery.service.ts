@@ -33,7 +33,13 @@ export async function claimDue(deps: Deps, owner: string, limits: ClaimLimits): 
   if (limits.slots <= 0) return [];
   const now = deps.clock.now();
   const exclude = [...limits.busy].filter(([, n]) => n >= limits.perChannel).map(([channel]) => channel);
-  const leased = await leaseDue(deps.db, deps.dialect, { now, exclude, limit: limits.slots, owner, leaseUntil: now + limits.leaseMs });
+  const leased = await leaseDue(deps.db, deps.dialect, {
+    now,
+    exclude,
+    limit: limits.slots,
+    owner,
+    leaseUntil: now + limits.leaseMs,
+  });
   const chosen = withinCaps(leased, limits);
   if (chosen.length < leased.length) {
     const kept = new Set(chosen);
@@ -42,7 +48,10 @@ export async function claimDue(deps: Deps, owner: string, limits: ClaimLimits): 
       await releaseLeases(deps.db, over, owner);
     } catch (err) {
       // The kept ones are leased and are attempted now; these wait for their lease to run out (at-least-once holds).
-      deps.log.error({ err, worker: owner, deliveries: over.length }, 'delivery worker could not give back deliveries over the per-channel cap');
+      deps.log.error(
+        { err, worker: owner, deliveries: over.length },
+        'delivery worker could not give back deliveries over the per-channel cap',
+      );
     }
   }
   return chosen;
@@ -68,7 +77,14 @@ function withinCaps(leased: AttemptJob[], limits: ClaimLimits): AttemptJob[] {
  * extends it). Nothing is written when `owner` no longer holds the lease (another worker took the delivery over).
  * Returns whether it recorded. Delivery failures are data on these rows, never a message and never a log line.
  */
-export async function recordVerdict(deps: Deps, owner: string, job: AttemptJob, verdict: Verdict, startedAt: number, durationMs: number): Promise<boolean> {
+export async function recordVerdict(
+  deps: Deps,
+  owner: string,
+  job: AttemptJob,
+  verdict: Verdict,
+  startedAt: number,
+  durationMs: number,
+): Promise<boolean> {
   const now = deps.clock.now();
   const attemptNo = job.attempts + 1;
   const record: AttemptRecord = {
@@ -114,5 +130,11 @@ function deliveryAfter(verdict: Verdict, attemptNo: number, now: number, deps: D
   const base = { attempts: attemptNo, updated_at: now };
   if (verdict.kind === 'delivered') return { ...base, state: 'delivered', delivered_at: now, last_error: null };
   const next = afterFailure(attemptNo, now, deps.random);
-  return { ...base, state: next.state, next_attempt_at: next.state === 'pending' ? next.nextAttemptAt : now, delivered_at: null, last_error: verdict.error };
+  return {
+    ...base,
+    state: next.state,
+    next_attempt_at: next.state === 'pending' ? next.nextAttemptAt : now,
+    delivered_at: null,
+    last_error: verdict.error,
+  };
 }

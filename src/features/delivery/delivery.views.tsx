@@ -7,7 +7,9 @@ import { RESEND_REFUSALS } from './resend.refusals.ts';
 import type { ResendRefusal } from './resend.service.ts';
 
 /** What a single re-send did, as the page it returned to reads it back. */
-export type ResendOutcome = { ok: true; channel?: { id: string | null; url: string | null } } | { ok: false; reason: ResendRefusal };
+export type ResendOutcome =
+  | { ok: true; channel?: { id: string | null; url: string | null } }
+  | { ok: false; reason: ResendRefusal };
 
 /**
  * The banner on the page a single re-send returned to: the channel the new delivery is queued for (named by
@@ -18,7 +20,14 @@ export function ResendNotice(props: { outcome: ResendOutcome; showUrl: boolean }
   if (!o.ok) return <Notice kind="error">Not re-sent: {wordsOf(RESEND_REFUSALS[o.reason], undefined)}</Notice>;
   return (
     <Notice kind="success">
-      Re-sent: a new delivery{o.channel ? <> to <span class="channel">{channelLabel(o.channel, props.showUrl)}</span></> : null} is queued, with a fresh set of attempts.
+      Re-sent: a new delivery
+      {o.channel ? (
+        <>
+          {' '}
+          to <span class="channel">{channelLabel(o.channel, props.showUrl)}</span>
+        </>
+      ) : null}{' '}
+      is queued, with a fresh set of attempts.
     </Notice>
   );
 }
@@ -40,7 +49,10 @@ export function ResendForm(props: { deliveryId: string; back?: string }) {
 const CANCEL_REASONS = new Set(['channel deleted', 'channel disabled']);
 
 /** The fields a delivery's state line reads. */
-type StateFields = Pick<DeliveryView, 'state' | 'attempts' | 'maxAttempts' | 'nextAttemptAt' | 'deliveredAt' | 'lastError' | 'superseded'>;
+type StateFields = Pick<
+  DeliveryView,
+  'state' | 'attempts' | 'maxAttempts' | 'nextAttemptAt' | 'deliveredAt' | 'lastError' | 'superseded'
+>;
 
 /** A delivery's state in words, in a span classed by state (the stylesheet colours it; the words carry the meaning). */
 export function StateLine(props: { d: StateFields; showErrors: boolean }) {
@@ -56,7 +68,8 @@ export function StateLine(props: { d: StateFields; showErrors: boolean }) {
     case 'pending':
       return (
         <span class="state pending">
-          Pending: {d.attempts} of {d.maxAttempts} attempts made; {d.attempts === 0 ? 'first' : 'next'} attempt <Time at={d.nextAttemptAt} />
+          Pending: {d.attempts} of {d.maxAttempts} attempts made; {d.attempts === 0 ? 'first' : 'next'} attempt{' '}
+          <Time at={d.nextAttemptAt} />
         </span>
       );
     case 'dead':
@@ -69,7 +82,8 @@ export function StateLine(props: { d: StateFields; showErrors: boolean }) {
     case 'cancelled':
       return (
         <span class="state cancelled">
-          Not sent: {(props.showErrors || CANCEL_REASONS.has(props.d.lastError ?? '') ? props.d.lastError : null) ?? 'cancelled'}
+          Not sent:{' '}
+          {(props.showErrors || CANCEL_REASONS.has(props.d.lastError ?? '') ? props.d.lastError : null) ?? 'cancelled'}
           {note}
         </span>
       );
@@ -91,7 +105,8 @@ function Attempt(props: { a: AttemptView; isAdmin: boolean }) {
   }
   return (
     <li>
-      <Time at={a.startedAt} />: {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : `failed: ${a.error ?? 'unknown error'}`}
+      <Time at={a.startedAt} />:{' '}
+      {a.verdict === 'delivered' ? `delivered (HTTP ${a.statusCode})` : `failed: ${a.error ?? 'unknown error'}`}
       <span class="duration"> in {a.durationMs} ms</span>
       {a.excerpt ? (
         // biome-ignore lint/a11y/useAriaPropsSupportedByRole: the excerpt scrolls, so it takes keyboard focus and needs a name
@@ -117,15 +132,21 @@ export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; is
     <section class="deliveries" aria-labelledby="deliveries-heading">
       <h2 id="deliveries-heading">Deliveries</h2>
       {total === 0 ? (
-        <p class="empty">No enabled channel took this message's class when it was emitted, so it was not sent anywhere.</p>
+        <p class="empty">
+          No enabled channel took this message's class when it was emitted, so it was not sent anywhere.
+        </p>
       ) : (
         <p class="delivery-summary">
-          {c.delivered} delivered, {c.pending} pending, {c.dead} dead-lettered{c.cancelled > 0 ? `, ${c.cancelled} not sent` : ''}.
+          {c.delivered} delivered, {c.pending} pending, {c.dead} dead-lettered
+          {c.cancelled > 0 ? `, ${c.cancelled} not sent` : ''}.
           {rows.length < total ? ` Showing ${rows.length} of ${total}, undelivered first.` : ''}
         </p>
       )}
       {rows.length === 0 ? null : (
-        <StackedTable class="message-deliveries" columns={['Channel', 'State', 'Attempts', props.isAdmin ? 'Action' : null]}>
+        <StackedTable
+          class="message-deliveries"
+          columns={['Channel', 'State', 'Attempts', props.isAdmin ? 'Action' : null]}
+        >
           {rows.map((d) => (
             <tr class={`delivery state-${d.state}`}>
               <td>
@@ -145,7 +166,9 @@ export function MessageDeliveries(props: { deliveries: MessageDeliveriesView; is
                   </ol>
                 )}
               </td>
-              {props.isAdmin ? <td>{d.resendable ? <ResendForm deliveryId={d.id} back={props.back} /> : null}</td> : null}
+              {props.isAdmin ? (
+                <td>{d.resendable ? <ResendForm deliveryId={d.id} back={props.back} /> : null}</td>
+              ) : null}
             </tr>
           ))}
         </StackedTable>

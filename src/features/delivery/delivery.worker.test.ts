@@ -39,15 +39,21 @@ forEachDialect((getDb) => {
     workers.push(w);
     return w;
   };
-  const delivery = (id: string) => t.deps.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const delivery = (id: string) =>
+    t.deps.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const attempts = (id: string) => attemptsOf(t.deps.db, id);
-  const channel = (id: string) => t.deps.db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const channel = (id: string) =>
+    t.deps.db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   test('POSTs the stored body bytes to every channel, with the timestamp, a verifiable signature only with a secret, and no bearer header', async () => {
     const secret = 'channel-secret-✓-123';
     const signed = await buildChannel(t.deps.db, { url: `${rx.url}/signed?x=1`, secret });
     const plain = await buildChannel(t.deps.db, { url: `${rx.url}/plain` });
-    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [signed.id, plain.id], now: t.clock.now(), census: 3 });
+    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds: [signed.id, plain.id],
+      now: t.clock.now(),
+      census: 3,
+    });
     const drainStarted = performance.now();
     await worker().drain();
     const drainMs = performance.now() - drainStarted;
@@ -74,13 +80,23 @@ forEachDialect((getDb) => {
       assert.equal(d.attempts, 1);
       assert.equal(d.lease_owner, null);
       const a = await attempts(id);
-      assert.deepEqual(a.map((x) => [x.attempt_no, x.started_at, x.verdict, x.status_code, x.error, x.response_excerpt]), [[1, t.clock.now(), 'delivered', 200, null, 'ok']]);
-      // The POST's own duration, in whole milliseconds: within the drain that made it (never, say, seconds or a timestamp).
-      assert.ok(Number.isInteger(a[0]!.duration_ms) && a[0]!.duration_ms <= Math.ceil(drainMs), `${a[0]!.duration_ms} ms of a ${drainMs} ms drain`);
+      assert.deepEqual(
+        a.map((x) => [x.attempt_no, x.started_at, x.verdict, x.status_code, x.error, x.response_excerpt]),
+        [[1, t.clock.now(), 'delivered', 200, null, 'ok']],
+      );
+      // The POST's own duration, in whole milliseconds: within the drain that made it (never, say, seconds or a
+      // timestamp).
+      assert.ok(
+        Number.isInteger(a[0]!.duration_ms) && a[0]!.duration_ms <= Math.ceil(drainMs),
+        `${a[0]!.duration_ms} ms of a ${drainMs} ms drain`,
+      );
     }
     assert.equal((await channel(signed.id)).last_success_at, t.clock.now());
     // The message row is untouched by delivery.
-    assert.deepEqual(await t.deps.db.selectFrom('messages').selectAll().where('id', '=', message.id).executeTakeFirst(), message);
+    assert.deepEqual(
+      await t.deps.db.selectFrom('messages').selectAll().where('id', '=', message.id).executeTakeFirst(),
+      message,
+    );
   });
 
   test('each verdict class: 2xx delivered; 3xx (not followed), 4xx, 5xx, timeout, refused, DNS and TLS failures failed', async () => {
@@ -106,7 +122,10 @@ forEachDialect((getDb) => {
     ];
     const channels = [];
     for (const [url] of cases) channels.push(await buildChannel(t.deps.db, { url }));
-    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: channels.map((c) => c.id), now: t.clock.now() });
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds: channels.map((c) => c.id),
+      now: t.clock.now(),
+    });
     const resolver = fixtureResolver({ 'hook.test': ['127.0.0.1'] });
     await worker({ outbound: { resolver, policy: allowTestLoopback } }).drain();
 
@@ -115,7 +134,11 @@ forEachDialect((getDb) => {
       const d = await delivery(deliveryIds.get(c.id)!);
       assert.equal(d.state, verdict === 'delivered' ? 'delivered' : 'pending', url);
       const [a] = await attempts(d.id);
-      assert.deepEqual([a!.verdict, a!.status_code, a!.error, a!.response_excerpt], [verdict, status, error, excerpt], url);
+      assert.deepEqual(
+        [a!.verdict, a!.status_code, a!.error, a!.response_excerpt],
+        [verdict, status, error, excerpt],
+        url,
+      );
       const ch = await channel(c.id);
       assert.equal(ch.consecutive_failures, verdict === 'delivered' ? 0 : 1, url);
       assert.equal(ch.last_error, error, url);
@@ -154,7 +177,10 @@ forEachDialect((getDb) => {
     const names = ['internal.test', 'metadata.test', 'mixed.test', 'mixed6.test', 'mapped.test', 'loopback6.test'];
     const channels = [];
     for (const n of names) channels.push(await buildChannel(t.deps.db, { url: `https://${n}:${tlsRx.port}/x` }));
-    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: channels.map((c) => c.id), now: t.clock.now() });
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds: channels.map((c) => c.id),
+      now: t.clock.now(),
+    });
     await worker({ outbound: { resolver, policy: allowTestLoopback, extraCa: [HOOK_TEST_CERT] } }).drain();
     for (const c of channels) {
       const [a] = await attempts(deliveryIds.get(c.id)!);
@@ -171,7 +197,11 @@ forEachDialect((getDb) => {
     const first = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
     await w.drain();
     assert.equal((await delivery(first.deliveryIds.get(ch.id)!)).state, 'delivered');
-    assert.deepEqual(resolver.calls, ['hook.test'], 'one lookup: the connection used the vetted address, not a second answer');
+    assert.deepEqual(
+      resolver.calls,
+      ['hook.test'],
+      'one lookup: the connection used the vetted address, not a second answer',
+    );
 
     const second = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
     await w.drain();
@@ -184,7 +214,10 @@ forEachDialect((getDb) => {
   test('the full retry schedule: five attempts over about an hour, then dead-lettered; the message is untouched', async () => {
     rx.answer = () => ({ status: 503 });
     const ch = await buildChannel(t.deps.db, { url: `${rx.url}/down`, secret: 's' });
-    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
+    const { message, deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds: [ch.id],
+      now: t.clock.now(),
+    });
     const id = deliveryIds.get(ch.id)!;
     const w = worker();
     const start = t.clock.now();
@@ -196,7 +229,10 @@ forEachDialect((getDb) => {
       const d = await delivery(id);
       assert.equal(d.state, 'pending');
       assert.equal(d.attempts, i + 1);
-      assert.ok(d.next_attempt_at >= t.clock.now() + gap && d.next_attempt_at <= t.clock.now() + gap * 1.1, `gap ${i + 1} within jitter`);
+      assert.ok(
+        d.next_attempt_at >= t.clock.now() + gap && d.next_attempt_at <= t.clock.now() + gap * 1.1,
+        `gap ${i + 1} within jitter`,
+      );
       t.clock.advance(gap - 1); // not yet due
       await w.drain();
       assert.equal(rx.received.length, i + 1, 'nothing sent before the next attempt is due');
@@ -215,18 +251,24 @@ forEachDialect((getDb) => {
     await w.drain();
     assert.equal(rx.received.length, 5, 'nothing after dead-lettering');
 
-    assert.deepEqual((await attempts(id)).map((a) => [a.attempt_no, a.verdict, a.status_code, a.error]), [1, 2, 3, 4, 5].map((n) => [n, 'failed', 503, 'HTTP 503']));
+    assert.deepEqual(
+      (await attempts(id)).map((a) => [a.attempt_no, a.verdict, a.status_code, a.error]),
+      [1, 2, 3, 4, 5].map((n) => [n, 'failed', 503, 'HTTP 503']),
+    );
     for (const [i, r] of rx.received.entries()) {
       assert.equal(r.body, message.body, 'identical body on every retry');
       assert.equal(r.headers['x-svc-timestamp'], String(Math.floor(times[i]! / 1000)), 'timestamp of that attempt');
       assert.ok(verify('s', r.headers, r.body));
     }
     assert.equal((await channel(ch.id)).consecutive_failures, 5);
-    assert.deepEqual(await t.deps.db.selectFrom('messages').selectAll().where('id', '=', message.id).executeTakeFirst(), message);
+    assert.deepEqual(
+      await t.deps.db.selectFrom('messages').selectAll().where('id', '=', message.id).executeTakeFirst(),
+      message,
+    );
     assert.deepEqual(t.logs, []);
   });
 
-  test('a success resets the channel\'s consecutive failures', async () => {
+  test("a success resets the channel's consecutive failures", async () => {
     let fail = true;
     rx.answer = () => (fail ? { status: 500 } : { status: 200 });
     const ch = await buildChannel(t.deps.db, { url: `${rx.url}/flaky` });
@@ -248,11 +290,17 @@ forEachDialect((getDb) => {
     const disabled = await buildChannel(t.deps.db, { url: `${rx.url}/disabled` });
     const deleted = await buildChannel(t.deps.db, { url: `${rx.url}/deleted` });
     const live = await buildChannel(t.deps.db, { url: `${rx.url}/live` });
-    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [disabled.id, deleted.id, live.id], now: t.clock.now() });
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds: [disabled.id, deleted.id, live.id],
+      now: t.clock.now(),
+    });
     await t.deps.db.updateTable('channels').set({ enabled: 0 }).where('id', '=', disabled.id).execute();
     await t.deps.db.deleteFrom('channels').where('id', '=', deleted.id).execute();
     await worker().drain();
-    assert.deepEqual(rx.received.map((r) => r.path), ['/live']);
+    assert.deepEqual(
+      rx.received.map((r) => r.path),
+      ['/live'],
+    );
     const d1 = await delivery(deliveryIds.get(disabled.id)!);
     const d2 = await delivery(deliveryIds.get(deleted.id)!);
     assert.deepEqual([d1.state, d1.last_error, d1.attempts], ['cancelled', 'channel disabled', 0]);
@@ -268,29 +316,48 @@ forEachDialect((getDb) => {
     const hole = await buildChannel(t.deps.db, { url: `${rx.url}/black-hole` });
     const healthy = [];
     for (let i = 0; i < 3; i++) healthy.push(await buildChannel(t.deps.db, { url: `${rx.url}/healthy-${i}` }));
-    for (let i = 0; i < 10; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: [hole.id, ...healthy.map((h) => h.id)], now: t.clock.now() });
+    for (let i = 0; i < 10; i++)
+      await buildMessageWithDeliveries(t.deps.db, {
+        channelIds: [hole.id, ...healthy.map((h) => h.id)],
+        now: t.clock.now(),
+      });
     const w = worker({ concurrency: 4, perChannel: 2, outbound: { timeoutMs: 120_000 } });
     w.start();
-    const delivered = async () => (await t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').execute()).length;
+    const delivered = async () =>
+      (await t.deps.db.selectFrom('deliveries').select('id').where('state', '=', 'delivered').execute()).length;
     await until(async () => (await delivered()) === 30);
     assert.equal(rx.inFlight.get('/black-hole'), 2, 'the black hole still holds its two attempts');
     assert.equal(rx.maxInFlight.get('/black-hole'), 2, 'never more than its per-channel share');
     assert.ok(healthy.every((_, i) => rx.maxInFlight.get(`/healthy-${i}`)! <= 2));
     await w.stop(0);
     const holes = await t.deps.db.selectFrom('deliveries').selectAll().where('channel_id', '=', hole.id).execute();
-    assert.ok(holes.every((d) => d.state === 'pending' && d.lease_owner === null && d.attempts === 0), 'aborted attempts are freed, not counted');
+    assert.ok(
+      holes.every((d) => d.state === 'pending' && d.lease_owner === null && d.attempts === 0),
+      'aborted attempts are freed, not counted',
+    );
     assert.equal((await attemptsOf(t.deps.db)).length, 30);
   });
 
   test('drain() delivers everything due, beyond what one claim may take under the slots and per-channel caps', async () => {
     rx.answer = () => ({ status: 200, delayMs: 5 });
-    const channels = [await buildChannel(t.deps.db, { url: `${rx.url}/d1` }), await buildChannel(t.deps.db, { url: `${rx.url}/d2` })];
-    for (let i = 0; i < 6; i++) await buildMessageWithDeliveries(t.deps.db, { channelIds: channels.map((c) => c.id), now: t.clock.now() - 10 + i });
+    const channels = [
+      await buildChannel(t.deps.db, { url: `${rx.url}/d1` }),
+      await buildChannel(t.deps.db, { url: `${rx.url}/d2` }),
+    ];
+    for (let i = 0; i < 6; i++)
+      await buildMessageWithDeliveries(t.deps.db, {
+        channelIds: channels.map((c) => c.id),
+        now: t.clock.now() - 10 + i,
+      });
     await worker({ concurrency: 3, perChannel: 1 }).drain();
     assert.equal(rx.received.length, 12);
     const rows = await t.deps.db.selectFrom('deliveries').select(['state', 'attempts', 'lease_owner']).execute();
     assert.ok(rows.every((r) => r.state === 'delivered' && r.attempts === 1 && r.lease_owner === null));
-    assert.deepEqual([rx.maxInFlight.get('/d1'), rx.maxInFlight.get('/d2')], [1, 1], 'one request at a time per channel');
+    assert.deepEqual(
+      [rx.maxInFlight.get('/d1'), rx.maxInFlight.get('/d2')],
+      [1, 1],
+      'one request at a time per channel',
+    );
   });
 
   test('wake() starts a due delivery at once instead of at the next poll', async () => {
@@ -300,7 +367,10 @@ forEachDialect((getDb) => {
     w.start();
     await until(() => rx.received.length === 1);
     // The loop found nothing more and sleeps for an hour; a new message is due now.
-    await until(async () => (await t.deps.db.selectFrom('deliveries').select('state').executeTakeFirstOrThrow()).state === 'delivered');
+    await until(
+      async () =>
+        (await t.deps.db.selectFrom('deliveries').select('state').executeTakeFirstOrThrow()).state === 'delivered',
+    );
     await buildMessageWithDeliveries(t.deps.db, { channelIds: [ch.id], now: t.clock.now() });
     w.wake();
     await until(() => rx.received.length === 2, { limitMs: 10_000 });

@@ -9,7 +9,10 @@ import { cancelUndeliverable, releaseLeases, type AttemptJob } from './claim.rep
 import { claimDue, recordVerdict } from './delivery.service.ts';
 import { deliveryHeaders } from './signature.ts';
 
-/** Tuning of one worker; the defaults (DEFAULTS) suit one process. Tests inject the outbound resolver, policy, CA and timeout. */
+/**
+ * Tuning of one worker; the defaults (DEFAULTS) suit one process. Tests inject the outbound resolver, policy, CA and
+ * timeout.
+ */
 export interface WorkerOptions {
   /** Written into lease_owner; random per worker by default. */
   id?: string;
@@ -17,7 +20,9 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Attempts in flight at once to one channel in this worker: 4 (a dead channel holds at most 4 slots). */
   perChannel?: number;
-  /** How often an idle worker looks for due deliveries: each second (the fallback for wake-ups, and what finds retries). */
+  /**
+   * How often an idle worker looks for due deliveries: each second (the fallback for wake-ups, and what finds retries).
+   */
   pollMs?: number;
   /** How long a claim holds a delivery (ms of the deps clock): 60 s, well above one attempt's 10 s budget. */
   leaseMs?: number;
@@ -38,7 +43,12 @@ export type DeliveryWorker = Pick<LoopWorker, 'id' | 'recorded' | 'start' | 'wak
 /** Creates a worker over `deps`. */
 export function createDeliveryWorker(deps: Deps, options: WorkerOptions = {}): DeliveryWorker {
   const id = options.id ?? `w-${newId(deps.random).slice(0, 12)}`;
-  const { concurrency = DEFAULTS.concurrency, perChannel = DEFAULTS.perChannel, pollMs = DEFAULTS.pollMs, leaseMs = DEFAULTS.leaseMs } = options;
+  const {
+    concurrency = DEFAULTS.concurrency,
+    perChannel = DEFAULTS.perChannel,
+    pollMs = DEFAULTS.pollMs,
+    leaseMs = DEFAULTS.leaseMs,
+  } = options;
   return new LoopWorker(deps, id, { concurrency, perChannel, pollMs, leaseMs }, createOutboundClient(options.outbound));
 }
 
@@ -57,7 +67,12 @@ class LoopWorker {
   private stopping = false;
   private stopped: Promise<void> | undefined;
 
-  constructor(private readonly deps: Deps, readonly id: string, private readonly limits: Limits, private readonly client: OutboundClient) {
+  constructor(
+    private readonly deps: Deps,
+    readonly id: string,
+    private readonly limits: Limits,
+    private readonly client: OutboundClient,
+  ) {
     setMaxListeners(0, this.abort.signal); // one listener per attempt in flight
   }
 
@@ -83,11 +98,14 @@ class LoopWorker {
       const started = await this.claim();
       // A claim that found nothing while nothing was in flight excluded no channel: nothing is due.
       if (started === 0 && this.inFlight.size === 0 && (idleBefore || this.stopping)) return;
-      if (this.inFlight.size > 0 && (started === 0 || this.inFlight.size >= this.limits.concurrency)) await Promise.race(this.inFlight);
+      if (this.inFlight.size > 0 && (started === 0 || this.inFlight.size >= this.limits.concurrency))
+        await Promise.race(this.inFlight);
     }
   }
 
-  /** Stops claiming, lets attempts in flight finish for up to `graceMs`, then aborts the rest and frees their leases. */
+  /**
+   * Stops claiming, lets attempts in flight finish for up to `graceMs`, then aborts the rest and frees their leases.
+   */
   stop(graceMs = 15_000): Promise<void> {
     this.stopping = true;
     this.endIdle?.();
@@ -142,7 +160,10 @@ class LoopWorker {
     return run;
   }
 
-  /** Sweeps now and then, claims up to the free slots (per-channel caps included), starts each attempt; returns how many. */
+  /**
+   * Sweeps now and then, claims up to the free slots (per-channel caps included), starts each attempt; returns how
+   * many.
+   */
   private async claimNow(): Promise<number> {
     const slots = this.limits.concurrency - this.inFlight.size;
     if (this.stopping || slots <= 0) return 0;
@@ -151,9 +172,18 @@ class LoopWorker {
       await cancelUndeliverable(this.deps.db, now);
       this.lastSweep = now;
     }
-    const jobs = await claimDue(this.deps, this.id, { slots, perChannel: this.limits.perChannel, busy: this.busy, leaseMs: this.limits.leaseMs });
+    const jobs = await claimDue(this.deps, this.id, {
+      slots,
+      perChannel: this.limits.perChannel,
+      busy: this.busy,
+      leaseMs: this.limits.leaseMs,
+    });
     if (this.stopping) {
-      await releaseLeases(this.deps.db, jobs.map((j) => j.id), this.id); // stop() began meanwhile: given back unsent
+      await releaseLeases(
+        this.deps.db,
+        jobs.map((j) => j.id),
+        this.id,
+      ); // stop() began meanwhile: given back unsent
       return 0;
     }
     for (const job of jobs) this.launch(job);
@@ -186,7 +216,10 @@ class LoopWorker {
       else if (await recordVerdict(this.deps, this.id, job, outcome, startedAt, durationMs)) this.recorded++;
     } catch (err) {
       // The database failed, not the receiver: the lease runs out and the attempt is made again (at-least-once).
-      this.deps.log.error({ err, worker: this.id, delivery: job.id }, 'delivery worker could not record an attempt or free its lease');
+      this.deps.log.error(
+        { err, worker: this.id, delivery: job.id },
+        'delivery worker could not record an attempt or free its lease',
+      );
     }
   }
 }

@@ -7,9 +7,15 @@ import { insertAttempt, type AttemptRow } from './attempts.repo.ts';
 type Q = Kysely<DB> | Transaction<DB>;
 
 /** A delivery's row after an attempt: its new state and counters; next_attempt_at only when it changes. */
-export type DeliveryAfterAttempt = Pick<DeliveriesTable, 'state' | 'attempts' | 'delivered_at' | 'last_error' | 'updated_at'> & { next_attempt_at?: number };
+export type DeliveryAfterAttempt = Pick<
+  DeliveriesTable,
+  'state' | 'attempts' | 'delivered_at' | 'last_error' | 'updated_at'
+> & { next_attempt_at?: number };
 
-/** One recorded attempt: the delivery held by `owner` with `attemptsBefore` attempts, its row after, the attempt, the channel's change. */
+/**
+ * One recorded attempt: the delivery held by `owner` with `attemptsBefore` attempts, its row after, the attempt, the
+ * channel's change.
+ */
 export interface AttemptRecord {
   id: string;
   owner: string;
@@ -45,21 +51,28 @@ export async function recordInOneStatement(db: Q, r: AttemptRecord): Promise<boo
     .with('attempt', (q) =>
       q
         .insertInto('delivery_attempts')
-        .columns(['delivery_id', 'attempt_no', 'started_at', 'duration_ms', 'verdict', 'status_code', 'error', 'response_excerpt'])
+        .columns([
+          'delivery_id',
+          'attempt_no',
+          'started_at',
+          'duration_ms',
+          'verdict',
+          'status_code',
+          'error',
+          'response_excerpt',
+        ])
         .expression((eb) =>
-          eb
-            .selectFrom('closed')
-            .select((s) => [
-              'closed.id',
-              // Typed, since a parameter in a select list would otherwise be text.
-              s.cast<number>(s.val(a.attempt_no), 'integer').as('attempt_no'),
-              s.cast<number>(s.val(a.started_at), 'bigint').as('started_at'),
-              s.cast<number>(s.val(a.duration_ms), 'integer').as('duration_ms'),
-              s.cast<string>(s.val(a.verdict), 'text').as('verdict'),
-              s.cast<number | null>(s.val(a.status_code), 'integer').as('status_code'),
-              s.cast<string | null>(s.val(a.error), 'text').as('error'),
-              s.cast<string | null>(s.val(a.response_excerpt), 'text').as('response_excerpt'),
-            ]),
+          eb.selectFrom('closed').select((s) => [
+            'closed.id',
+            // Typed, since a parameter in a select list would otherwise be text.
+            s.cast<number>(s.val(a.attempt_no), 'integer').as('attempt_no'),
+            s.cast<number>(s.val(a.started_at), 'bigint').as('started_at'),
+            s.cast<number>(s.val(a.duration_ms), 'integer').as('duration_ms'),
+            s.cast<string>(s.val(a.verdict), 'text').as('verdict'),
+            s.cast<number | null>(s.val(a.status_code), 'integer').as('status_code'),
+            s.cast<string | null>(s.val(a.error), 'text').as('error'),
+            s.cast<string | null>(s.val(a.response_excerpt), 'text').as('response_excerpt'),
+          ]),
         ),
     )
     .with('channel', (q) =>

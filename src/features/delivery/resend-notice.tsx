@@ -30,7 +30,9 @@ export async function resendNotice(deps: Deps, c: Ctx, showUrl: boolean): Promis
   const code = c.req.query('notice');
   if (code === 'resend-refused') {
     const reason = c.req.query('reason');
-    return reason !== undefined && Object.hasOwn(RESEND_REFUSALS, reason) ? <ResendNotice outcome={{ ok: false, reason: reason as ResendRefusal }} showUrl={showUrl} /> : null;
+    return reason !== undefined && Object.hasOwn(RESEND_REFUSALS, reason) ? (
+      <ResendNotice outcome={{ ok: false, reason: reason as ResendRefusal }} showUrl={showUrl} />
+    ) : null;
   }
   if (code !== 'resent') return null;
   const id = c.req.query('resent');

@@ -12,8 +12,16 @@ export const RESEND_REFUSALS = {
     type: 'not-undelivered',
   },
   'already-resent': { words: 'This delivery has already been re-sent.', status: 409, type: 'already-resent' },
-  'channel-deleted': { words: 'Its channel has been deleted, so there is nowhere to send it.', status: 409, type: 'channel-deleted' },
-  'channel-disabled': { words: 'Its channel is disabled. Enable the channel first, then re-send.', status: 409, type: 'channel-disabled' },
+  'channel-deleted': {
+    words: 'Its channel has been deleted, so there is nowhere to send it.',
+    status: 409,
+    type: 'channel-deleted',
+  },
+  'channel-disabled': {
+    words: 'Its channel is disabled. Enable the channel first, then re-send.',
+    status: 409,
+    type: 'channel-disabled',
+  },
 } satisfies Record<ResendRefusal, Refusal>;
 
 export const RESEND_ALL_REFUSALS = {

@@ -4,17 +4,31 @@ import type { Selectable, Transaction } from 'kysely';
 import type { DB, DeliveriesTable } from '../../db/schema.ts';
 import { newId, type Deps } from '../../deps.ts';
 import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
-import { channelsEnabled, findDeliveryForUpdate, insertDeliveries, lockDeadOfChannel, withLaterSeries } from './deliveries.repo.ts';
+import {
+  channelsEnabled,
+  findDeliveryForUpdate,
+  insertDeliveries,
+  lockDeadOfChannel,
+  withLaterSeries,
+} from './deliveries.repo.ts';
 import { notifyDeliveriesDue } from '../messages/deliveries-due.ts';
 
 /** Why a re-send was refused. */
-export type ResendRefusal = 'not-found' | 'not-undelivered' | 'already-resent' | 'channel-deleted' | 'channel-disabled' | 'not-admin';
+export type ResendRefusal =
+  | 'not-found'
+  | 'not-undelivered'
+  | 'already-resent'
+  | 'channel-deleted'
+  | 'channel-disabled'
+  | 'not-admin';
 
 /** A re-send's outcome: the new delivery's id, or why there is none. */
 export type ResendResult = { ok: true; deliveryId: string } | { ok: false; reason: ResendRefusal };
 
 /** A channel-wide re-send's outcome: how many dead letters were re-queued, or why none could be. */
-export type ResendAllResult = { ok: true; count: number } | { ok: false; reason: 'not-found' | 'channel-disabled' | 'not-admin' };
+export type ResendAllResult =
+  | { ok: true; count: number }
+  | { ok: false; reason: 'not-found' | 'channel-disabled' | 'not-admin' };
 
 type Row = Selectable<DeliveriesTable>;
 
@@ -28,7 +42,13 @@ type Row = Selectable<DeliveriesTable>;
 async function resendRows(trx: Transaction<DB>, deps: Deps, rows: Row[]): Promise<Map<string, ResendResult>> {
   const results = new Map<string, ResendResult>();
   const channelIds = [...new Set(rows.flatMap((r) => (r.channel_id === null ? [] : [r.channel_id])))];
-  const [enabled, replaced] = await Promise.all([channelsEnabled(trx, channelIds), withLaterSeries(trx, rows.map((r) => r.id))]);
+  const [enabled, replaced] = await Promise.all([
+    channelsEnabled(trx, channelIds),
+    withLaterSeries(
+      trx,
+      rows.map((r) => r.id),
+    ),
+  ]);
   const fresh = [];
   for (const old of rows) {
     const state = old.channel_id === null ? undefined : enabled.get(old.channel_id);
@@ -44,7 +64,20 @@ async function resendRows(trx: Transaction<DB>, deps: Deps, rows: Row[]): Promis
     // Strictly later than the series it replaces, so "latest series" is well defined even within one millisecond.
     const now = Math.max(deps.clock.now(), old.created_at + 1);
     const id = newId(deps.random);
-    fresh.push({ id, message_id: old.message_id, channel_id: old.channel_id, state: 'pending' as const, attempts: 0, next_attempt_at: now, lease_owner: null, lease_until: null, delivered_at: null, last_error: null, created_at: now, updated_at: now });
+    fresh.push({
+      id,
+      message_id: old.message_id,
+      channel_id: old.channel_id,
+      state: 'pending' as const,
+      attempts: 0,
+      next_attempt_at: now,
+      lease_owner: null,
+      lease_until: null,
+      delivered_at: null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    });
     results.set(old.id, { ok: true, deliveryId: id });
   }
   await insertDeliveries(trx, fresh);
@@ -69,7 +102,8 @@ export async function resendDelivery(deps: Deps, actor: AdminActor, deliveryId: 
 
 /**
  * Re-sends every dead-lettered delivery of a channel no re-send has replaced yet, in one transaction (after its
- * receiver was fixed); an administrator's act. Cancelled ones are left alone: they were not sent on purpose. Returns how many were re-queued.
+ * receiver was fixed); an administrator's act. Cancelled ones are left alone: they were not sent on purpose. Returns
+ * how many were re-queued.
  */
 export async function resendDeadOfChannel(deps: Deps, actor: AdminActor, channelId: string): Promise<ResendAllResult> {
   if (!(await actorIsAdmin(deps, actor))) return { ok: false, reason: 'not-admin' };

@@ -10,11 +10,18 @@ export const SIGNATURE_VERSION = 'v1';
  * secret's UTF-8 bytes, over the UTF-8 bytes of `<unix-seconds>.<body>`.
  */
 export function signBody(secret: string, unixSeconds: number, body: string): string {
-  const mac = crypto.createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${unixSeconds}.`, 'utf8').update(body, 'utf8').digest('hex');
+  const mac = crypto
+    .createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(`${unixSeconds}.`, 'utf8')
+    .update(body, 'utf8')
+    .digest('hex');
   return `${SIGNATURE_VERSION}=${mac}`;
 }
 
-/** Every header of one attempt. No Authorization header is ever sent: the URL and the signature are the only credentials. */
+/**
+ * Every header of one attempt. No Authorization header is ever sent: the URL and the signature are the only
+ * credentials.
+ */
 export function deliveryHeaders(body: string, secret: string | null, unixSeconds: number): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',

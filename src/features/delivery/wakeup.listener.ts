@@ -64,7 +64,10 @@ export function startDeliveryListener(options: DeliveryListenerOptions): Deliver
     if (closed) return;
     if (!outage) {
       outage = true;
-      log.warn({ ...where, error: err?.message ?? 'connection ended' }, 'delivery listener disconnected; workers poll until it is back');
+      log.warn(
+        { ...where, error: err?.message ?? 'connection ended' },
+        'delivery listener disconnected; workers poll until it is back',
+      );
     }
     retryTimer = setTimeout(connect, retryMs);
     retryTimer.unref();
@@ -133,7 +136,12 @@ export function wireWakeups(deps: Deps, worker: { wake(): void }): () => Promise
 }
 
 /** The listening session's client, or undefined when the driver refuses the URL (logged; the poll still works). */
-async function newSession(url: string, connectTimeoutMs: number, log: Logger, where: ReturnType<typeof describeTarget>): Promise<pg.Client | undefined> {
+async function newSession(
+  url: string,
+  connectTimeoutMs: number,
+  log: Logger,
+  where: ReturnType<typeof describeTarget>,
+): Promise<pg.Client | undefined> {
   const { default: pg } = await import('pg'); // loaded on PostgreSQL only, as openDatabase() loads it
   try {
     return new pg.Client({

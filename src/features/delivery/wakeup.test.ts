@@ -14,7 +14,12 @@ import { LISTENER_APPLICATION_NAME, startDeliveryListener, wireWakeups } from '.
 import { notifyDeliveriesDue } from '../messages/deliveries-due.ts';
 import { createDeliveryWakeup } from './wakeup.ts';
 
-const input: EmitInput = { cause: 'drift', subject: { kind: 'service', key: 'api.example.com' }, instant: Date.UTC(2026, 0, 15, 11), headline: 'It moved.' };
+const input: EmitInput = {
+  cause: 'drift',
+  subject: { kind: 'service', key: 'api.example.com' },
+  instant: Date.UTC(2026, 0, 15, 11),
+  headline: 'It moved.',
+};
 const SECRET = 'listener-secret-pw';
 
 function capturedLog(): { log: pino.Logger; lines: string[] } {
@@ -66,7 +71,13 @@ test('a listener whose server hangs up logs the outage once, without the passwor
   const server = await hangUpServer();
   const { log, lines } = capturedLog();
   const calls: unknown[] = [];
-  const listener = startDeliveryListener({ url: server.url, log, onNotify: (payload) => calls.push(payload), firstRetryMs: 5, maxRetryMs: 20 });
+  const listener = startDeliveryListener({
+    url: server.url,
+    log,
+    onNotify: (payload) => calls.push(payload),
+    firstRetryMs: 5,
+    maxRetryMs: 20,
+  });
   try {
     await until(() => server.connections() >= 4);
   } finally {
@@ -100,7 +111,9 @@ for (const dialect of dialects()) {
       await tdb.db.transaction().execute((trx) => notifyDeliveriesDue(trx, dialect));
     });
 
-    test('a listener hears emits committed on another connection, never rolled-back ones, and reconnects by itself', { skip: dialect !== 'postgres' }, async () => {
+    test('a listener hears emits committed on another connection, never rolled-back ones, and reconnects by itself', {
+      skip: dialect !== 'postgres',
+    }, async () => {
       const database = tdb.database;
       assert.equal(database.kind, 'postgres');
       // A password in the URL (trust auth ignores it) must never reach a log line.
@@ -108,7 +121,12 @@ for (const dialect of dialects()) {
       url.password = SECRET;
       const { log, lines } = capturedLog();
       const heard: (string | undefined)[] = [];
-      const listener = startDeliveryListener({ url: url.href, log, onNotify: (payload) => heard.push(payload), firstRetryMs: 50 });
+      const listener = startDeliveryListener({
+        url: url.href,
+        log,
+        onNotify: (payload) => heard.push(payload),
+        firstRetryMs: 50,
+      });
       const count = (payload: string | undefined) => heard.filter((p) => p === payload).length;
       try {
         await until(() => count(undefined) === 1); // connected and caught up once
@@ -149,7 +167,11 @@ for (const dialect of dialects()) {
         await listener.close();
       }
       const sessions = async () =>
-        (await sql`select pid from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`.execute(tdb.db)).rows.length;
+        (
+          await sql`select pid from pg_stat_activity where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`.execute(
+            tdb.db,
+          )
+        ).rows.length;
       await until(async () => (await sessions()) === 0);
     });
 

@@ -27,17 +27,32 @@ export function failingChannelRows(db: Q, limit: number): Promise<FailingChannel
 
 /** Counts the rows a bounded subquery selects (it carries its own LIMIT, so the count stops there). */
 async function countOf(db: Q, inner: AliasedSelectQueryBuilder<{ id: string }, 'x'>): Promise<number> {
-  const row = await db.selectFrom(inner).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom(inner)
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
-
 /** Invitations neither spent, revoked nor expired at `now`, counted up to `cap`. */
 export function countOpenInvitations(db: Q, now: number, cap: number): Promise<number> {
-  return countOf(db, db.selectFrom('invitations').select('id').where('spent_at', 'is', null).where('revoked_at', 'is', null).where('expires_at', '>', now).limit(cap).as('x'));
+  return countOf(
+    db,
+    db
+      .selectFrom('invitations')
+      .select('id')
+      .where('spent_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .limit(cap)
+      .as('x'),
+  );
 }
 
-/** Which first steps an admin has taken: a channel declared, an SSO provider declared, someone invited (or a second account). */
+/**
+ * Which first steps an admin has taken: a channel declared, an SSO provider declared, someone invited (or a second
+ * account).
+ */
 export async function setupProgress(db: Q): Promise<{ channel: boolean; sso: boolean; invited: boolean }> {
   const [channel, sso, invitation, accounts] = await Promise.all([
     db.selectFrom('channels').select('id').limit(1).executeTakeFirst(),
@@ -45,5 +60,9 @@ export async function setupProgress(db: Q): Promise<{ channel: boolean; sso: boo
     db.selectFrom('invitations').select('id').limit(1).executeTakeFirst(),
     db.selectFrom('accounts').select('id').limit(2).execute(),
   ]);
-  return { channel: channel !== undefined, sso: sso !== undefined, invited: invitation !== undefined || accounts.length > 1 };
+  return {
+    channel: channel !== undefined,
+    sso: sso !== undefined,
+    invited: invitation !== undefined || accounts.length > 1,
+  };
 }

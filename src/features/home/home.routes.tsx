@@ -12,7 +12,9 @@ export function homeRoutes(deps: Deps) {
   app.get('/', async (c) => {
     const account = signedIn(c).account;
     const view = await homeView(deps, account);
-    return render(c, 'Home', <HomeBody account={account} view={view} now={deps.clock.now()} />, 200, { unread: view.unread.count });
+    return render(c, 'Home', <HomeBody account={account} view={view} now={deps.clock.now()} />, 200, {
+      unread: view.unread.count,
+    });
   });
   return app;
 }

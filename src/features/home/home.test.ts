@@ -26,7 +26,11 @@ forEachDialect((getDb) => {
   // First: the checklist's "invite someone" counts a second account as done, and the tests share a database.
   test('a new admin gets a checklist whose items disappear as each is done', async () => {
     const { account, client } = await signedInAs(t, 'admin');
-    assert.deepEqual(checklist((await client.get('/')).text), ['Declare a notification channel', 'Declare a single sign-on provider', 'Invite someone']);
+    assert.deepEqual(checklist((await client.get('/')).text), [
+      'Declare a notification channel',
+      'Declare a single sign-on provider',
+      'Invite someone',
+    ]);
     await buildChannel(t, { createdBy: account.id });
     assert.deepEqual(checklist((await client.get('/')).text), ['Declare a single sign-on provider', 'Invite someone']);
     await mintInvitation(t.deps, { actorId: account.id, role: 'viewer', base: 'http://localhost' });
@@ -76,19 +80,39 @@ forEachDialect((getDb) => {
 
     const bad = await buildChannel(t, { createdBy: account.id, url: 'https://broken.example.com/hook' });
     await buildChannel(t, { createdBy: account.id, url: 'https://fine.example.com/hook' });
-    await t.deps.db.updateTable('channels').set({ consecutive_failures: 169, last_error_at: t.clock.now() - 120_000 }).where('id', '=', bad.id).execute();
+    await t.deps.db
+      .updateTable('channels')
+      .set({ consecutive_failures: 169, last_error_at: t.clock.now() - 120_000 })
+      .where('id', '=', bad.id)
+      .execute();
     const old = await buildMessage(t);
-    await t.deps.db.updateTable('deliveries').set({ state: 'dead', updated_at: t.clock.now() - 25 * 3_600_000 }).where('message_id', '=', old).execute();
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ state: 'dead', updated_at: t.clock.now() - 25 * 3_600_000 })
+      .where('message_id', '=', old)
+      .execute();
     const recent = await buildMessage(t);
-    await t.deps.db.updateTable('deliveries').set({ state: 'dead', updated_at: t.clock.now() }).where('message_id', '=', recent).where('channel_id', '=', bad.id).execute();
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ state: 'dead', updated_at: t.clock.now() })
+      .where('message_id', '=', recent)
+      .where('channel_id', '=', bad.id)
+      .execute();
     await mintInvitation(t.deps, { actorId: account.id, role: 'viewer', base: 'http://localhost' });
     await mintInvitation(t.deps, { actorId: account.id, role: 'viewer', base: 'http://localhost' });
 
     const html = (await client.get('/')).text;
     assert.match(html, /<a href="\/settings\?tab=channels">1 channel is failing<\/a>/);
-    assert.match(html, /169 failed attempts in a row, last <time[^>]*>2 min ago<\/time>: <span class="url">https:\/\/broken\.example\.com\/hook<\/span>/);
+    assert.match(
+      html,
+      /169 failed attempts in a row, last <time[^>]*>2 min ago<\/time>: <span class="url">https:\/\/broken\.example\.com\/hook<\/span>/,
+    );
     assert.doesNotMatch(html, /fine\.example\.com/);
-    assert.match(html, /<a href="\/settings\?tab=deliveries">1 delivery dead-lettered in the last day<\/a>/, 'only the last day counts');
+    assert.match(
+      html,
+      /<a href="\/settings\?tab=deliveries">1 delivery dead-lettered in the last day<\/a>/,
+      'only the last day counts',
+    );
     assert.match(html, /<a href="\/settings\?tab=team">2 invitations are still open<\/a>/);
   });
 });

@@ -18,8 +18,16 @@ function plural(n: number, one: string, many: string): string {
 }
 
 const STEPS: Record<AdminAttention['todo'][number], { href: string; text: string; why: string }> = {
-  channel: { href: '/settings?tab=channels', text: 'Declare a notification channel', why: 'so messages also reach your own systems.' },
-  sso: { href: '/settings?tab=sso', text: 'Declare a single sign-on provider', why: 'so people can sign in with your identity provider.' },
+  channel: {
+    href: '/settings?tab=channels',
+    text: 'Declare a notification channel',
+    why: 'so messages also reach your own systems.',
+  },
+  sso: {
+    href: '/settings?tab=sso',
+    text: 'Declare a single sign-on provider',
+    why: 'so people can sign in with your identity provider.',
+  },
   invite: { href: '/settings?tab=team', text: 'Invite someone', why: 'so you are not the only one who can sign in.' },
 };
 
@@ -69,7 +77,9 @@ function Attention(props: { a: AdminAttention; now: number }) {
         ) : null}
         {a.deadLastDay > 0 ? (
           <li>
-            <a href="/settings?tab=deliveries">{plural(a.deadLastDay, 'delivery', 'deliveries')} dead-lettered in the last day</a>
+            <a href="/settings?tab=deliveries">
+              {plural(a.deadLastDay, 'delivery', 'deliveries')} dead-lettered in the last day
+            </a>
           </li>
         ) : null}
         <li>
@@ -99,14 +109,17 @@ function Unread(props: { unread: HomeView['unread']; now: number }) {
           <ul>
             {u.latest.map((m) => (
               <li>
-                <a href={`/messages/${m.id}`}>{m.headline}</a> <span class="meta nowrap">
+                <a href={`/messages/${m.id}`}>{m.headline}</a>{' '}
+                <span class="meta nowrap">
                   <RelativeTime at={m.instant} now={props.now} />
                 </span>
               </li>
             ))}
           </ul>
           <p>
-            <a href="/inbox?show=unread">{u.count > 99 ? 'All 99+ unread messages' : `All ${plural(u.count, 'unread message', 'unread messages')}`}</a>
+            <a href="/inbox?show=unread">
+              {u.count > 99 ? 'All 99+ unread messages' : `All ${plural(u.count, 'unread message', 'unread messages')}`}
+            </a>
           </p>
         </>
       )}

@@ -28,11 +28,16 @@ export interface InboxFilter {
  * One page of messages, newest first, strictly older than `before` (keyset on created_at, id), narrowed by the
  * filter; "unread" means above the account's watermark and without an individual read mark.
  */
-export function listInboxMessages(db: Q, p: { accountId: string; filter: InboxFilter; before?: MessageCursor; limit: number }): Promise<MessageRow[]> {
+export function listInboxMessages(
+  db: Q,
+  p: { accountId: string; filter: InboxFilter; before?: MessageCursor; limit: number },
+): Promise<MessageRow[]> {
   let q = db.selectFrom('messages as m').selectAll('m');
   const before = p.before;
   if (before) {
-    q = q.where('m.created_at', '<=', before.createdAt).where((eb) => eb.or([eb('m.created_at', '<', before.createdAt), eb('m.id', '<', before.id)]));
+    q = q
+      .where('m.created_at', '<=', before.createdAt)
+      .where((eb) => eb.or([eb('m.created_at', '<', before.createdAt), eb('m.id', '<', before.id)]));
   }
   if (p.filter.class) q = q.where('m.class', '=', p.filter.class);
   if (p.filter.cause) q = q.where('m.cause', '=', p.filter.cause);
@@ -62,10 +67,7 @@ export async function deliveryTrouble(db: Q, ids: string[]): Promise<Map<string,
     .where('d.message_id', 'in', ids)
     .where((eb) =>
       eb.or([
-        eb.and([
-          eb('d.state', '=', 'dead'),
-          eb.not(laterSeries(eb)),
-        ]),
+        eb.and([eb('d.state', '=', 'dead'), eb.not(laterSeries(eb))]),
         eb.and([eb('d.state', '=', 'pending'), eb('d.attempts', '>', 0)]),
       ]),
     )

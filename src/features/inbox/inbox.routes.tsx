@@ -41,9 +41,18 @@ export function inboxRoutes(deps: Deps) {
     const account = signedIn(c).account;
     const rawBefore = c.req.query('before');
     const before = rawBefore === undefined ? undefined : decodeCursor(rawBefore);
-    if (rawBefore !== undefined && !before) return errorPage(c, 400, 'Page link not valid', 'That link to a page of the inbox is not valid. Start again from the inbox.');
+    if (rawBefore !== undefined && !before)
+      return errorPage(
+        c,
+        400,
+        'Page link not valid',
+        'That link to a page of the inbox is not valid. Start again from the inbox.',
+      );
     const filter = parseFilter({ show: c.req.query('show'), class: c.req.query('class'), cause: c.req.query('cause') });
-    const [page, unread] = await Promise.all([inboxPage(deps, account.id, before, filter, account.role === 'admin'), unreadCount(deps, account.id)]);
+    const [page, unread] = await Promise.all([
+      inboxPage(deps, account.id, before, filter, account.role === 'admin'),
+      unreadCount(deps, account.id),
+    ]);
     const olderHref = page.next ? `${base}${inboxQuery(filter, encodeCursor(page.next))}` : undefined;
     const notice = readNotice(c.req.query('notice'));
     return render(
@@ -71,15 +80,31 @@ export function inboxRoutes(deps: Deps) {
   app.get('/messages/:id{[A-Za-z0-9_-]{1,64}}', async (c) => {
     const account = signedIn(c).account;
     const detail = await openMessage(deps, account.id, c.req.param('id'));
-    if (!detail) return errorPage(c, 404, 'No such message', 'That message does not exist, or it was removed by the retention setting.');
+    if (!detail)
+      return errorPage(
+        c,
+        404,
+        'No such message',
+        'That message does not exist, or it was removed by the retention setting.',
+      );
     const isAdmin = account.role === 'admin';
     const notice = await resendNotice(deps, c, isAdmin);
-    return render(c, detail.message.headline, <MessagePage detail={detail} isAdmin={isAdmin} now={deps.clock.now()} notice={notice} />);
+    return render(
+      c,
+      detail.message.headline,
+      <MessagePage detail={detail} isAdmin={isAdmin} now={deps.clock.now()} notice={notice} />,
+    );
   });
 
   app.post('/messages/read', async (c) => {
     const form = parseForm(c, readSchema, { multi: ['id'] });
-    if (!form.ok) return errorPage(c, 400, 'Nothing marked', form.errors.id ?? form.errors.back ?? 'Choose at least one message to mark read.');
+    if (!form.ok)
+      return errorPage(
+        c,
+        400,
+        'Nothing marked',
+        form.errors.id ?? form.errors.back ?? 'Choose at least one message to mark read.',
+      );
     await markRead(deps, signedIn(c).account.id, form.data.id);
     return c.redirect(backTo(form.data.back, '/inbox'), 303);
   });

@@ -61,7 +61,12 @@ export async function inboxPage(
   const page = rows.slice(0, limit);
   const [read, trouble] = await Promise.all([
     readMessageIds(deps, accountId, page),
-    withTrouble ? deliveryTrouble(deps.db, page.map((m) => m.id)) : Promise.resolve(undefined),
+    withTrouble
+      ? deliveryTrouble(
+          deps.db,
+          page.map((m) => m.id),
+        )
+      : Promise.resolve(undefined),
   ]);
   const last = page[page.length - 1];
   return {
@@ -83,7 +88,10 @@ export interface MessageDetail {
 export async function messageDetail(deps: Deps, accountId: string, id: string): Promise<MessageDetail | undefined> {
   const message = await findMessage(deps.db, id);
   if (!message) return undefined;
-  const [read, deliveries] = await Promise.all([readMessageIds(deps, accountId, [message]), messageDeliveries(deps, id)]);
+  const [read, deliveries] = await Promise.all([
+    readMessageIds(deps, accountId, [message]),
+    messageDeliveries(deps, id),
+  ]);
   return { message: { ...message, read: read.has(id) }, deliveries };
 }
 

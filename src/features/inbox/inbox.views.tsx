@@ -60,7 +60,13 @@ function Subject(props: { m: InboxItem }) {
 }
 
 /** One group of filter links: "All" and each choice, the current one marked. */
-function FilterGroup(props: { label: string; base: string; filter: InboxFilter; choices: [string, InboxFilter][]; none: InboxFilter }) {
+function FilterGroup(props: {
+  label: string;
+  base: string;
+  filter: InboxFilter;
+  choices: [string, InboxFilter][];
+  none: InboxFilter;
+}) {
   const here = inboxQuery(props.filter);
   const link = (text: string, f: InboxFilter) => {
     const q = inboxQuery(f);
@@ -85,7 +91,13 @@ function Filters(props: { base: string; filter: InboxFilter }) {
   const f = props.filter;
   return (
     <nav class="inbox-filters" aria-label="Filters">
-      <FilterGroup label="Show" base={props.base} filter={f} none={{ ...f, unreadOnly: undefined }} choices={[['Unread', { ...f, unreadOnly: true }]]} />
+      <FilterGroup
+        label="Show"
+        base={props.base}
+        filter={f}
+        none={{ ...f, unreadOnly: undefined }}
+        choices={[['Unread', { ...f, unreadOnly: true }]]}
+      />
       <FilterGroup
         label="Category"
         base={props.base}
@@ -108,7 +120,9 @@ function Filters(props: { base: string; filter: InboxFilter }) {
 function TroubleHint(props: { trouble: InboxItem['trouble'] }) {
   const t = props.trouble;
   if (!t || (t.dead === 0 && t.failing === 0)) return null;
-  const parts = [t.dead > 0 ? `${t.dead} dead-lettered` : '', t.failing > 0 ? `${t.failing} still failing` : ''].filter(Boolean);
+  const parts = [t.dead > 0 ? `${t.dead} dead-lettered` : '', t.failing > 0 ? `${t.failing} still failing` : ''].filter(
+    Boolean,
+  );
   return <span class={t.dead > 0 ? 'hint-bad' : 'hint-warn'}>Delivery: {parts.join(', ')}</span>;
 }
 
@@ -170,7 +184,9 @@ export function InboxPage(props: {
       </div>
       <Filters base={props.base} filter={props.filter} />
       {props.items.length === 0 ? (
-        <p class="empty">{!props.first ? 'No older messages.' : filtered ? 'No messages match these filters.' : 'No messages yet.'}</p>
+        <p class="empty">
+          {!props.first ? 'No older messages.' : filtered ? 'No messages match these filters.' : 'No messages yet.'}
+        </p>
       ) : (
         <ul class="messages">
           {props.items.map((m) => (
@@ -198,7 +214,9 @@ function MarkUnreadButton(props: { id: string }) {
   );
 }
 
-/** One message (its headline is the page's title): what it is about, the exact body sent, and where it was delivered. */
+/**
+ * One message (its headline is the page's title): what it is about, the exact body sent, and where it was delivered.
+ */
 export function MessagePage(props: { detail: MessageDetail; isAdmin: boolean; now: number; notice?: Child }) {
   const m = props.detail.message;
   return (
@@ -238,7 +256,11 @@ export function MessagePage(props: { detail: MessageDetail; isAdmin: boolean; no
           <code>{m.id}</code>
         </dd>
       </dl>
-      <MessageDeliveries deliveries={props.detail.deliveries} isAdmin={props.isAdmin} back={`/messages/${encodeURIComponent(m.id)}`} />
+      <MessageDeliveries
+        deliveries={props.detail.deliveries}
+        isAdmin={props.isAdmin}
+        back={`/messages/${encodeURIComponent(m.id)}`}
+      />
       <h2>Body sent to channels</h2>
       <pre class="body">{m.body}</pre>
       <p>

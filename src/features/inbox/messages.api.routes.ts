@@ -2,7 +2,19 @@
 // (admins), which honours an Idempotency-Key so the rest of the service can post messages over HTTP and retry safely.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, apiRoute, badCursor, invalid, jsonAnswer, jsonBody, pageOf, problem, timeIdCursor, timeIdCursorOf } from '../../http/api.ts';
+import {
+  apiAccount,
+  apiApp,
+  apiRoute,
+  badCursor,
+  invalid,
+  jsonAnswer,
+  jsonBody,
+  pageOf,
+  problem,
+  timeIdCursor,
+  timeIdCursorOf,
+} from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { emitOnce } from '../messages/idempotency.service.ts';
 import { inboxPage, messageDetail } from './inbox.service.ts';
@@ -27,7 +39,10 @@ import { markAllRead, markManyUnread, markRead } from '../messages/read-state.se
 /** This file's refusals: problem type → status and what the client should do. */
 const REFUSALS = {
   'not-found': [404, 'There is no message with this id; it may have been removed by the retention setting.'],
-  'idempotency-key-reused': [422, 'This Idempotency-Key was used within the last 24 hours with another body. Use a new key for a new message.'],
+  'idempotency-key-reused': [
+    422,
+    'This Idempotency-Key was used within the last 24 hours with another body. Use a new key for a new message.',
+  ],
 } as const;
 
 function refuse(c: Ctx, type: keyof typeof REFUSALS) {
@@ -40,7 +55,8 @@ const list = apiRoute({
   path: '/api/messages',
   tags: ['Messages'],
   summary: 'List messages',
-  description: 'Newest first (by the time stored), cursor-paged, with the caller\'s read mark on each. Any token may read.',
+  description:
+    "Newest first (by the time stored), cursor-paged, with the caller's read mark on each. Any token may read.",
   request: { query: ListQuery },
   responses: { 200: jsonAnswer(pageOf(Message), 'A page of messages.') },
 });
@@ -51,7 +67,7 @@ const one = apiRoute({
   tags: ['Messages'],
   summary: 'One message and its deliveries',
   description:
-    'The message, the exact body sent to channels and its delivery state per channel with every attempt. Admins also get channel URLs, errors, durations and the receivers\' answers. Unlike opening it in the console, reading it here does not mark it read: a program fetching a message is not a person reading it (mark it with POST /api/messages/read).',
+    "The message, the exact body sent to channels and its delivery state per channel with every attempt. Admins also get channel URLs, errors, durations and the receivers' answers. Unlike opening it in the console, reading it here does not mark it read: a program fetching a message is not a person reading it (mark it with POST /api/messages/read).",
   request: { params: MessageIdParam },
   refusals: { 404: 'No message has this id (or it was removed by the retention setting).' },
   responses: { 200: jsonAnswer(MessageDetail, 'The message.') },
@@ -62,7 +78,7 @@ const read = apiRoute({
   path: '/api/messages/read',
   tags: ['Messages'],
   summary: 'Mark messages read',
-  description: 'For the token\'s account only. Ids of no message are ignored. Viewers\' tokens may use it.',
+  description: "For the token's account only. Ids of no message are ignored. Viewers' tokens may use it.",
   request: { body: jsonBody(MarkBody) },
   responses: { 204: { description: 'Marked.' } },
 });
@@ -72,7 +88,7 @@ const unread = apiRoute({
   path: '/api/messages/unread',
   tags: ['Messages'],
   summary: 'Mark messages unread',
-  description: 'For the token\'s account only. Ids of no message are ignored. Viewers\' tokens may use it.',
+  description: "For the token's account only. Ids of no message are ignored. Viewers' tokens may use it.",
   request: { body: jsonBody(MarkBody) },
   responses: { 204: { description: 'Marked.' } },
 });
@@ -82,7 +98,8 @@ const readAll = apiRoute({
   path: '/api/messages/read-all',
   tags: ['Messages'],
   summary: 'Mark every message read',
-  description: 'Every message now in the store, for the token\'s account only; messages stored later arrive unread. Send no body or `{}`.',
+  description:
+    "Every message now in the store, for the token's account only; messages stored later arrive unread. Send no body or `{}`.",
   request: { body: { ...jsonBody(ReadAllBody), required: false } },
   responses: { 204: { description: 'Marked.' } },
 });
@@ -95,13 +112,20 @@ const emitRoute = apiRoute({
   description:
     'Stores a message and queues it for every enabled channel of its class, exactly as `svc emit` does, with the same fields and checks. Admins only. With an Idempotency-Key, a retry with the same key and body within 24 hours answers the first answer again (marked `Idempotent-Replayed: true`) and stores nothing; two requests racing with one key store one message. A refused request stores nothing, so it may be fixed and sent again with the same key.',
   request: { headers: IdempotencyHeader, body: jsonBody(EmitBody) },
-  refusals: { 422: 'A field is not valid (`errors` names each, with the same words as `svc emit`), the Idempotency-Key header is malformed, or the key was used with another body (`idempotency-key-reused`).' },
+  refusals: {
+    422: 'A field is not valid (`errors` names each, with the same words as `svc emit`), the Idempotency-Key header is malformed, or the key was used with another body (`idempotency-key-reused`).',
+  },
   responses: {
     201: {
-      ...jsonAnswer(EmittedMessage, 'Stored and queued; or, with `Idempotent-Replayed: true`, the first answer to this key.'),
+      ...jsonAnswer(
+        EmittedMessage,
+        'Stored and queued; or, with `Idempotent-Replayed: true`, the first answer to this key.',
+      ),
       headers: z.object({
         Location: z.string().openapi({ description: 'The message: /api/messages/{id}.' }),
-        'Idempotent-Replayed': z.enum(['true']).optional().openapi({ description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key.' }),
+        'Idempotent-Replayed': z.enum(['true']).optional().openapi({
+          description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key.',
+        }),
       }),
     },
   },
@@ -163,7 +187,15 @@ export function messagesApiRoutes(deps: Deps) {
     });
     if (!result.ok) {
       if (result.reason === 'key-reused') return refuse(c, 'idempotency-key-reused');
-      return invalid(c, Object.fromEntries(Object.entries(result.errors).map(([field, detail]) => [EMIT_FIELD[field as keyof typeof EMIT_FIELD], detail])));
+      return invalid(
+        c,
+        Object.fromEntries(
+          Object.entries(result.errors).map(([field, detail]) => [
+            EMIT_FIELD[field as keyof typeof EMIT_FIELD],
+            detail,
+          ]),
+        ),
+      );
     }
     const body: z.infer<typeof EmittedMessage> = JSON.parse(result.response);
     const headers: Record<string, string> = { Location: `/api/messages/${body.id}` };

@@ -15,9 +15,16 @@ import { MARK_READ_MAX } from '../messages/read-state.service.ts';
 const MESSAGE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** `{id}` in a message's path; anything outside the id alphabet answers 404. */
-export const MessageIdParam = z.object({ id: z.string().regex(MESSAGE_ID).openapi({ param: { name: 'id', in: 'path' } }) });
+export const MessageIdParam = z.object({
+  id: z
+    .string()
+    .regex(MESSAGE_ID)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
-const Subject = z.strictObject({ kind: z.string(), key: z.string().openapi({ description: 'The bare key, not a rendered label.' }) }).openapi('MessageSubject');
+const Subject = z
+  .strictObject({ kind: z.string(), key: z.string().openapi({ description: 'The bare key, not a rendered label.' }) })
+  .openapi('MessageSubject');
 
 /** The fields every presentation of a message shares. */
 const MessageFields = z.strictObject({
@@ -28,13 +35,16 @@ const MessageFields = z.strictObject({
   instant: Timestamp.openapi({ description: 'When the cause happened.' }),
   headline: z.string(),
   census: z.number().int().nullable().openapi({ description: 'A count where the firing has one.' }),
-  link: z.string().nullable().openapi({ description: 'Where the message points in the console; null when SVC_PUBLIC_URL is not set.' }),
+  link: z
+    .string()
+    .nullable()
+    .openapi({ description: 'Where the message points in the console; null when SVC_PUBLIC_URL is not set.' }),
   created_at: Timestamp.openapi({ description: 'When the message was stored; lists are ordered by it.' }),
 });
 
 /** One message in a list. */
 export const Message = MessageFields.extend({
-  read: z.boolean().openapi({ description: 'Whether the token\'s account has read it.' }),
+  read: z.boolean().openapi({ description: "Whether the token's account has read it." }),
   delivery_trouble: z
     .strictObject({ dead: z.number().int(), failing: z.number().int() })
     .optional()
@@ -46,19 +56,33 @@ const Attempt = z
     attempt_no: z.number().int(),
     started_at: Timestamp,
     verdict: z.enum(['delivered', 'failed']),
-    status_code: z.number().int().nullable().openapi({ description: 'The receiver\'s HTTP status; for viewers only on a delivered attempt.' }),
+    status_code: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The receiver's HTTP status; for viewers only on a delivered attempt." }),
     duration_ms: z.number().int().optional().openapi({ description: 'Admins only.' }),
     error: z.string().nullable().optional().openapi({ description: 'Admins only: why the attempt failed.' }),
-    excerpt: z.string().nullable().optional().openapi({ description: 'Admins only: the start (at most 1 KiB) of the receiver\'s answer.' }),
+    excerpt: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: "Admins only: the start (at most 1 KiB) of the receiver's answer." }),
   })
   .openapi('MessageDeliveryAttempt');
 
 const Delivery = z
   .strictObject({
-    id: z.string().optional().openapi({ description: 'Admins only: the delivery\'s id (to re-send it).' }),
+    id: z.string().optional().openapi({ description: "Admins only: the delivery's id (to re-send it)." }),
     channel_id: z.string().nullable().openapi({ description: 'Null once the channel is deleted.' }),
-    channel_url: z.string().nullable().optional().openapi({ description: 'Admins only (a channel URL can itself be a credential).' }),
-    state: z.enum(['pending', 'delivered', 'dead', 'cancelled']).openapi({ description: '`pending` with attempts > 0 is retrying; `dead` is dead-lettered.' }),
+    channel_url: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: 'Admins only (a channel URL can itself be a credential).' }),
+    state: z
+      .enum(['pending', 'delivered', 'dead', 'cancelled'])
+      .openapi({ description: '`pending` with attempts > 0 is retrying; `dead` is dead-lettered.' }),
     attempts: z.number().int(),
     max_attempts: z.number().int(),
     next_attempt_at: Timestamp.nullable(),
@@ -72,22 +96,37 @@ const Delivery = z
 
 /** One message with the body sent to channels and its deliveries. */
 export const MessageDetail = MessageFields.extend({
-  read: z.boolean().openapi({ description: 'Whether the token\'s account has read it; reading it here does not change that.' }),
-  channel_body: z.string().openapi({ description: 'The exact JSON text POSTed to channels (what their signature covers).' }),
+  read: z
+    .boolean()
+    .openapi({ description: "Whether the token's account has read it; reading it here does not change that." }),
+  channel_body: z
+    .string()
+    .openapi({ description: 'The exact JSON text POSTed to channels (what their signature covers).' }),
   deliveries: z.strictObject({
-    counts: z.strictObject({ delivered: z.number().int(), pending: z.number().int(), dead: z.number().int(), cancelled: z.number().int() }),
+    counts: z.strictObject({
+      delivered: z.number().int(),
+      pending: z.number().int(),
+      dead: z.number().int(),
+      cancelled: z.number().int(),
+    }),
     items: z.array(Delivery).openapi({ description: 'At most 100, undelivered first; `counts` covers them all.' }),
   }),
 }).openapi('MessageDetail');
 
 /** What POST /api/messages answers (and replays for the same Idempotency-Key). */
 export const EmittedMessage = MessageFields.extend({
-  deliveries_queued: z.number().int().openapi({ description: 'Deliveries queued: one per enabled channel taking the message\'s class.' }),
+  deliveries_queued: z
+    .number()
+    .int()
+    .openapi({ description: "Deliveries queued: one per enabled channel taking the message's class." }),
 }).openapi('EmittedMessage');
 
 /** The list's query: paging plus its filters. */
 export const ListQuery = PageQuery.extend({
-  unread: z.enum(['true', 'false']).optional().openapi({ description: '`true`: only messages you have not read; `false`: only those you have.' }),
+  unread: z
+    .enum(['true', 'false'])
+    .optional()
+    .openapi({ description: '`true`: only messages you have not read; `false`: only those you have.' }),
   class: z.enum(CLASSES).optional(),
   cause: z.enum(CAUSES).optional(),
   subject_kind: z.string().min(1).max(EMIT_LIMITS.kind).optional().openapi({ description: 'Exact subject kind.' }),
@@ -107,31 +146,57 @@ export const ReadAllBody = z.strictObject({}).openapi('ReadAll');
 /** The fields of `svc emit`; their content is checked by the emit service, whose messages come back per field. */
 export const EmitBody = z
   .strictObject({
-    cause: z.string().openapi({ enum: [...CAUSES], description: 'The class follows from it: drift → drift, aperture and declared-input → coverage, threshold → clock.' }),
+    cause: z.string().openapi({
+      enum: [...CAUSES],
+      description:
+        'The class follows from it: drift → drift, aperture and declared-input → coverage, threshold → clock.',
+    }),
     subject: z.strictObject({
       kind: z.string().openapi({ description: `At most ${EMIT_LIMITS.kind} characters.`, example: 'service' }),
-      key: z.string().openapi({ description: `The bare key, at most ${EMIT_LIMITS.key} characters.`, example: 'payments-api' }),
+      key: z
+        .string()
+        .openapi({ description: `The bare key, at most ${EMIT_LIMITS.key} characters.`, example: 'payments-api' }),
     }),
     instant: z
       .string()
       .refine((text) => parseInstant(text) !== undefined, `Not a valid ${INSTANT_SPELLING}.`)
       .optional()
-      .openapi({ format: 'date-time', example: '2026-01-15T12:00:00Z', description: 'When the cause happened (default: now), as `svc emit --instant` takes it.' }),
-    headline: z.string().openapi({ description: `The sentence stored and sent byte for byte, at most ${EMIT_LIMITS.headline} characters.` }),
-    census: z.number().nullable().optional().openapi({ description: 'A whole number of zero or more, where the firing has a count.' }),
-    source_id: z.string().optional().openapi({ description: 'Required for declared-input (its link target); refused for other causes.' }),
-    seed_id: z.string().optional().openapi({ description: 'Required for aperture (its link target); refused for other causes.' }),
+      .openapi({
+        format: 'date-time',
+        example: '2026-01-15T12:00:00Z',
+        description: 'When the cause happened (default: now), as `svc emit --instant` takes it.',
+      }),
+    headline: z.string().openapi({
+      description: `The sentence stored and sent byte for byte, at most ${EMIT_LIMITS.headline} characters.`,
+    }),
+    census: z
+      .number()
+      .nullable()
+      .optional()
+      .openapi({ description: 'A whole number of zero or more, where the firing has a count.' }),
+    source_id: z
+      .string()
+      .optional()
+      .openapi({ description: 'Required for declared-input (its link target); refused for other causes.' }),
+    seed_id: z
+      .string()
+      .optional()
+      .openapi({ description: 'Required for aperture (its link target); refused for other causes.' }),
   })
   .openapi('EmitRequest');
 
-/** The optional Idempotency-Key header of POST /api/messages (lower-case: header names are case-insensitive and arrive so). */
+/**
+ * The optional Idempotency-Key header of POST /api/messages (lower-case: header names are case-insensitive and arrive
+ * so).
+ */
 export const IdempotencyHeader = z.object({
   'idempotency-key': z
     .string()
     .regex(/^[\x21-\x7e]{1,255}$/, 'An Idempotency-Key is 1 to 255 visible ASCII characters.')
     .optional()
     .openapi({
-      description: 'Any unique string you choose (a UUID is fine). The same key and body within 24 hours replay the first answer; the same key with another body is refused.',
+      description:
+        'Any unique string you choose (a UUID is fine). The same key and body within 24 hours replay the first answer; the same key with another body is refused.',
     }),
 });
 
@@ -152,7 +217,8 @@ export function emitRequestOf(body: z.infer<typeof EmitBody>): EmitRequest {
   return {
     cause: body.cause,
     subject: body.subject,
-    // The schema took only spellings parseInstant reads; NaN would be refused by emit()'s own check, never taken as now.
+    // The schema took only spellings parseInstant reads; NaN would be refused by emit()'s own check, never taken as
+    // now.
     instant: body.instant === undefined ? undefined : (parseInstant(body.instant) ?? Number.NaN),
     headline: body.headline,
     census: body.census,
@@ -177,7 +243,11 @@ function fields(m: MessageRow): z.infer<typeof MessageFields> {
 
 /** A list row; `trouble` is only on admins' rows. */
 export function presentMessage(m: InboxItem): z.infer<typeof Message> {
-  return { ...fields(m), read: m.read, ...(m.trouble ? { delivery_trouble: { dead: m.trouble.dead, failing: m.trouble.failing } } : {}) };
+  return {
+    ...fields(m),
+    read: m.read,
+    ...(m.trouble ? { delivery_trouble: { dead: m.trouble.dead, failing: m.trouble.failing } } : {}),
+  };
 }
 
 /** The answer of an emit. */
@@ -210,5 +280,10 @@ function presentDeliveries(d: MessageDeliveriesView, isAdmin: boolean): z.infer<
 
 /** One message with its deliveries, for an admin or not. */
 export function presentDetail(detail: MessageDetailView, isAdmin: boolean): z.infer<typeof MessageDetail> {
-  return { ...fields(detail.message), read: detail.message.read, channel_body: detail.message.body, deliveries: presentDeliveries(detail.deliveries, isAdmin) };
+  return {
+    ...fields(detail.message),
+    read: detail.message.read,
+    channel_body: detail.message.body,
+    deliveries: presentDeliveries(detail.deliveries, isAdmin),
+  };
 }

@@ -14,7 +14,8 @@ import { createToken } from '../tokens/tokens.service.ts';
 const ids = (res: { body: any }): string[] => res.body.items.map((i: any) => i.id);
 
 /** The bell's count on a console page ('0' when it shows no badge). */
-const bell = (html: string) => /<span class="bell">([^<]+)<span class="visually-hidden"> unread<\/span><\/span>/.exec(html)?.[1] ?? '0';
+const bell = (html: string) =>
+  /<span class="bell">([^<]+)<span class="visually-hidden"> unread<\/span><\/span>/.exec(html)?.[1] ?? '0';
 
 forEachDialect((getDb) => {
   let t: TestApp;
@@ -26,11 +27,26 @@ forEachDialect((getDb) => {
   test('any token lists messages newest first with every field; admins also see delivery trouble', async () => {
     const viewer = await buildApiUser(t, 'viewer');
     const admin = await buildApiUser(t, 'admin');
-    const older = await buildMessage(t, { cause: 'declared-input', sourceId: 'zone-1', headline: 'Older one', subject: { kind: 'zone', key: 'example.com' } });
+    const older = await buildMessage(t, {
+      cause: 'declared-input',
+      sourceId: 'zone-1',
+      headline: 'Older one',
+      subject: { kind: 'zone', key: 'example.com' },
+    });
     t.clock.advance(60_000);
     const channel = await buildChannel(t, { createdBy: admin.account.id });
-    const newer = await buildMessage(t, { cause: 'threshold', headline: 'Certificate expires soon.', census: 4, subject: { kind: 'certificate', key: 'api.example.com' }, instant: Date.UTC(2026, 0, 14, 9, 30) });
-    await t.deps.db.updateTable('deliveries').set({ state: 'dead', attempts: 5 }).where('channel_id', '=', channel.id).execute();
+    const newer = await buildMessage(t, {
+      cause: 'threshold',
+      headline: 'Certificate expires soon.',
+      census: 4,
+      subject: { kind: 'certificate', key: 'api.example.com' },
+      instant: Date.UTC(2026, 0, 14, 9, 30),
+    });
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ state: 'dead', attempts: 5 })
+      .where('channel_id', '=', channel.id)
+      .execute();
 
     const res = await viewer.api.get('/api/messages');
     assert.equal(res.status, 200);
@@ -63,9 +79,17 @@ forEachDialect((getDb) => {
     const start = t.clock.now();
     const drift = await buildMessage(t, { subject: { kind: 'host', key: 'web-1' } });
     t.clock.advance(1000);
-    const aperture = await buildMessage(t, { cause: 'aperture', seedId: 'seed-1', subject: { kind: 'host', key: 'web-2' } });
+    const aperture = await buildMessage(t, {
+      cause: 'aperture',
+      seedId: 'seed-1',
+      subject: { kind: 'host', key: 'web-2' },
+    });
     t.clock.advance(1000);
-    const declared = await buildMessage(t, { cause: 'declared-input', sourceId: 'src-1', subject: { kind: 'zone', key: 'web-1' } });
+    const declared = await buildMessage(t, {
+      cause: 'declared-input',
+      sourceId: 'src-1',
+      subject: { kind: 'zone', key: 'web-1' },
+    });
     t.clock.advance(1000);
     const threshold = await buildMessage(t, { cause: 'threshold', subject: { kind: 'host', key: 'web-1' } });
     const at = (ms: number) => encodeURIComponent(new Date(start + ms).toISOString());
@@ -84,7 +108,8 @@ forEachDialect((getDb) => {
       [`since=${at(1000)}&until=${at(3000)}`, [declared, aperture]],
       ['class=coverage&cause=threshold', []],
     ];
-    for (const [query, expected] of cases) assert.deepEqual(ids(await api.get(`/api/messages?${query}`)), expected, query);
+    for (const [query, expected] of cases)
+      assert.deepEqual(ids(await api.get(`/api/messages?${query}`)), expected, query);
 
     assert.equal((await api.post('/api/messages/read', { ids: [declared, drift] })).status, 204);
     assert.deepEqual(ids(await api.get('/api/messages?unread=true')), [threshold, aperture]);
@@ -109,10 +134,16 @@ forEachDialect((getDb) => {
     for (const [query, field] of bad) {
       const res = await api.get(`/api/messages?${query}`);
       assertProblem(res, 422, 'invalid');
-      assert.deepEqual(res.body.errors.map((e: any) => [e.in, e.field]), [['query', field]], query);
+      assert.deepEqual(
+        res.body.errors.map((e: any) => [e.in, e.field]),
+        [['query', field]],
+        query,
+      );
     }
     // zod's type refusals in the service's words, not "Invalid input: expected number, received NaN".
-    assert.deepEqual((await api.get('/api/messages?limit=abc')).body.errors, [{ in: 'query', field: 'limit', detail: 'Must be a number.' }]);
+    assert.deepEqual((await api.get('/api/messages?limit=abc')).body.errors, [
+      { in: 'query', field: 'limit', detail: 'Must be a number.' },
+    ]);
   });
 
   test('cursor paging walks every message once, newest first, even when messages share a millisecond; a foreign cursor is 422', async () => {
@@ -128,9 +159,15 @@ forEachDialect((getDb) => {
       const res: any = await api.get(path);
       assert.equal(res.status, 200);
       pages.push(ids(res));
-      path = res.body.next_cursor === null ? undefined : `/api/messages?limit=3&cursor=${encodeURIComponent(res.body.next_cursor)}`;
+      path =
+        res.body.next_cursor === null
+          ? undefined
+          : `/api/messages?limit=3&cursor=${encodeURIComponent(res.body.next_cursor)}`;
     }
-    assert.deepEqual(pages.map((p) => p.length), [3, 3, 2]);
+    assert.deepEqual(
+      pages.map((p) => p.length),
+      [3, 3, 2],
+    );
     const seen = pages.flat();
     assert.equal(new Set(seen).size, made.length, 'no duplicates');
     assert.deepEqual(new Set(seen), new Set(made), 'no gaps');
@@ -138,29 +175,74 @@ forEachDialect((getDb) => {
     const at = new Map(rows.map((r) => [r.id, r.created_at]));
     for (let i = 1; i < seen.length; i++) assert.ok(at.get(seen[i - 1]!)! >= at.get(seen[i]!)!, 'newest first');
 
-    for (const cursor of ['nonsense', encodeCursor(['x', 'y']), encodeCursor([1]), encodeCursor([1, 'bad/id']), Buffer.from('{"a":1}').toString('base64url')]) {
+    for (const cursor of [
+      'nonsense',
+      encodeCursor(['x', 'y']),
+      encodeCursor([1]),
+      encodeCursor([1, 'bad/id']),
+      Buffer.from('{"a":1}').toString('base64url'),
+    ]) {
       const res = await api.get(`/api/messages?cursor=${encodeURIComponent(cursor)}`);
       assertProblem(res, 422, 'invalid');
-      assert.deepEqual(res.body.errors.map((e: any) => [e.in, e.field]), [['query', 'cursor']]);
+      assert.deepEqual(
+        res.body.errors.map((e: any) => [e.in, e.field]),
+        [['query', 'cursor']],
+      );
     }
   });
 
   test('one message: viewers see states and verdicts only; admins also URLs, errors, durations and excerpts; reading does not mark it read', async () => {
     const admin = await buildApiUser(t, 'admin');
     const viewer = await buildApiUser(t, 'viewer');
-    const ok = await buildChannel(t, { createdBy: admin.account.id, url: 'https://hooks.example.com/T0KEN-A/x?key=s3cr3t', secret: 'channel-signing-secret' });
+    const ok = await buildChannel(t, {
+      createdBy: admin.account.id,
+      url: 'https://hooks.example.com/T0KEN-A/x?key=s3cr3t',
+      secret: 'channel-signing-secret',
+    });
     const dead = await buildChannel(t, { createdBy: admin.account.id, url: 'https://dead.example.net/T0KEN-B' });
     const id = await buildMessage(t, { headline: 'Moved.' });
     const now = t.clock.now();
     const deliveryOf = async (channelId: string) =>
-      (await t.deps.db.selectFrom('deliveries').select('id').where('channel_id', '=', channelId).executeTakeFirstOrThrow()).id;
-    await t.deps.db.updateTable('deliveries').set({ state: 'delivered', attempts: 1, delivered_at: now }).where('channel_id', '=', ok.id).execute();
-    await t.deps.db.updateTable('deliveries').set({ state: 'dead', attempts: 1, last_error: 'HTTP 500 from receiver' }).where('channel_id', '=', dead.id).execute();
+      (
+        await t.deps.db
+          .selectFrom('deliveries')
+          .select('id')
+          .where('channel_id', '=', channelId)
+          .executeTakeFirstOrThrow()
+      ).id;
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ state: 'delivered', attempts: 1, delivered_at: now })
+      .where('channel_id', '=', ok.id)
+      .execute();
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ state: 'dead', attempts: 1, last_error: 'HTTP 500 from receiver' })
+      .where('channel_id', '=', dead.id)
+      .execute();
     await t.deps.db
       .insertInto('delivery_attempts')
       .values([
-        { delivery_id: await deliveryOf(ok.id), attempt_no: 1, started_at: now, duration_ms: 12, verdict: 'delivered', status_code: 204, error: null, response_excerpt: null },
-        { delivery_id: await deliveryOf(dead.id), attempt_no: 1, started_at: now, duration_ms: 40, verdict: 'failed', status_code: 500, error: 'HTTP 500 from receiver', response_excerpt: 'stack trace at RECEIVER-INTERNALS' },
+        {
+          delivery_id: await deliveryOf(ok.id),
+          attempt_no: 1,
+          started_at: now,
+          duration_ms: 12,
+          verdict: 'delivered',
+          status_code: 204,
+          error: null,
+          response_excerpt: null,
+        },
+        {
+          delivery_id: await deliveryOf(dead.id),
+          attempt_no: 1,
+          started_at: now,
+          duration_ms: 40,
+          verdict: 'failed',
+          status_code: 500,
+          error: 'HTTP 500 from receiver',
+          response_excerpt: 'stack trace at RECEIVER-INTERNALS',
+        },
       ])
       .execute();
 
@@ -168,7 +250,8 @@ forEachDialect((getDb) => {
     assert.equal(asAdmin.status, 200);
     assert.equal(asAdmin.body.headline, 'Moved.');
     assert.equal(asAdmin.body.read, false);
-    const body = (await t.deps.db.selectFrom('messages').select('body').where('id', '=', id).executeTakeFirstOrThrow()).body;
+    const body = (await t.deps.db.selectFrom('messages').select('body').where('id', '=', id).executeTakeFirstOrThrow())
+      .body;
     assert.equal(asAdmin.body.channel_body, body);
     assert.deepEqual(asAdmin.body.deliveries.counts, { delivered: 1, pending: 0, dead: 1, cancelled: 0 });
     const deadRow = asAdmin.body.deliveries.items[0];
@@ -176,7 +259,15 @@ forEachDialect((getDb) => {
     assert.equal(deadRow.last_error, 'HTTP 500 from receiver');
     assert.equal(deadRow.resendable, true);
     assert.deepEqual(deadRow.attempt_log, [
-      { attempt_no: 1, started_at: new Date(now).toISOString(), verdict: 'failed', status_code: 500, duration_ms: 40, error: 'HTTP 500 from receiver', excerpt: 'stack trace at RECEIVER-INTERNALS' },
+      {
+        attempt_no: 1,
+        started_at: new Date(now).toISOString(),
+        verdict: 'failed',
+        status_code: 500,
+        duration_ms: 40,
+        error: 'HTTP 500 from receiver',
+        excerpt: 'stack trace at RECEIVER-INTERNALS',
+      },
     ]);
     assert.equal(asAdmin.body.deliveries.items[1].channel_url, 'https://hooks.example.com/T0KEN-A/x?key=s3cr3t');
 
@@ -184,13 +275,27 @@ forEachDialect((getDb) => {
     assert.equal(asViewer.status, 200);
     assert.deepEqual(asViewer.body.deliveries.counts, asAdmin.body.deliveries.counts);
     assert.deepEqual(
-      asViewer.body.deliveries.items.map((d: any) => [d.channel_id, d.state, d.attempts, d.attempt_log.map((a: any) => [a.verdict, a.status_code])]),
+      asViewer.body.deliveries.items.map((d: any) => [
+        d.channel_id,
+        d.state,
+        d.attempts,
+        d.attempt_log.map((a: any) => [a.verdict, a.status_code]),
+      ]),
       [
         [dead.id, 'dead', 1, [['failed', null]]],
         [ok.id, 'delivered', 1, [['delivered', 204]]],
       ],
     );
-    for (const hidden of ['T0KEN', 's3cr3t', 'hooks.example.com', 'dead.example.net', 'HTTP 500', 'RECEIVER-INTERNALS', 'channel-signing-secret', viewer.token]) {
+    for (const hidden of [
+      'T0KEN',
+      's3cr3t',
+      'hooks.example.com',
+      'dead.example.net',
+      'HTTP 500',
+      'RECEIVER-INTERNALS',
+      'channel-signing-secret',
+      viewer.token,
+    ]) {
       assert.ok(!asViewer.text.includes(hidden), `viewer sees ${hidden}`);
     }
     assert.ok(!asAdmin.text.includes('channel-signing-secret'), 'no channel secret, even for admins');
@@ -207,13 +312,22 @@ forEachDialect((getDb) => {
     const a = await buildMessage(t);
     const b = await buildMessage(t);
     assert.equal((await alice.api.post('/api/messages/read', { ids: [a, 'no-such-message'] })).status, 204);
-    assert.deepEqual(ids(await alice.api.get('/api/messages?unread=true')), ids(await alice.api.get('/api/messages')).filter((x) => x !== a));
+    assert.deepEqual(
+      ids(await alice.api.get('/api/messages?unread=true')),
+      ids(await alice.api.get('/api/messages')).filter((x) => x !== a),
+    );
     assert.equal((await bob.api.get('/api/messages?unread=true')).body.items.length, 2, 'bob still has both unread');
     assert.equal((await alice.api.post('/api/messages/unread', { ids: [a, 'no-such-message'] })).status, 204);
     assert.deepEqual(new Set(ids(await alice.api.get('/api/messages?unread=true'))), new Set([a, b]));
 
     for (const path of ['/api/messages/read', '/api/messages/unread']) {
-      for (const [body, field] of [[{ ids: [] }, 'ids'], [{}, 'ids'], [{ ids: ['a/b'] }, 'ids.0'], [{ ids: Array(201).fill(a) }, 'ids'], [{ ids: [a], also: 1 }, '(body)']] as const) {
+      for (const [body, field] of [
+        [{ ids: [] }, 'ids'],
+        [{}, 'ids'],
+        [{ ids: ['a/b'] }, 'ids.0'],
+        [{ ids: Array(201).fill(a) }, 'ids'],
+        [{ ids: [a], also: 1 }, '(body)'],
+      ] as const) {
         const res = await alice.api.post(path, body as any);
         assertProblem(res, 422, 'invalid');
         assert.equal(res.body.errors[0].field, field, `${path} ${JSON.stringify(body).slice(0, 40)}`);

@@ -18,7 +18,13 @@ const BODY = { cause: 'drift', subject: { kind: 'service', key: 'payments-api' }
 
 /** The emit service's own message for a field of an otherwise valid input. */
 function serviceSays(overrides: Partial<EmitInput>, field: keyof ReturnType<typeof validateEmitInput>): string {
-  const message = validateEmitInput({ cause: 'drift', subject: { kind: 'service', key: 'k' }, instant: 0, headline: 'h', ...overrides })[field];
+  const message = validateEmitInput({
+    cause: 'drift',
+    subject: { kind: 'service', key: 'k' },
+    instant: 0,
+    headline: 'h',
+    ...overrides,
+  })[field];
   assert.ok(message, `the service refuses ${field}`);
   return message;
 }
@@ -30,7 +36,15 @@ forEachDialect((getDb) => {
     await clearOutbox(t);
   });
 
-  const count = async (table: 'messages' | 'deliveries') => Number((await t.deps.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const count = async (table: 'messages' | 'deliveries') =>
+    Number(
+      (
+        await t.deps.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   test('an admin emits: 201 with the message and Location, queued for each enabled channel of its class, workers woken, shown in the console', async () => {
     const { account, api } = await buildApiUser(t, 'admin');
@@ -66,7 +80,12 @@ forEachDialect((getDb) => {
     assert.equal(JSON.parse(stored.body).instant, '2026-01-15T12:00:00.000Z');
 
     // Without an instant the cause happened now; the message reads back through the API and shows in the console.
-    const later = await api.post('/api/messages', { cause: 'aperture', seed_id: 'seed-7', subject: { kind: 'scope', key: 'corp' }, headline: 'Aperture widened <b>.' });
+    const later = await api.post('/api/messages', {
+      cause: 'aperture',
+      seed_id: 'seed-7',
+      subject: { kind: 'scope', key: 'corp' },
+      headline: 'Aperture widened <b>.',
+    });
     assert.equal(later.status, 201);
     assert.equal(later.body.instant, new Date(t.clock.now()).toISOString());
     assert.equal(later.body.link, 'https://svc.example.test/seeds/seed-7');
@@ -80,25 +99,73 @@ forEachDialect((getDb) => {
     const { api } = await buildApiUser(t, 'admin');
     const cases: [string, Record<string, unknown>, string, string][] = [
       ['unknown cause', { cause: 'nope' }, 'cause', serviceSays({ cause: 'nope' }, 'cause')],
-      ['blank kind', { subject: { kind: ' ', key: 'k' } }, 'subject.kind', serviceSays({ subject: { kind: ' ', key: 'k' } }, 'subjectKind')],
-      ['kind too long', { subject: { kind: 'k'.repeat(65), key: 'k' } }, 'subject.kind', serviceSays({ subject: { kind: 'k'.repeat(65), key: 'k' } }, 'subjectKind')],
-      ['key with a line break', { subject: { kind: 'k', key: 'a\nb' } }, 'subject.key', serviceSays({ subject: { kind: 'k', key: 'a\nb' } }, 'subjectKey')],
-      ['key ..', { subject: { kind: 'k', key: '..' } }, 'subject.key', serviceSays({ subject: { kind: 'k', key: '..' } }, 'subjectKey')],
-      ['headline too long', { headline: 'h'.repeat(1001) }, 'headline', serviceSays({ headline: 'h'.repeat(1001) }, 'headline')],
+      [
+        'blank kind',
+        { subject: { kind: ' ', key: 'k' } },
+        'subject.kind',
+        serviceSays({ subject: { kind: ' ', key: 'k' } }, 'subjectKind'),
+      ],
+      [
+        'kind too long',
+        { subject: { kind: 'k'.repeat(65), key: 'k' } },
+        'subject.kind',
+        serviceSays({ subject: { kind: 'k'.repeat(65), key: 'k' } }, 'subjectKind'),
+      ],
+      [
+        'key with a line break',
+        { subject: { kind: 'k', key: 'a\nb' } },
+        'subject.key',
+        serviceSays({ subject: { kind: 'k', key: 'a\nb' } }, 'subjectKey'),
+      ],
+      [
+        'key ..',
+        { subject: { kind: 'k', key: '..' } },
+        'subject.key',
+        serviceSays({ subject: { kind: 'k', key: '..' } }, 'subjectKey'),
+      ],
+      [
+        'headline too long',
+        { headline: 'h'.repeat(1001) },
+        'headline',
+        serviceSays({ headline: 'h'.repeat(1001) }, 'headline'),
+      ],
       ['negative census', { census: -1 }, 'census', serviceSays({ census: -1 }, 'census')],
       ['fractional census', { census: 1.5 }, 'census', serviceSays({ census: 1.5 }, 'census')],
-      ['instant before 1970', { instant: '1969-12-31T23:59:59Z' }, 'instant', serviceSays({ instant: -1000 }, 'instant')],
-      ['declared-input without its source', { cause: 'declared-input' }, 'source_id', serviceSays({ cause: 'declared-input' }, 'sourceId')],
+      [
+        'instant before 1970',
+        { instant: '1969-12-31T23:59:59Z' },
+        'instant',
+        serviceSays({ instant: -1000 }, 'instant'),
+      ],
+      [
+        'declared-input without its source',
+        { cause: 'declared-input' },
+        'source_id',
+        serviceSays({ cause: 'declared-input' }, 'sourceId'),
+      ],
       ['a seed on a drift message', { seed_id: 'seed-1' }, 'seed_id', serviceSays({ seedId: 'seed-1' }, 'seedId')],
       // Shapes are the schema's: a type, a required field, a time format, an unknown field.
       ['headline not a string', { headline: 7 }, 'headline', ''],
-      ['instant that does not exist', { instant: '2026-02-30T00:00:00Z' }, 'instant', `Not a valid ${INSTANT_SPELLING}.`],
+      [
+        'instant that does not exist',
+        { instant: '2026-02-30T00:00:00Z' },
+        'instant',
+        `Not a valid ${INSTANT_SPELLING}.`,
+      ],
       ['unknown field', { secret: 'x' }, '(body)', ''],
     ];
     for (const [name, overrides, field, detail] of cases) {
-      const res = await api.post('/api/messages', { ...BODY, ...overrides }, { headers: { 'idempotency-key': `k-${name.replaceAll(' ', '-')}` } });
+      const res = await api.post(
+        '/api/messages',
+        { ...BODY, ...overrides },
+        { headers: { 'idempotency-key': `k-${name.replaceAll(' ', '-')}` } },
+      );
       assertProblem(res, 422, 'invalid');
-      assert.deepEqual(res.body.errors.map((e: any) => [e.in, e.field]), [['body', field]], name);
+      assert.deepEqual(
+        res.body.errors.map((e: any) => [e.in, e.field]),
+        [['body', field]],
+        name,
+      );
       if (detail) assert.equal(res.body.errors[0].detail, detail, name);
     }
     const missing = await api.post('/api/messages', { cause: 'drift' });
@@ -114,16 +181,43 @@ forEachDialect((getDb) => {
   test('the API takes exactly the instants `svc emit --instant` takes, and stores the same time', async () => {
     const { api } = await buildApiUser(t, 'admin');
     const spellings = [
-      '2026-01-15T12:00:00Z', '2026-01-15t12:00:00z', '2026-01-15T12:00Z', '2026-01-15T13:00:00.5+01:00', '2026-01-15T12:00:00.123456789Z',
-      '2026-01-15T12:00:00.1234567890Z', '2026-02-30T00:00:00Z', '2026-01-15T12:00:00', '2026-01-15T12:00:00+0100', ' 2026-01-15T12:00:00Z', '2026-01-15',
+      '2026-01-15T12:00:00Z',
+      '2026-01-15t12:00:00z',
+      '2026-01-15T12:00Z',
+      '2026-01-15T13:00:00.5+01:00',
+      '2026-01-15T12:00:00.123456789Z',
+      '2026-01-15T12:00:00.1234567890Z',
+      '2026-02-30T00:00:00Z',
+      '2026-01-15T12:00:00',
+      '2026-01-15T12:00:00+0100',
+      ' 2026-01-15T12:00:00Z',
+      '2026-01-15',
     ];
-    const flags = ['--cause', 'drift', '--subject-kind', 'service', '--subject-key', 'payments-api', '--headline', 'The service moved.'];
+    const flags = [
+      '--cause',
+      'drift',
+      '--subject-kind',
+      'service',
+      '--subject-key',
+      'payments-api',
+      '--headline',
+      'The service moved.',
+    ];
     for (const spelling of spellings) {
       const cli = parseEmitArgs([...flags, '--instant', spelling], 0);
       const res = await api.post('/api/messages', { ...BODY, instant: spelling });
-      assert.equal(res.status, cli.ok ? 201 : 422, `${JSON.stringify(spelling)}: the CLI ${cli.ok ? 'takes' : 'refuses'} it`);
+      assert.equal(
+        res.status,
+        cli.ok ? 201 : 422,
+        `${JSON.stringify(spelling)}: the CLI ${cli.ok ? 'takes' : 'refuses'} it`,
+      );
       if (cli.ok) assert.equal(Date.parse(res.body.instant), cli.input.instant, spelling);
-      else assert.deepEqual(res.body.errors.map((e: any) => [e.field, e.detail]), [['instant', `Not a valid ${INSTANT_SPELLING}.`]], spelling);
+      else
+        assert.deepEqual(
+          res.body.errors.map((e: any) => [e.field, e.detail]),
+          [['instant', `Not a valid ${INSTANT_SPELLING}.`]],
+          spelling,
+        );
     }
   });
 
@@ -132,7 +226,14 @@ forEachDialect((getDb) => {
     assertProblem(await viewer.api.post('/api/messages', BODY), 403, 'admin-only');
     const readOnly = await buildApiUser(t, 'admin', { readOnly: true });
     assertProblem(await readOnly.api.post('/api/messages', BODY), 403, 'read-only-token');
-    assertProblem(await viewer.api.post('/api/messages', BODY, { raw: 'cause=drift', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 403, 'admin-only');
+    assertProblem(
+      await viewer.api.post('/api/messages', BODY, {
+        raw: 'cause=drift',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      403,
+      'admin-only',
+    );
     assert.equal(await count('messages'), 0);
   });
 
@@ -146,7 +247,10 @@ forEachDialect((getDb) => {
     t.clock.advance(60 * 60 * 1000); // an hour later: the instant (absent) would now differ, but the request is the same
     // The same fields in another order and spacing.
     const raw = `{ "headline" : "The service moved.",\n  "subject": {"key": "payments-api", "kind": "service"}, "cause": "drift" }`;
-    const again = await api.request('POST', '/api/messages', undefined, { raw, headers: { ...key, 'content-type': 'application/json' } });
+    const again = await api.request('POST', '/api/messages', undefined, {
+      raw,
+      headers: { ...key, 'content-type': 'application/json' },
+    });
     assert.equal(again.status, 201);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.equal(again.headers.get('location'), first.headers.get('location'));
@@ -159,7 +263,11 @@ forEachDialect((getDb) => {
     assert.equal(await count('messages'), 1);
 
     const colleague = await buildApiUser(t, 'admin');
-    const theirs = await colleague.api.post('/api/messages', { ...BODY, headline: 'Something else.' }, { headers: key });
+    const theirs = await colleague.api.post(
+      '/api/messages',
+      { ...BODY, headline: 'Something else.' },
+      { headers: key },
+    );
     assert.equal(theirs.status, 201, 'another account’s key never collides');
     assert.notEqual(theirs.body.id, first.body.id);
     assert.equal((await api.post('/api/messages', BODY)).status, 201, 'without a key every request stores a message');
@@ -168,9 +276,16 @@ forEachDialect((getDb) => {
     for (const bad of ['', 'has space', 'x'.repeat(256), 'tab\there']) {
       const res = await api.post('/api/messages', BODY, { headers: { 'idempotency-key': bad } });
       assertProblem(res, 422, 'invalid');
-      assert.deepEqual(res.body.errors.map((e: any) => [e.in, e.field]), [['header', 'idempotency-key']], JSON.stringify(bad));
+      assert.deepEqual(
+        res.body.errors.map((e: any) => [e.in, e.field]),
+        [['header', 'idempotency-key']],
+        JSON.stringify(bad),
+      );
     }
-    assert.equal((await api.post('/api/messages', BODY, { headers: { 'idempotency-key': '~'.repeat(255) } })).status, 201);
+    assert.equal(
+      (await api.post('/api/messages', BODY, { headers: { 'idempotency-key': '~'.repeat(255) } })).status,
+      201,
+    );
     assert.equal(await count('messages'), 4);
   });
 
@@ -179,7 +294,10 @@ forEachDialect((getDb) => {
     await buildChannel(t, { createdBy: account.id });
     const key = { 'idempotency-key': 'race-1' };
     const same = await Promise.all([1, 2, 3, 4].map(() => api.post('/api/messages', BODY, { headers: key })));
-    assert.deepEqual(same.map((r) => r.status), [201, 201, 201, 201]);
+    assert.deepEqual(
+      same.map((r) => r.status),
+      [201, 201, 201, 201],
+    );
     assert.equal(same.filter((r) => r.headers.get('idempotent-replayed') === 'true').length, 3);
     assert.equal(new Set(same.map((r) => r.body.id)).size, 1);
     assert.equal(await count('messages'), 1);
@@ -207,9 +325,19 @@ forEachDialect((getDb) => {
     assert.equal(fresh.headers.get('idempotent-replayed'), null);
     assert.notEqual(fresh.body.id, first.body.id);
     assert.equal(await count('messages'), 2);
-    assert.equal((await api.post('/api/messages', BODY, { headers: key })).body.id, fresh.body.id, 'the key now holds the new answer');
+    assert.equal(
+      (await api.post('/api/messages', BODY, { headers: key })).body.id,
+      fresh.body.id,
+      'the key now holds the new answer',
+    );
 
-    const rows = () => t.deps.db.selectFrom('api_idempotency').select('key').where('account_id', '=', account.id).orderBy('key').execute();
+    const rows = () =>
+      t.deps.db
+        .selectFrom('api_idempotency')
+        .select('key')
+        .where('account_id', '=', account.id)
+        .orderBy('key')
+        .execute();
     t.clock.advance(IDEMPOTENCY_TTL_MS - 1000);
     await api.post('/api/messages', BODY, { headers: { 'idempotency-key': 'younger' } });
     t.clock.advance(1000);

@@ -30,7 +30,15 @@ export interface EmitInput {
 }
 
 /** Which input field a refusal is about. */
-export type EmitField = 'cause' | 'subjectKind' | 'subjectKey' | 'instant' | 'headline' | 'census' | 'sourceId' | 'seedId';
+export type EmitField =
+  | 'cause'
+  | 'subjectKind'
+  | 'subjectKey'
+  | 'instant'
+  | 'headline'
+  | 'census'
+  | 'sourceId'
+  | 'seedId';
 
 export type EmitResult =
   | { ok: true; id: string; class: MessageClass; deliveries: number; message: MessageRow }
@@ -71,18 +79,32 @@ export function validateEmitInput(input: EmitInput): Partial<Record<EmitField, s
   if (!isCause(input.cause)) errors.cause = `The cause must be one of ${CAUSES.join(', ')}.`;
   set('subjectKind', checkSegment(input.subject?.kind, 'The subject kind', EMIT_LIMITS.kind));
   set('subjectKey', checkSegment(input.subject?.key, 'The subject key', EMIT_LIMITS.key));
-  if (typeof input.instant !== 'number' || !Number.isInteger(input.instant) || input.instant < 0 || input.instant > MAX_INSTANT) {
+  if (
+    typeof input.instant !== 'number' ||
+    !Number.isInteger(input.instant) ||
+    input.instant < 0 ||
+    input.instant > MAX_INSTANT
+  ) {
     errors.instant = 'The instant must be a valid time between 1970 and 9999.';
   }
   set('headline', checkText(input.headline, 'The headline', EMIT_LIMITS.headline));
-  if (input.census !== undefined && input.census !== null && !(Number.isSafeInteger(input.census) && input.census >= 0)) {
+  if (
+    input.census !== undefined &&
+    input.census !== null &&
+    !(Number.isSafeInteger(input.census) && input.census >= 0)
+  ) {
     errors.census = 'The census must be a whole number of zero or more.';
   }
   const needsSource = input.cause === 'declared-input';
   const needsSeed = input.cause === 'aperture';
-  if (needsSource) set('sourceId', checkSegment(input.sourceId, 'The Source id (what a declared-input message links to)', EMIT_LIMITS.id));
+  if (needsSource)
+    set(
+      'sourceId',
+      checkSegment(input.sourceId, 'The Source id (what a declared-input message links to)', EMIT_LIMITS.id),
+    );
   else if (input.sourceId !== undefined) errors.sourceId = 'A Source id is only given for the declared-input cause.';
-  if (needsSeed) set('seedId', checkSegment(input.seedId, 'The Seed id (what an aperture message links to)', EMIT_LIMITS.id));
+  if (needsSeed)
+    set('seedId', checkSegment(input.seedId, 'The Seed id (what an aperture message links to)', EMIT_LIMITS.id));
   else if (input.seedId !== undefined) errors.seedId = 'A Seed id is only given for the aperture cause.';
   return errors;
 }
@@ -139,7 +161,9 @@ function linkTarget(cause: Cause, input: EmitInput): LinkTarget {
 }
 
 /** A message ready to store: validated, classed, linked and its channel body serialized, before any transaction. */
-export type PreparedEmit = { ok: true; message: MessageRow } | { ok: false; reason: 'invalid'; errors: Partial<Record<EmitField, string>> };
+export type PreparedEmit =
+  | { ok: true; message: MessageRow }
+  | { ok: false; reason: 'invalid'; errors: Partial<Record<EmitField, string>> };
 
 /** Everything emit() computes before touching the database; invalid input is refused with every problem named. */
 export function prepareEmit(deps: Deps, input: EmitInput): PreparedEmit {
@@ -151,7 +175,16 @@ export function prepareEmit(deps: Deps, input: EmitInput): PreparedEmit {
   const census = input.census ?? null;
   const link = messageLink(deps.config.publicUrl, linkTarget(cause, input));
   const subject = { kind: input.subject.kind, key: input.subject.key };
-  const body = serializeBody({ id, class: cls, cause, subject, instant: input.instant, headline: input.headline, census, link });
+  const body = serializeBody({
+    id,
+    class: cls,
+    cause,
+    subject,
+    instant: input.instant,
+    headline: input.headline,
+    census,
+    link,
+  });
   const message: MessageRow = {
     id,
     class: cls,
@@ -175,7 +208,11 @@ export function prepareEmit(deps: Deps, input: EmitInput): PreparedEmit {
  */
 export async function storeMessage(trx: Transaction<DB>, deps: Deps, message: MessageRow): Promise<number> {
   await insertMessage(trx, message);
-  const deliveries = await insertDeliveriesForClass(trx, { messageId: message.id, class: message.class, now: message.created_at });
+  const deliveries = await insertDeliveriesForClass(trx, {
+    messageId: message.id,
+    class: message.class,
+    now: message.created_at,
+  });
   if (deliveries > 0) await notifyDeliveriesDue(trx, deps.dialect);
   return deliveries;
 }
@@ -186,7 +223,10 @@ export async function storeMessage(trx: Transaction<DB>, deps: Deps, message: Me
  * the transaction runs fails the deliveries' foreign key; the whole transaction rolled back, so running it again (the
  * channel now gone) is safe.
  */
-export async function runEmitTransaction<T>(deps: Deps, work: (trx: Transaction<DB>) => Promise<{ value: T; deliveries: number }>): Promise<T> {
+export async function runEmitTransaction<T>(
+  deps: Deps,
+  work: (trx: Transaction<DB>) => Promise<{ value: T; deliveries: number }>,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       const { value, deliveries } = await deps.db.transaction().execute(work);

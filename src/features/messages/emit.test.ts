@@ -17,7 +17,9 @@ const base: EmitInput = {
 
 // Counts committed deliveries on a connection of its own, as a woken worker would see them. On SQLite the count is
 // taken synchronously, so it shows exactly what was committed when the subscriber ran.
-async function committedDeliveries(tdb: TestDatabase): Promise<{ count(): number | Promise<number>; close(): Promise<void> }> {
+async function committedDeliveries(
+  tdb: TestDatabase,
+): Promise<{ count(): number | Promise<number>; close(): Promise<void> }> {
   if (tdb.database.kind === 'sqlite') {
     const file = new SQLite(tdb.database.path, { readonly: true });
     const statement = file.prepare<[], { n: number }>('select count(*) as n from deliveries');
@@ -54,7 +56,11 @@ forEachDialect((getDb) => {
       sourceId: 'src/1',
     });
     assert.ok(result.ok);
-    const row = await t.deps.db.selectFrom('messages').selectAll().where('id', '=', result.id).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', '=', result.id)
+      .executeTakeFirstOrThrow();
     const expected =
       `{"message":"${result.id}","class":"coverage","cause":"declared-input","subject":{"kind":"zone","key":"example.com"},` +
       `"instant":"2026-01-15T11:00:00.250Z","headline":"Zone example.com gained 3 records — \\"café\\" <ok> & done.",` +
@@ -62,8 +68,24 @@ forEachDialect((getDb) => {
     assert.equal(row.body, expected);
     assert.equal(JSON.parse(row.body).headline, row.headline, 'the store and the body carry the same headline');
     assert.deepEqual(
-      { class: row.class, cause: row.cause, kind: row.subject_kind, key: row.subject_key, census: row.census, link: row.link, created_at: row.created_at },
-      { class: 'coverage', cause: 'declared-input', kind: 'zone', key: 'example.com', census: 3, link: 'https://svc.example.test/sources/src%2F1', created_at: t.clock.now() },
+      {
+        class: row.class,
+        cause: row.cause,
+        kind: row.subject_kind,
+        key: row.subject_key,
+        census: row.census,
+        link: row.link,
+        created_at: row.created_at,
+      },
+      {
+        class: 'coverage',
+        cause: 'declared-input',
+        kind: 'zone',
+        key: 'example.com',
+        census: 3,
+        link: 'https://svc.example.test/sources/src%2F1',
+        created_at: t.clock.now(),
+      },
     );
   });
 
@@ -71,8 +93,19 @@ forEachDialect((getDb) => {
     const noUrl = buildTestApp(getDb(), { publicUrl: undefined });
     const result = await emit(noUrl.deps, base);
     assert.ok(result.ok);
-    const row = await t.deps.db.selectFrom('messages').selectAll().where('id', '=', result.id).executeTakeFirstOrThrow();
-    assert.deepEqual(Object.keys(JSON.parse(row.body)), ['message', 'class', 'cause', 'subject', 'instant', 'headline']);
+    const row = await t.deps.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', '=', result.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(Object.keys(JSON.parse(row.body)), [
+      'message',
+      'class',
+      'cause',
+      'subject',
+      'instant',
+      'headline',
+    ]);
     assert.equal(row.link, null);
     assert.equal(row.census, null);
   });
@@ -80,7 +113,11 @@ forEachDialect((getDb) => {
   test('a census of zero is kept', async () => {
     const result = await emit(t.deps, { ...base, census: 0 });
     assert.ok(result.ok);
-    const row = await t.deps.db.selectFrom('messages').select('body').where('id', '=', result.id).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('messages')
+      .select('body')
+      .where('id', '=', result.id)
+      .executeTakeFirstOrThrow();
     assert.equal(JSON.parse(row.body).census, 0);
   });
 
@@ -95,7 +132,10 @@ forEachDialect((getDb) => {
       const result = await emit(t.deps, { ...base, ...over });
       assert.ok(result.ok, JSON.stringify(over));
       assert.equal(result.class, cls);
-      const body = JSON.parse((await t.deps.db.selectFrom('messages').select('body').where('id', '=', result.id).executeTakeFirstOrThrow()).body);
+      const body = JSON.parse(
+        (await t.deps.db.selectFrom('messages').select('body').where('id', '=', result.id).executeTakeFirstOrThrow())
+          .body,
+      );
       assert.equal(body.class, cls);
       assert.equal(body.cause, over.cause);
       assert.equal(body.link, link);
@@ -105,7 +145,10 @@ forEachDialect((getDb) => {
 
   test('link segments are URL-encoded and the public URL may carry a path', () => {
     const target = { cause: 'drift' as const, subject: { kind: 'host/name', key: 'a b?c#d%e/é' } };
-    assert.equal(messageLink('https://x.example/svc', target), 'https://x.example/svc/subjects/host%2Fname/a%20b%3Fc%23d%25e%2F%C3%A9');
+    assert.equal(
+      messageLink('https://x.example/svc', target),
+      'https://x.example/svc/subjects/host%2Fname/a%20b%3Fc%23d%25e%2F%C3%A9',
+    );
     assert.equal(messageLink(undefined, target), undefined);
   });
 
@@ -158,7 +201,8 @@ forEachDialect((getDb) => {
     for (const [over, field, message] of cases) {
       const result = await emit(t.deps, { ...base, ...over } as EmitInput);
       assert.equal(result.ok, false, JSON.stringify(over));
-      if (!result.ok) assert.match((result.errors as Record<string, string>)[field] ?? '', message, JSON.stringify(over));
+      if (!result.ok)
+        assert.match((result.errors as Record<string, string>)[field] ?? '', message, JSON.stringify(over));
     }
     assert.equal(await messageCount(), 0);
     assert.equal((await t.deps.db.selectFrom('deliveries').select('id').execute()).length, 0);
@@ -180,7 +224,11 @@ forEachDialect((getDb) => {
       updated_at: now,
       created_by: authorId,
     }));
-    for (let i = 0; i < rows.length; i += 500) await t.deps.db.insertInto('channels').values(rows.slice(i, i + 500)).execute();
+    for (let i = 0; i < rows.length; i += 500)
+      await t.deps.db
+        .insertInto('channels')
+        .values(rows.slice(i, i + 500))
+        .execute();
     const result = await emit(t.deps, base);
     assert.ok(result.ok);
     assert.equal(result.deliveries, 10_000);
@@ -193,7 +241,7 @@ forEachDialect((getDb) => {
     assert.equal(Number(n.n), 10_000);
   });
 
-  test('emit wakes this process\'s workers once, after the commit, when it queued deliveries', async () => {
+  test("emit wakes this process's workers once, after the commit, when it queued deliveries", async () => {
     await buildChannel(t, { createdBy: authorId, classes: 'drift' });
     await buildChannel(t, { createdBy: authorId, classes: 'drift,clock' });
     const committed = await committedDeliveries(getDb());

@@ -8,9 +8,11 @@ type Q = Kysely<DB> | Transaction<DB>;
 export type IdempotencyRow = ApiIdempotencyTable;
 
 /**
- * Claims (account, key) for a new request: inserts the row, or takes over one created at or before `expiredThrough`. False
+ * Claims (account, key) for a new request: inserts the row, or takes over one created at or before `expiredThrough`.
+ * False
  * when a live row holds the key. On PostgreSQL a concurrent claim of the same key waits here until the first
- * transaction ends (the primary key's lock), then sees its row: that is what makes two racing requests store one message.
+ * transaction ends (the primary key's lock), then sees its row: that is what makes two racing requests store one
+ * message.
  */
 export async function claimKey(db: Q, row: IdempotencyRow, expiredThrough: number): Promise<boolean> {
   const result = await db
@@ -33,12 +35,25 @@ export async function claimKey(db: Q, row: IdempotencyRow, expiredThrough: numbe
 
 /** The row of (account, key), if any. */
 export function findKey(db: Q, accountId: string, key: string): Promise<IdempotencyRow | undefined> {
-  return db.selectFrom('api_idempotency').selectAll().where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
+  return db
+    .selectFrom('api_idempotency')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('key', '=', key)
+    .executeTakeFirst();
 }
 
 /** Records the answer of the request that claimed (account, key). */
-export async function saveAnswer(db: Q, p: { accountId: string; key: string; status: number; response: string }): Promise<void> {
-  await db.updateTable('api_idempotency').set({ status: p.status, response: p.response }).where('account_id', '=', p.accountId).where('key', '=', p.key).execute();
+export async function saveAnswer(
+  db: Q,
+  p: { accountId: string; key: string; status: number; response: string },
+): Promise<void> {
+  await db
+    .updateTable('api_idempotency')
+    .set({ status: p.status, response: p.response })
+    .where('account_id', '=', p.accountId)
+    .where('key', '=', p.key)
+    .execute();
 }
 
 /** Deletes rows created at or before `through`; returns how many. */

@@ -31,7 +31,18 @@ export type EmitOnceResult =
  */
 export function requestHash(request: EmitRequest): string {
   const r = request;
-  return sha256(JSON.stringify([r.cause, r.subject.kind, r.subject.key, r.instant ?? null, r.headline, r.census ?? null, r.sourceId ?? null, r.seedId ?? null]));
+  return sha256(
+    JSON.stringify([
+      r.cause,
+      r.subject.kind,
+      r.subject.key,
+      r.instant ?? null,
+      r.headline,
+      r.census ?? null,
+      r.sourceId ?? null,
+      r.seedId ?? null,
+    ]),
+  );
 }
 
 /**
@@ -42,7 +53,12 @@ export function requestHash(request: EmitRequest): string {
  */
 export async function emitOnce(
   deps: Deps,
-  p: { accountId: string; key: string | undefined; request: EmitRequest; answer: (message: MessageRow, deliveries: number) => StoredAnswer },
+  p: {
+    accountId: string;
+    key: string | undefined;
+    request: EmitRequest;
+    answer: (message: MessageRow, deliveries: number) => StoredAnswer;
+  },
 ): Promise<EmitOnceResult> {
   const now = deps.clock.now();
   const prepared = prepareEmit(deps, { ...p.request, instant: p.request.instant ?? now });
@@ -58,7 +74,11 @@ export async function emitOnce(
   const hash = requestHash(p.request);
   return runEmitTransaction<EmitOnceResult>(deps, async (trx) => {
     // The claim comes first, so a racing request with the same key waits here rather than storing a message.
-    const claimed = await claimKey(trx, { account_id: p.accountId, key, request_hash: hash, status: 0, response: '', created_at: now }, now - IDEMPOTENCY_TTL_MS);
+    const claimed = await claimKey(
+      trx,
+      { account_id: p.accountId, key, request_hash: hash, status: 0, response: '', created_at: now },
+      now - IDEMPOTENCY_TTL_MS,
+    );
     if (!claimed) {
       const first = await findKey(trx, p.accountId, key);
       // A live row that did not let itself be claimed is locked by this transaction until it ends.

@@ -1,4 +1,5 @@
-// The instant's one spelling (svc emit --instant and POST /api/messages take the same; emit.api.test.ts checks both doors).
+// The instant's one spelling (svc emit --instant and POST /api/messages take the same; emit.api.test.ts checks both
+// doors).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseInstant } from './instant.ts';
@@ -17,10 +18,25 @@ test('instants are ISO-8601 with an explicit zone; impossible times are refused'
   ];
   for (const [text, ms] of ok) assert.equal(parseInstant(text), ms, text);
   const refused = [
-    '2026-02-30T00:00:00Z', '2025-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-15T24:00:00Z', '2026-01-15T11:60:00Z',
-    '2026-01-15T11:00:60Z', '2026-01-15T11:00:00+24:00', '2026-01-15T11:00:00+01:60', '2026-01-15T11:00:00+0100',
-    '2026-01-15T11:00:00', '2026-01-15 11:00:00Z', ' 2026-01-15T11:00:00Z', '2026-01-15T11:00:00Z\n', '2026-01-15T11:00:00.Z',
-    '2026-01-15T11:00:00.1234567890Z', '2026-01-15', 'yesterday', '1768474800000', '',
+    '2026-02-30T00:00:00Z',
+    '2025-02-29T00:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-01-15T24:00:00Z',
+    '2026-01-15T11:60:00Z',
+    '2026-01-15T11:00:60Z',
+    '2026-01-15T11:00:00+24:00',
+    '2026-01-15T11:00:00+01:60',
+    '2026-01-15T11:00:00+0100',
+    '2026-01-15T11:00:00',
+    '2026-01-15 11:00:00Z',
+    ' 2026-01-15T11:00:00Z',
+    '2026-01-15T11:00:00Z\n',
+    '2026-01-15T11:00:00.Z',
+    '2026-01-15T11:00:00.1234567890Z',
+    '2026-01-15',
+    'yesterday',
+    '1768474800000',
+    '',
   ];
   for (const text of refused) assert.equal(parseInstant(text), undefined, JSON.stringify(text));
 });

@@ -23,7 +23,10 @@ export async function insertMessage(db: Q, row: MessageRow): Promise<void> {
  * INSERT ... SELECT (no per-channel round trip, so 10,000 channels cost one statement). A delivery's id is
  * "<message id>.<channel id>": unique, and a repeat of the same pair is refused by the primary key.
  */
-export async function insertDeliveriesForClass(db: Q, p: { messageId: string; class: MessageClass; now: number }): Promise<number> {
+export async function insertDeliveriesForClass(
+  db: Q,
+  p: { messageId: string; class: MessageClass; now: number },
+): Promise<number> {
   const result = await db
     .insertInto('deliveries')
     .columns(['id', 'message_id', 'channel_id', 'state', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])

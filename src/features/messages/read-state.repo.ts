@@ -6,7 +6,11 @@ type Q = Kysely<DB> | Transaction<DB>;
 
 /** The account's watermark (messages created at or before it are read), or undefined if never set. */
 export async function findWatermark(db: Q, accountId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('message_read_marks').select('read_through').where('account_id', '=', accountId).executeTakeFirst();
+  const row = await db
+    .selectFrom('message_read_marks')
+    .select('read_through')
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return row?.read_through;
 }
 
@@ -49,14 +53,24 @@ export async function countUnread(db: Q, accountId: string): Promise<number> {
 
 /** Messages (`messages as m`) the account has not read: above its watermark and without an individual read mark. */
 export function unreadBy(db: Q, accountId: string) {
-  const watermark = db.selectFrom('message_read_marks as w').select('w.read_through').where('w.account_id', '=', accountId);
+  const watermark = db
+    .selectFrom('message_read_marks as w')
+    .select('w.read_through')
+    .where('w.account_id', '=', accountId);
   return (eb: ExpressionBuilder<DB & { m: MessagesTable }, 'm'>) =>
-    eb.and([eb('m.created_at', '>', sql<number>`coalesce((${watermark}), -1)`), eb.not(eb.exists(readMarkOf(eb, accountId)))]);
+    eb.and([
+      eb('m.created_at', '>', sql<number>`coalesce((${watermark}), -1)`),
+      eb.not(eb.exists(readMarkOf(eb, accountId))),
+    ]);
 }
 
 /** The account's individual read mark of message `m`, as a subquery. */
 function readMarkOf(eb: ExpressionBuilder<DB & { m: MessagesTable }, 'm'>, accountId: string) {
-  return eb.selectFrom('message_reads as r').select(sql<number>`1`.as('one')).where('r.account_id', '=', accountId).whereRef('r.message_id', '=', 'm.id');
+  return eb
+    .selectFrom('message_reads as r')
+    .select(sql<number>`1`.as('one'))
+    .where('r.account_id', '=', accountId)
+    .whereRef('r.message_id', '=', 'm.id');
 }
 
 /** Which of `ids` the account has read individually. */
@@ -72,11 +86,23 @@ export async function findReadIds(db: Q, accountId: string, ids: string[]): Prom
 }
 
 /** Records individual reads; already-read pairs are left as they are. */
-export async function insertReads(db: Q, accountId: string, messages: { id: string; created_at: number }[], now: number): Promise<void> {
+export async function insertReads(
+  db: Q,
+  accountId: string,
+  messages: { id: string; created_at: number }[],
+  now: number,
+): Promise<void> {
   if (messages.length === 0) return;
   await db
     .insertInto('message_reads')
-    .values(messages.map((m) => ({ account_id: accountId, message_id: m.id, message_created_at: m.created_at, read_at: now })))
+    .values(
+      messages.map((m) => ({
+        account_id: accountId,
+        message_id: m.id,
+        message_created_at: m.created_at,
+        read_at: now,
+      })),
+    )
     .onConflict((oc) => oc.columns(['account_id', 'message_id']).doNothing())
     .execute();
 }
@@ -87,7 +113,11 @@ export function insertReadsAbove(db: Q, accountId: string, after: number, now: n
 }
 
 /** The created_at of the account's oldest unread message above the watermark, or undefined when none is unread. */
-export async function oldestUnreadCreatedAt(db: Q, accountId: string, watermark: number | undefined): Promise<number | undefined> {
+export async function oldestUnreadCreatedAt(
+  db: Q,
+  accountId: string,
+  watermark: number | undefined,
+): Promise<number | undefined> {
   let q = db
     .selectFrom('messages as m')
     .select('m.created_at')
@@ -100,17 +130,29 @@ export async function oldestUnreadCreatedAt(db: Q, accountId: string, watermark:
 
 /** The newest message's created_at (index-backed), or undefined for an empty store. */
 export async function newestCreatedAt(db: Q): Promise<number | undefined> {
-  const row = await db.selectFrom('messages').select('created_at').orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('messages')
+    .select('created_at')
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return row?.created_at;
 }
 
 /** Drops individual read marks the watermark already covers. */
 export async function deleteReadsThrough(db: Q, accountId: string, readThrough: number): Promise<void> {
-  await db.deleteFrom('message_reads').where('account_id', '=', accountId).where('message_created_at', '<=', readThrough).execute();
+  await db
+    .deleteFrom('message_reads')
+    .where('account_id', '=', accountId)
+    .where('message_created_at', '<=', readThrough)
+    .execute();
 }
 
 /** Marks read, one row each, the messages created after `after` (up to `through`, except `exceptId`, when given). */
-export async function insertReadsBetween(db: Q, p: { accountId: string; after: number; through?: number; exceptId?: string; now: number }): Promise<void> {
+export async function insertReadsBetween(
+  db: Q,
+  p: { accountId: string; after: number; through?: number; exceptId?: string; now: number },
+): Promise<void> {
   await db
     .insertInto('message_reads')
     .columns(['account_id', 'message_id', 'message_created_at', 'read_at'])
@@ -133,10 +175,18 @@ export async function insertReadsBetween(db: Q, p: { accountId: string; after: n
 
 /** Sets the watermark to `readThrough`, lower than before (only mark-unread lowers it). */
 export async function lowerWatermark(db: Q, accountId: string, readThrough: number, now: number): Promise<void> {
-  await db.updateTable('message_read_marks').set({ read_through: readThrough, updated_at: now }).where('account_id', '=', accountId).execute();
+  await db
+    .updateTable('message_read_marks')
+    .set({ read_through: readThrough, updated_at: now })
+    .where('account_id', '=', accountId)
+    .execute();
 }
 
 /** Removes one individual read mark. */
 export async function deleteRead(db: Q, accountId: string, messageId: string): Promise<void> {
-  await db.deleteFrom('message_reads').where('account_id', '=', accountId).where('message_id', '=', messageId).execute();
+  await db
+    .deleteFrom('message_reads')
+    .where('account_id', '=', accountId)
+    .where('message_id', '=', messageId)
+    .execute();
 }

@@ -35,10 +35,18 @@ export function unreadCount(deps: Deps, accountId: string): Promise<number> {
 }
 
 /** Which of the given messages the account has read. */
-export async function readMessageIds(deps: Deps, accountId: string, messages: { id: string; created_at: number }[]): Promise<Set<string>> {
+export async function readMessageIds(
+  deps: Deps,
+  accountId: string,
+  messages: { id: string; created_at: number }[],
+): Promise<Set<string>> {
   const watermark = await findWatermark(deps.db, accountId);
   const above = messages.filter((m) => watermark === undefined || m.created_at > watermark);
-  const read = await findReadIds(deps.db, accountId, above.map((m) => m.id));
+  const read = await findReadIds(
+    deps.db,
+    accountId,
+    above.map((m) => m.id),
+  );
   for (const m of messages) if (watermark !== undefined && m.created_at <= watermark) read.add(m.id);
   return read;
 }
@@ -83,7 +91,12 @@ export async function markAllRead(deps: Deps, accountId: string): Promise<void> 
  * Marks one message read because its page was opened: a single conditional insert (a GET that writes must stay
  * cheap and idempotent), skipped when the message is already read. The watermark is folded by the next markRead.
  */
-export async function markOpened(deps: Deps, accountId: string, message: { id: string; created_at: number }, alreadyRead: boolean): Promise<void> {
+export async function markOpened(
+  deps: Deps,
+  accountId: string,
+  message: { id: string; created_at: number },
+  alreadyRead: boolean,
+): Promise<void> {
   if (alreadyRead) return;
   await insertReads(deps.db, accountId, [message], deps.clock.now());
 }

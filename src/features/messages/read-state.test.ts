@@ -98,7 +98,13 @@ forEachDialect((getDb) => {
   test('a return address outside the inbox is ignored', async () => {
     const { client } = await signedInAs(t, 'viewer');
     const id = await buildMessage(t);
-    for (const back of ['https://evil.example/', '//evil.example/inbox', '/settings', '/inbox\\@evil', '/messages/../settings']) {
+    for (const back of [
+      'https://evil.example/',
+      '//evil.example/inbox',
+      '/settings',
+      '/inbox\\@evil',
+      '/messages/../settings',
+    ]) {
       assert.equal((await client.post('/messages/read', { id, back })).location, '/inbox', back);
     }
     assert.equal((await client.post('/messages/read', { id, back: `/messages/${id}` })).location, `/messages/${id}`);
@@ -123,10 +129,16 @@ forEachDialect((getDb) => {
     assert.equal((await readRows(account.id)).length, 2);
     assert.equal(await unreadCount(t.deps, account.id), 2);
     await markRead(t.deps, account.id, [ids[2]!]);
-    assert.deepEqual((await readRows(account.id)).map((r) => r.message_id), [ids[5]!]);
+    assert.deepEqual(
+      (await readRows(account.id)).map((r) => r.message_id),
+      [ids[5]!],
+    );
     await markRead(t.deps, account.id, [ids[4]!]);
     // Only the newest millisecond's read stays a row (the watermark stays below it).
-    assert.deepEqual((await readRows(account.id)).map((r) => r.message_id), [ids[5]!]);
+    assert.deepEqual(
+      (await readRows(account.id)).map((r) => r.message_id),
+      [ids[5]!],
+    );
     assert.equal(await unreadCount(t.deps, account.id), 0);
     t.clock.advance(1000);
     await buildMessage(t);
@@ -145,7 +157,11 @@ forEachDialect((getDb) => {
     await markAllRead(t.deps, account.id);
     assert.equal(await unreadCount(t.deps, account.id), 0);
     await buildMessage(t);
-    assert.equal(await unreadCount(t.deps, account.id), 1, 'read-all does not swallow a later message of the same millisecond');
+    assert.equal(
+      await unreadCount(t.deps, account.id),
+      1,
+      'read-all does not swallow a later message of the same millisecond',
+    );
   });
 
   test('a message stored late, with a created time before an earlier read-all, still counts as unread', async () => {

@@ -11,7 +11,10 @@ const OUT_OF_RANGE = wordsOf(RETENTION_REFUSALS['out-of-range'], undefined);
 
 const Retention = z
   .strictObject({
-    days: z.number().int().openapi({ description: 'Messages and their delivery records older than this are removed, except any with a pending delivery.' }),
+    days: z.number().int().openapi({
+      description:
+        'Messages and their delivery records older than this are removed, except any with a pending delivery.',
+    }),
     min: z.number().int().openapi({ description: 'The smallest value `days` may take.', example: RETENTION_MIN_DAYS }),
     max: z.number().int().openapi({ description: 'The largest value `days` may take.', example: RETENTION_MAX_DAYS }),
   })
@@ -20,9 +23,13 @@ const Retention = z
 // The range is the domain's rule (setRetentionDays); the document states it, the service enforces it.
 const RetentionSet = z
   .strictObject({
-    days: z
-      .number({ error: OUT_OF_RANGE })
-      .openapi({ type: 'integer', minimum: RETENTION_MIN_DAYS, maximum: RETENTION_MAX_DAYS, description: 'Whole days.', example: 90 }),
+    days: z.number({ error: OUT_OF_RANGE }).openapi({
+      type: 'integer',
+      minimum: RETENTION_MIN_DAYS,
+      maximum: RETENTION_MAX_DAYS,
+      description: 'Whole days.',
+      example: 90,
+    }),
   })
   .openapi('RetentionSet');
 
@@ -60,7 +67,8 @@ export function retentionApiRoutes(deps: Deps) {
   app.openapi(set, async (c) => {
     const { days } = c.req.valid('json');
     const result = await setRetentionDays(deps, { actorId: apiAccount(c).id }, days);
-    if (!result.ok && result.reason === 'not-admin') return problem(c, 403, RETENTION_REFUSALS['not-admin'].type, RETENTION_REFUSALS['not-admin'].words);
+    if (!result.ok && result.reason === 'not-admin')
+      return problem(c, 403, RETENTION_REFUSALS['not-admin'].type, RETENTION_REFUSALS['not-admin'].words);
     if (!result.ok) return invalid(c, { days: OUT_OF_RANGE });
     return c.json(answer(days), 200);
   });

@@ -38,14 +38,29 @@ forEachDialect((getDb) => {
     for (const days of [0, -4, 3651, 1.5, 1e9, '30', null, true]) {
       const res = await api.put(PATH, { days });
       assertProblem(res, 422, 'invalid');
-      assert.deepEqual(res.body.errors, [{ in: 'body', field: 'days', detail: 'Enter a whole number of days from 1 to 3650.' }], JSON.stringify(days));
+      assert.deepEqual(
+        res.body.errors,
+        [{ in: 'body', field: 'days', detail: 'Enter a whole number of days from 1 to 3650.' }],
+        JSON.stringify(days),
+      );
     }
     const missing = await api.put(PATH, {});
     assertProblem(missing, 422, 'invalid');
     assert.equal(missing.body.errors[0].field, 'days');
     assertProblem(await api.put(PATH, { days: 30, hours: 2 }), 422, 'invalid');
-    assertProblem(await api.request('PUT', PATH, undefined, { raw: 'days=30', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported-media-type');
-    assertProblem(await api.request('PUT', PATH, undefined, { raw: '{"days":', headers: { 'content-type': 'application/json' } }), 400, 'malformed-json');
+    assertProblem(
+      await api.request('PUT', PATH, undefined, {
+        raw: 'days=30',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+      'unsupported-media-type',
+    );
+    assertProblem(
+      await api.request('PUT', PATH, undefined, { raw: '{"days":', headers: { 'content-type': 'application/json' } }),
+      400,
+      'malformed-json',
+    );
     assert.equal(await retentionDays(t.deps), 3650, 'every refusal left the dial alone');
   });
 

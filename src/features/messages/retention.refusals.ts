@@ -7,5 +7,9 @@ type Reason = Extract<SetRetentionResult, { ok: false }>['reason'];
 
 export const RETENTION_REFUSALS = {
   'not-admin': NOT_ADMIN,
-  'out-of-range': { words: `Enter a whole number of days from ${RETENTION_MIN_DAYS} to ${RETENTION_MAX_DAYS}.`, status: 400, field: 'days' },
+  'out-of-range': {
+    words: `Enter a whole number of days from ${RETENTION_MIN_DAYS} to ${RETENTION_MAX_DAYS}.`,
+    status: 400,
+    field: 'days',
+  },
 } satisfies Record<Reason, Refusal>;

@@ -31,7 +31,11 @@ export async function findPrunableMessageIds(db: Q, cutoff: number, limit: numbe
     .where((eb) =>
       eb.not(
         eb.exists(
-          eb.selectFrom('deliveries as d').select('d.id').whereRef('d.message_id', '=', 'm.id').where('d.state', '=', 'pending'),
+          eb
+            .selectFrom('deliveries as d')
+            .select('d.id')
+            .whereRef('d.message_id', '=', 'm.id')
+            .where('d.state', '=', 'pending'),
         ),
       ),
     )
@@ -41,7 +45,10 @@ export async function findPrunableMessageIds(db: Q, cutoff: number, limit: numbe
   return rows.map((r) => r.id);
 }
 
-/** Deletes the messages (their deliveries, attempts and read marks go with them by cascade), skipping any that gained a pending delivery. */
+/**
+ * Deletes the messages (their deliveries, attempts and read marks go with them by cascade), skipping any that gained a
+ * pending delivery.
+ */
 export async function deleteMessages(db: Q, ids: string[]): Promise<number> {
   if (ids.length === 0) return 0;
   const result = await db
@@ -50,7 +57,11 @@ export async function deleteMessages(db: Q, ids: string[]): Promise<number> {
     .where((eb) =>
       eb.not(
         eb.exists(
-          eb.selectFrom('deliveries as d').select('d.id').whereRef('d.message_id', '=', 'messages.id').where('d.state', '=', 'pending'),
+          eb
+            .selectFrom('deliveries as d')
+            .select('d.id')
+            .whereRef('d.message_id', '=', 'messages.id')
+            .where('d.state', '=', 'pending'),
         ),
       ),
     )

@@ -23,12 +23,16 @@ export type SetRetentionResult = { ok: true } | { ok: false; reason: 'out-of-ran
 /** Turns the dial, an administrator's act; anything but a whole number in range is refused. */
 export async function setRetentionDays(deps: Deps, actor: AdminActor, days: number): Promise<SetRetentionResult> {
   if (!(await actorIsAdmin(deps, actor))) return { ok: false, reason: 'not-admin' };
-  if (!Number.isInteger(days) || days < RETENTION_MIN_DAYS || days > RETENTION_MAX_DAYS) return { ok: false, reason: 'out-of-range' };
+  if (!Number.isInteger(days) || days < RETENTION_MIN_DAYS || days > RETENTION_MAX_DAYS)
+    return { ok: false, reason: 'out-of-range' };
   await saveRetentionDays(deps.db, days);
   return { ok: true };
 }
 
-/** Removes messages (with their deliveries and their attempts) older than the retention, except any with a pending delivery. Returns how many. */
+/**
+ * Removes messages (with their deliveries and their attempts) older than the retention, except any with a pending
+ * delivery. Returns how many.
+ */
 export async function pruneMessages(deps: Deps): Promise<number> {
   const cutoff = deps.clock.now() - (await retentionDays(deps)) * DAY_MS;
   let removed = 0;

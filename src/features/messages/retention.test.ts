@@ -35,8 +35,14 @@ forEachDialect((getDb) => {
     t.clock.advance(1);
     assert.equal(await pruneMessages(t.deps), 1);
     assert.deepEqual(await ids(), [recent].sort());
-    assert.equal((await t.deps.db.selectFrom('deliveries').select('id').where('message_id', '=', old).execute()).length, 0);
-    assert.equal((await t.deps.db.selectFrom('message_reads').select('message_id').where('message_id', '=', old).execute()).length, 0);
+    assert.equal(
+      (await t.deps.db.selectFrom('deliveries').select('id').where('message_id', '=', old).execute()).length,
+      0,
+    );
+    assert.equal(
+      (await t.deps.db.selectFrom('message_reads').select('message_id').where('message_id', '=', old).execute()).length,
+      0,
+    );
   });
 
   test("a pruned message's delivery attempts go with it; a kept message keeps its own", async () => {
@@ -50,7 +56,19 @@ forEachDialect((getDb) => {
     for (const d of deliveries) {
       for (const attempt_no of [1, 2]) {
         const verdict = attempt_no === 2 ? 'delivered' : 'failed';
-        await t.deps.db.insertInto('delivery_attempts').values({ delivery_id: d.id, attempt_no, started_at: t.clock.now(), duration_ms: 3, verdict, status_code: verdict === 'failed' ? 500 : 204, error: verdict === 'failed' ? 'HTTP 500' : null, response_excerpt: 'ok' }).execute();
+        await t.deps.db
+          .insertInto('delivery_attempts')
+          .values({
+            delivery_id: d.id,
+            attempt_no,
+            started_at: t.clock.now(),
+            duration_ms: 3,
+            verdict,
+            status_code: verdict === 'failed' ? 500 : 204,
+            error: verdict === 'failed' ? 'HTTP 500' : null,
+            response_excerpt: 'ok',
+          })
+          .execute();
       }
     }
     await t.deps.db.updateTable('deliveries').set({ state: 'delivered' }).execute();
@@ -60,7 +78,10 @@ forEachDialect((getDb) => {
     const kept = new Set(deliveries.filter((d) => d.message_id === recent).map((d) => d.id));
     const left = await attemptsOf(t.deps.db);
     assert.equal(left.length, 4, "two attempts of each of the kept message's two deliveries");
-    assert.ok(left.every((a) => kept.has(a.delivery_id)), `no attempt of ${old} is left`);
+    assert.ok(
+      left.every((a) => kept.has(a.delivery_id)),
+      `no attempt of ${old} is left`,
+    );
   });
 
   test('pruning never removes a message that still has a pending delivery', async () => {
@@ -105,7 +126,11 @@ forEachDialect((getDb) => {
       body: '{}',
       created_at: t.clock.now() - 100 * DAY - i,
     }));
-    for (let i = 0; i < rows.length; i += 300) await t.deps.db.insertInto('messages').values(rows.slice(i, i + 300)).execute();
+    for (let i = 0; i < rows.length; i += 300)
+      await t.deps.db
+        .insertInto('messages')
+        .values(rows.slice(i, i + 300))
+        .execute();
     assert.equal(await pruneMessages(t.deps), 1234);
     assert.deepEqual(await ids(), []);
   });

@@ -4,7 +4,16 @@
 import { createRequire } from 'node:module';
 import type * as client from 'prom-client';
 import type { Deps, Metrics, SignInOutcome } from '../../deps.ts';
-import { COUNT_CAP, countDead, countDeadSince, countDue, failingChannels, LOCKS_CAP, lockedThrottleKeys, oldestDueAt } from './ops.repo.ts';
+import {
+  COUNT_CAP,
+  countDead,
+  countDeadSince,
+  countDue,
+  failingChannels,
+  LOCKS_CAP,
+  lockedThrottleKeys,
+  oldestDueAt,
+} from './ops.repo.ts';
 import { checkReadiness } from './readiness.service.ts';
 
 /** Methods counted by name; any other (a client may send anything) is counted as "other". */
@@ -12,7 +21,11 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 /** The window of the recent dead-letter gauge (ms). */
 const RECENT_DEAD_MS = 60 * 60_000;
 /** prom-client default metrics that are gauges with a `_total` suffix (promtool check metrics refuses them). */
-const LINT_REFUSED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+const LINT_REFUSED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
 const SIGN_IN_OUTCOMES: SignInOutcome[] = ['success', 'failure', 'throttled', 'second_factor_owed'];
 const VERDICT_CLASSES = ['delivered', 'http_3xx', 'http_4xx', 'http_5xx', 'http_other', 'no_response'];
 
@@ -23,7 +36,10 @@ export function verdictClass(verdict: 'delivered' | 'failed', status: number | n
   return status >= 300 && status < 600 ? `http_${Math.floor(status / 100)}xx` : 'http_other';
 }
 
-/** A throttle key's kind ("password:pair", "totp:addr", ...): the two leading segments the code writes, never the name or address after them. */
+/**
+ * A throttle key's kind ("password:pair", "totp:addr", ...): the two leading segments the code writes, never the name
+ * or address after them.
+ */
 export function throttleKind(key: string): string {
   const m = /^([a-z]+):([a-z]+):/.exec(key);
   return m ? `${m[1]}:${m[2]}` : 'other';
@@ -47,9 +63,15 @@ export class PrometheusMetrics implements Metrics {
   constructor(deps: Pick<Deps, 'db' | 'clock' | 'log'>) {
     const registers = [this.registry];
     this.prom.collectDefaultMetrics({ register: this.registry });
-    // Gauges named like counters, which promtool's lint refuses; the same counts stay by type in nodejs_active_handles etc.
+    // Gauges named like counters, which promtool's lint refuses; the same counts stay by type in nodejs_active_handles
+    // etc.
     for (const name of LINT_REFUSED_DEFAULTS) this.registry.removeSingleMetric(name);
-    this.requests = new this.prom.Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.requests = new this.prom.Counter({
+      name: 'svc_http_requests_total',
+      help: 'HTTP requests answered, by method, route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
     this.durations = new this.prom.Histogram({
       name: 'svc_http_request_duration_seconds',
       help: 'Time to answer an HTTP request, by method, route template and status.',
@@ -69,7 +91,12 @@ export class PrometheusMetrics implements Metrics {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     });
-    this.signIns = new this.prom.Counter({ name: 'svc_signins_total', help: 'Password and second-factor sign-in steps, by outcome.', labelNames: ['outcome'], registers });
+    this.signIns = new this.prom.Counter({
+      name: 'svc_signins_total',
+      help: 'Password and second-factor sign-in steps, by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    });
     for (const verdict of VERDICT_CLASSES) this.attempts.inc({ verdict }, 0);
     for (const outcome of SIGN_IN_OUTCOMES) this.signIns.inc({ outcome }, 0);
     this.databaseGauges(deps, registers);
@@ -90,10 +117,17 @@ export class PrometheusMetrics implements Metrics {
     this.signIns.inc({ outcome });
   }
 
-  /** Gauges read when scraped. A failed read leaves the gauge without a sample (never a stale value) and svc_ready at 0. */
+  /**
+   * Gauges read when scraped. A failed read leaves the gauge without a sample (never a stale value) and svc_ready at 0.
+   */
   private databaseGauges(deps: Pick<Deps, 'db' | 'clock' | 'log'>, registers: client.Registry[]): void {
     const { db, clock } = deps;
-    const gauge = <L extends string = never>(name: string, help: string, read: (g: client.Gauge<L>) => Promise<void>, labelNames: L[] = []) =>
+    const gauge = <L extends string = never>(
+      name: string,
+      help: string,
+      read: (g: client.Gauge<L>) => Promise<void>,
+      labelNames: L[] = [],
+    ) =>
       new this.prom.Gauge<L>({
         name,
         help,
@@ -101,23 +135,41 @@ export class PrometheusMetrics implements Metrics {
         registers,
         async collect() {
           this.reset();
-          await read(this).catch((err: unknown) => deps.log.warn({ err, metric: name }, 'metrics: a database gauge could not be read'));
+          await read(this).catch((err: unknown) =>
+            deps.log.warn({ err, metric: name }, 'metrics: a database gauge could not be read'),
+          );
         },
       });
-    gauge('svc_ready', 'Whether this instance is ready (database reachable, migrations current), as /readyz answers: 1 or 0.', async (g) => {
-      g.set((await checkReadiness(deps)).ready ? 1 : 0);
-    });
-    gauge(`svc_deliveries_due`, `Pending deliveries whose attempt is due now (counted up to ${COUNT_CAP}).`, async (g) => {
-      g.set(await countDue(db, clock.now()));
-    });
-    gauge('svc_deliveries_oldest_due_age_seconds', 'How long the oldest due delivery has been due; 0 when none is.', async (g) => {
-      const now = clock.now();
-      const oldest = await oldestDueAt(db, now);
-      g.set(oldest === null ? 0 : Math.max(0, now - oldest) / 1000);
-    });
-    gauge('svc_deliveries_dead', `Dead-lettered deliveries held in the store (counted up to ${COUNT_CAP}; retention removes them with their message).`, async (g) => {
-      g.set(await countDead(db));
-    });
+    gauge(
+      'svc_ready',
+      'Whether this instance is ready (database reachable, migrations current), as /readyz answers: 1 or 0.',
+      async (g) => {
+        g.set((await checkReadiness(deps)).ready ? 1 : 0);
+      },
+    );
+    gauge(
+      `svc_deliveries_due`,
+      `Pending deliveries whose attempt is due now (counted up to ${COUNT_CAP}).`,
+      async (g) => {
+        g.set(await countDue(db, clock.now()));
+      },
+    );
+    gauge(
+      'svc_deliveries_oldest_due_age_seconds',
+      'How long the oldest due delivery has been due; 0 when none is.',
+      async (g) => {
+        const now = clock.now();
+        const oldest = await oldestDueAt(db, now);
+        g.set(oldest === null ? 0 : Math.max(0, now - oldest) / 1000);
+      },
+    );
+    gauge(
+      'svc_deliveries_dead',
+      `Dead-lettered deliveries held in the store (counted up to ${COUNT_CAP}; retention removes them with their message).`,
+      async (g) => {
+        g.set(await countDead(db));
+      },
+    );
     gauge('svc_deliveries_dead_last_hour', 'Deliveries dead-lettered within the last hour.', async (g) => {
       g.set(await countDeadSince(db, clock.now() - RECENT_DEAD_MS));
     });
@@ -129,7 +181,8 @@ export class PrometheusMetrics implements Metrics {
       `Sign-in throttle keys locked now, by kind (password:pair, password:acct, password:addr, totp:..., counted up to ${LOCKS_CAP} in all).`,
       async (g) => {
         const counts = new Map<string, number>();
-        for (const key of await lockedThrottleKeys(db, clock.now())) counts.set(throttleKind(key), (counts.get(throttleKind(key)) ?? 0) + 1);
+        for (const key of await lockedThrottleKeys(db, clock.now()))
+          counts.set(throttleKind(key), (counts.get(throttleKind(key)) ?? 0) + 1);
         for (const [kind, n] of counts) g.set({ kind }, n);
       },
       ['kind'],
@@ -138,7 +191,8 @@ export class PrometheusMetrics implements Metrics {
 }
 
 /**
- * The Prometheus metrics of an app whose config has a metrics token: made once and set as `deps.metrics`, so the delivery
+ * The Prometheus metrics of an app whose config has a metrics token: made once and set as `deps.metrics`, so the
+ * delivery
  * worker and sign-in steps sharing these deps count into the same registry. Reuses metrics already attached.
  */
 export function attachMetrics(deps: Deps): PrometheusMetrics {

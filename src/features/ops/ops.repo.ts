@@ -23,12 +23,18 @@ export async function appliedMigrationNames(db: Kysely<DB>): Promise<string[]> {
 // Literal states, so both planners use the partial indexes of migration 0009 (deliveries_due, deliveries_undelivered).
 const pending = (eb: ExpressionBuilder<DB, 'deliveries'>) => eb('state', '=', sql.lit('pending' as const));
 // The undelivered index's own condition, word for word (SQLite uses a partial index only then), narrowed to dead.
-const dead = (eb: ExpressionBuilder<DB, 'deliveries'>) => eb.and([sql<SqlBool>`"state" in ('dead', 'cancelled')`, eb('state', '=', sql.lit('dead' as const))]);
+const dead = (eb: ExpressionBuilder<DB, 'deliveries'>) =>
+  eb.and([sql<SqlBool>`"state" in ('dead', 'cancelled')`, eb('state', '=', sql.lit('dead' as const))]);
 
-const due = (now: number) => (eb: ExpressionBuilder<DB, 'deliveries'>) => eb.and([pending(eb), eb('next_attempt_at', '<=', now)]);
+const due = (now: number) => (eb: ExpressionBuilder<DB, 'deliveries'>) =>
+  eb.and([pending(eb), eb('next_attempt_at', '<=', now)]);
 
 /** Counts the deliveries matching `where`, stopping at `cap`. */
-async function countCapped(db: Kysely<DB>, where: (eb: ExpressionBuilder<DB, 'deliveries'>) => Expression<SqlBool>, cap = COUNT_CAP): Promise<number> {
+async function countCapped(
+  db: Kysely<DB>,
+  where: (eb: ExpressionBuilder<DB, 'deliveries'>) => Expression<SqlBool>,
+  cap = COUNT_CAP,
+): Promise<number> {
   const row = await db
     .selectFrom((eb) => eb.selectFrom('deliveries').select(sql.lit(1).as('one')).where(where).limit(cap).as('d'))
     .select((eb) => eb.fn.countAll<string | number>().as('n'))
@@ -64,7 +70,15 @@ export function countDeadSince(db: Kysely<DB>, since: number, cap = COUNT_CAP): 
 /** Enabled channels whose latest attempt failed, counted up to `cap`. */
 export async function failingChannels(db: Kysely<DB>, cap = COUNT_CAP): Promise<number> {
   const row = await db
-    .selectFrom((eb) => eb.selectFrom('channels').select(sql.lit(1).as('one')).where('enabled', '=', 1).where('consecutive_failures', '>', 0).limit(cap).as('c'))
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('channels')
+        .select(sql.lit(1).as('one'))
+        .where('enabled', '=', 1)
+        .where('consecutive_failures', '>', 0)
+        .limit(cap)
+        .as('c'),
+    )
     .select((eb) => eb.fn.countAll<string | number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
@@ -72,6 +86,11 @@ export async function failingChannels(db: Kysely<DB>, cap = COUNT_CAP): Promise<
 
 /** Keys of the sign-in throttle locked at `now`, at most LOCKS_CAP of them. */
 export async function lockedThrottleKeys(db: Kysely<DB>, now: number): Promise<string[]> {
-  const rows = await db.selectFrom('auth_throttle').select('key').where('locked_until', '>', now).limit(LOCKS_CAP).execute();
+  const rows = await db
+    .selectFrom('auth_throttle')
+    .select('key')
+    .where('locked_until', '>', now)
+    .limit(LOCKS_CAP)
+    .execute();
   return rows.map((r) => r.key);
 }

@@ -28,9 +28,13 @@ export function opsRoutes(deps: Deps, metrics: PrometheusMetrics | undefined) {
         const counted = bearer ? await countBadBearer(deps, clientAddress(c)) : undefined;
         if (counted?.reason === 'throttled') {
           const seconds = String(Math.ceil(counted.retryAfterMs / 1000));
-          return c.text(`too many bad tokens from this address: try again in ${seconds} seconds\n`, 429, { 'Retry-After': seconds });
+          return c.text(`too many bad tokens from this address: try again in ${seconds} seconds\n`, 429, {
+            'Retry-After': seconds,
+          });
         }
-        return c.text('unauthorized: send Authorization: Bearer <SVC_METRICS_TOKEN>\n', 401, { 'WWW-Authenticate': 'Bearer realm="svc metrics"' });
+        return c.text('unauthorized: send Authorization: Bearer <SVC_METRICS_TOKEN>\n', 401, {
+          'WWW-Authenticate': 'Bearer realm="svc metrics"',
+        });
       }
       return c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
     });

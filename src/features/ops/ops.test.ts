@@ -31,7 +31,10 @@ function sample(text: string, series: string): number | undefined {
 test('redactTokens hides token-like query values and keeps the rest', () => {
   assert.equal(redactTokens('/setup?token=abc'), '/setup?token=[redacted]');
   assert.equal(redactTokens('/invite?x=1&token=abc&y=2'), '/invite?x=1&token=[redacted]&y=2');
-  assert.equal(redactTokens('/login/sso/corp/callback?code=s3cr3t&state=st'), '/login/sso/corp/callback?code=[redacted]&state=st');
+  assert.equal(
+    redactTokens('/login/sso/corp/callback?code=s3cr3t&state=st'),
+    '/login/sso/corp/callback?code=[redacted]&state=st',
+  );
   assert.equal(redactTokens('/reset?reset_token=abc'), '/reset?reset_token=[redacted]');
   assert.equal(redactTokens('/messages?page=2'), '/messages?page=2');
 });
@@ -66,8 +69,12 @@ forEachDialect((getDb) => {
 
   test('/readyz is 503 with the reason when a migration is not applied', async () => {
     const t = buildTestApp(getDb());
-    const [name] = (await sql<{ name: string }>`select name from kysely_migration order by name desc limit 1`.execute(t.deps.db)).rows.map((r) => r.name);
-    const row = await sql<Record<string, unknown>>`select * from kysely_migration where name = ${name}`.execute(t.deps.db);
+    const [name] = (
+      await sql<{ name: string }>`select name from kysely_migration order by name desc limit 1`.execute(t.deps.db)
+    ).rows.map((r) => r.name);
+    const row = await sql<Record<string, unknown>>`select * from kysely_migration where name = ${name}`.execute(
+      t.deps.db,
+    );
     await sql`delete from kysely_migration where name = ${name}`.execute(t.deps.db);
     try {
       const res = await t.client().get('/readyz');
@@ -75,7 +82,9 @@ forEachDialect((getDb) => {
       assert.match(res.text, /not ready: the database schema is behind this version: 1 migration\(s\) not applied/);
       assert.ok(res.text.includes(name!), res.text);
     } finally {
-      await sql`insert into kysely_migration (name, timestamp) values (${name}, ${row.rows[0]!.timestamp})`.execute(t.deps.db);
+      await sql`insert into kysely_migration (name, timestamp) values (${name}, ${row.rows[0]!.timestamp})`.execute(
+        t.deps.db,
+      );
     }
     assert.equal((await t.client().get('/readyz')).status, 200);
   });
@@ -90,7 +99,10 @@ forEachDialect((getDb) => {
   });
 
   test('/metrics is a 404 unless SVC_METRICS_TOKEN is set, then needs exactly that bearer token', async () => {
-    assert.equal((await buildTestApp(getDb()).app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })).status, 404);
+    assert.equal(
+      (await buildTestApp(getDb()).app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })).status,
+      404,
+    );
     const t = buildTestApp(getDb(), { metricsToken: TOKEN });
     for (const authorization of [undefined, `Bearer ${TOKEN}x`, `Basic ${TOKEN}`, 'Bearer ']) {
       const res = await t.app.request('/metrics', { headers: authorization ? { authorization } : {} });
@@ -105,7 +117,7 @@ forEachDialect((getDb) => {
     assert.equal(sample(text, 'svc_ready'), 1);
   });
 
-  test('bad /metrics tokens count in the per-address limit the API\'s bad tokens use: 429 with Retry-After, the right token still works', async () => {
+  test("bad /metrics tokens count in the per-address limit the API's bad tokens use: 429 with Retry-After, the right token still works", async () => {
     const t = buildTestApp(getDb(), { metricsToken: TOKEN });
     const from = (address: string, token: string, path = '/metrics') => {
       const c = t.client();
@@ -114,7 +126,8 @@ forEachDialect((getDb) => {
     };
     const guesser = '198.51.100.7';
     // The same counter as the API's unknown tokens: 20 on /api/me and 10 on /metrics fill the address's 30.
-    for (let i = 0; i < 20; i++) assert.equal((await from(guesser, `svc_pat_${'x'.repeat(43)}`, '/api/me')).status, 401);
+    for (let i = 0; i < 20; i++)
+      assert.equal((await from(guesser, `svc_pat_${'x'.repeat(43)}`, '/api/me')).status, 401);
     for (let i = 0; i < 10; i++) assert.equal((await from(guesser, `wrong-token-${i}`)).status, 401, `guess ${i + 1}`);
     const refused = await from(guesser, 'yet-another-guess');
     assert.equal(refused.status, 429);
@@ -122,15 +135,21 @@ forEachDialect((getDb) => {
     assert.ok(retryAfter > 0 && retryAfter <= 15 * 60, `Retry-After ${retryAfter}`);
     assert.match(refused.text, /too many bad tokens from this address/);
     assert.ok(!refused.text.includes(TOKEN));
-    assert.equal((await from(guesser, `svc_pat_${'y'.repeat(43)}`, '/api/me')).status, 429, 'the API refuses the address too');
+    assert.equal(
+      (await from(guesser, `svc_pat_${'y'.repeat(43)}`, '/api/me')).status,
+      429,
+      'the API refuses the address too',
+    );
     assert.equal((await from(guesser, TOKEN)).status, 200, 'the right token from a locked address still scrapes');
     assert.equal((await from('198.51.100.8', 'a-guess-from-elsewhere')).status, 401, 'another address is not locked');
     const noToken = t.client();
     noToken.address = '198.51.100.9';
-    for (let i = 0; i < 35; i++) assert.equal((await noToken.get('/metrics')).status, 401, 'no token at all is no guess');
+    for (let i = 0; i < 35; i++)
+      assert.equal((await noToken.get('/metrics')).status, 401, 'no token at all is no guess');
 
     // The limiter's rows are housekeeping's like every other counter: gone once the lock and window are over.
-    const rows = () => t.deps.db.selectFrom('auth_throttle').select('key').where('key', 'like', 'bearer:addr:%').execute();
+    const rows = () =>
+      t.deps.db.selectFrom('auth_throttle').select('key').where('key', 'like', 'bearer:addr:%').execute();
     assert.equal((await rows()).length, 2);
     t.clock.advance(15 * 60_000 - 1000);
     await housekeepOnce(t.deps);
@@ -151,11 +170,22 @@ forEachDialect((getDb) => {
     const setup = await t.client().get('/setup?token=very-secret-setup-token');
     const text = await scrape(t);
     assert.equal(sample(text, 'svc_http_requests_total{method="GET",route="/login/sso/:slug",status="404"}'), 1);
-    assert.equal(sample(text, 'svc_http_requests_total{method="GET",route="/messages/:id",status="303"}'), 1, 'the sign-in redirect, under its route');
+    assert.equal(
+      sample(text, 'svc_http_requests_total{method="GET",route="/messages/:id",status="303"}'),
+      1,
+      'the sign-in redirect, under its route',
+    );
     // Anonymous: the gate sends a request for a page that does not exist to sign-in, like any other.
     assert.equal(sample(text, 'svc_http_requests_total{method="GET",route="unmatched",status="303"}'), 1);
-    assert.equal(sample(text, 'svc_http_requests_total{method="GET",route="/api/*",status="401"}'), 1, 'an API request without a token');
-    assert.equal(sample(text, 'svc_http_request_duration_seconds_count{method="GET",route="/login/sso/:slug",status="404"}'), 1);
+    assert.equal(
+      sample(text, 'svc_http_requests_total{method="GET",route="/api/*",status="401"}'),
+      1,
+      'an API request without a token',
+    );
+    assert.equal(
+      sample(text, 'svc_http_request_duration_seconds_count{method="GET",route="/login/sso/:slug",status="404"}'),
+      1,
+    );
     assert.doesNotMatch(text, /some-provider-slug|no\/such|some-message-id/, 'never a raw URL in a label');
 
     const lines = t.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
@@ -176,9 +206,14 @@ forEachDialect((getDb) => {
     const account = await buildAccount(t, { username: 'metrics-alice' });
     const client = t.client();
     await client.post('/login', { username: account.username, password: account.password });
-    for (let i = 0; i < 6; i++) await t.client().post('/login', { username: 'metrics-mallory', password: 'wrong-password' });
+    for (let i = 0; i < 6; i++)
+      await t.client().post('/login', { username: 'metrics-mallory', password: 'wrong-password' });
     const owing = await buildAccount(t, { username: 'metrics-bob' });
-    await t.deps.db.updateTable('accounts').set({ totp_enabled: 1, totp_secret: 'JBSWY3DPEHPK3PXP' }).where('id', '=', owing.id).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_enabled: 1, totp_secret: 'JBSWY3DPEHPK3PXP' })
+      .where('id', '=', owing.id)
+      .execute();
     await t.client().post('/login', { username: owing.username, password: owing.password });
     const text = await scrape(t);
     assert.equal(sample(text, 'svc_signins_total{outcome="success"}'), 1);
@@ -205,15 +240,26 @@ forEachDialect((getDb) => {
     const idle = await buildChannel(t, { url: 'https://hooks.example.com/idle' });
     await buildMessageWithDeliveries(t.deps.db, { channelIds: [idle.id], now: t.clock.now() - 90_000 });
     const parked = await buildChannel(t, { url: 'https://hooks.example.com/parked' });
-    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, { channelIds: [parked.id], now: t.clock.now() });
-    await t.deps.db.updateTable('deliveries').set({ state: 'dead', updated_at: t.clock.now() - 60_000 }).where('id', '=', deliveryIds.get(parked.id)!).execute();
+    const { deliveryIds } = await buildMessageWithDeliveries(t.deps.db, {
+      channelIds: [parked.id],
+      now: t.clock.now(),
+    });
+    await t.deps.db
+      .updateTable('deliveries')
+      .set({ state: 'dead', updated_at: t.clock.now() - 60_000 })
+      .where('id', '=', deliveryIds.get(parked.id)!)
+      .execute();
 
     const text = await scrape(t);
     assert.equal(sample(text, 'svc_delivery_attempts_total{verdict="delivered"}'), 1);
     assert.equal(sample(text, 'svc_delivery_attempts_total{verdict="http_5xx"}'), 1);
     assert.equal(sample(text, 'svc_delivery_attempts_total{verdict="no_response"}'), 0);
     assert.equal(sample(text, 'svc_delivery_first_attempt_delay_seconds_count'), 2);
-    assert.equal(sample(text, 'svc_delivery_first_attempt_delay_seconds_sum'), 3, 'two first attempts, each 1.5 s after queueing');
+    assert.equal(
+      sample(text, 'svc_delivery_first_attempt_delay_seconds_sum'),
+      3,
+      'two first attempts, each 1.5 s after queueing',
+    );
     assert.equal(sample(text, 'svc_deliveries_due'), 1);
     assert.equal(sample(text, 'svc_deliveries_oldest_due_age_seconds'), 90);
     assert.equal(sample(text, 'svc_deliveries_dead'), 1);

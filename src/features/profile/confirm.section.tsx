@@ -17,8 +17,9 @@ export const confirmSection: ProfileSection = {
       <section>
         <h2>Confirm it’s you</h2>
         <p>
-          Setting up a second factor, new recovery codes, linking a sign-in provider and creating API tokens ask for your
-          password{withCode ? ' (or an authenticator code)' : ''} again. Confirming lasts 10 minutes in this browser session.
+          Setting up a second factor, new recovery codes, linking a sign-in provider and creating API tokens ask for
+          your password{withCode ? ' (or an authenticator code)' : ''} again. Confirming lasts 10 minutes in this
+          browser session.
         </p>
         <ConfirmForm
           id="confirm"

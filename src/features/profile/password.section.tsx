@@ -8,7 +8,11 @@ export const passwordSection: ProfileSection = {
   render: async (_deps, _c, feedback) => (
     <section>
       <h2>Password</h2>
-      <Form action="/profile/password" id="password-change" errors={feedback?.form?.id === 'password-change' ? feedback.form.errors : undefined}>
+      <Form
+        action="/profile/password"
+        id="password-change"
+        errors={feedback?.form?.id === 'password-change' ? feedback.form.errors : undefined}
+      >
         <Field label="Current password" name="current" type="password" autocomplete="current-password" required />
         <NewPasswordField consequence="Your other sessions are signed out." />
         <button type="submit">Change password</button>

@@ -12,7 +12,11 @@ import { profileSections } from './sections.ts';
 
 /** Fixed notices selected by ?notice= after a redirect, so no text is ever reflected from the URL. */
 export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
-  'password-changed': { section: 'password', kind: 'success', message: 'Your password is changed. Your other sessions are signed out.' },
+  'password-changed': {
+    section: 'password',
+    kind: 'success',
+    message: 'Your password is changed. Your other sessions are signed out.',
+  },
   'token-revoked': { section: 'tokens', kind: 'success', message: 'The token no longer works.' },
   'session-ended': { section: 'sessions', kind: 'success', message: 'That session is signed out.' },
   confirmed: {
@@ -20,16 +24,20 @@ export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
     kind: 'success',
     message: (
       <>
-        Confirmed. For the next 10 minutes this session can change your <a href="#profile-second-factor">second factor</a>,{' '}
-        <a href="#profile-sso">link a sign-in provider</a> and <a href="#profile-tokens">create API tokens</a> without
-        confirming again.
+        Confirmed. For the next 10 minutes this session can change your{' '}
+        <a href="#profile-second-factor">second factor</a>, <a href="#profile-sso">link a sign-in provider</a> and{' '}
+        <a href="#profile-tokens">create API tokens</a> without confirming again.
       </>
     ),
   },
   'confirm-first-tokens': { section: 'tokens', kind: 'error', message: CONFIRM_FIRST },
   'confirm-first-second-factor': { section: 'second-factor', kind: 'error', message: CONFIRM_FIRST },
   'confirm-first-sso': { section: 'sso', kind: 'error', message: CONFIRM_FIRST },
-  'enrolment-expired': { section: 'second-factor', kind: 'error', message: 'The set-up expired or was already finished. Start again if two-factor authentication is still off.' },
+  'enrolment-expired': {
+    section: 'second-factor',
+    kind: 'error',
+    message: 'The set-up expired or was already finished. Start again if two-factor authentication is still off.',
+  },
   'recovery-code-used': {
     section: 'second-factor',
     kind: 'info',
@@ -38,7 +46,12 @@ export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
 };
 
 /** The whole profile page, optionally with feedback for one section (app.ts hands it to other features' routes too). */
-export async function renderProfile(deps: Deps, c: Ctx, feedback?: ProfileFeedback, status: ContentfulStatusCode = 200): Promise<Response> {
+export async function renderProfile(
+  deps: Deps,
+  c: Ctx,
+  feedback?: ProfileFeedback,
+  status: ContentfulStatusCode = 200,
+): Promise<Response> {
   const parts: Child[] = [];
   for (const section of profileSections) {
     const own = feedback?.section === section.key ? feedback : undefined;

@@ -15,7 +15,12 @@ import { qrSvg } from '../second-factor/qr.ts';
 import { confirmIdentity } from '../second-factor/reauth.service.ts';
 import { RECOVERY_CODES_REVEAL, recoveryCodesPath, TOTP_KEY_REVEAL } from '../second-factor/second-factor.reveals.ts';
 import { recoveryCodesText, shownRecoveryCodes } from '../second-factor/recovery-codes.ts';
-import { confirmEnrolment, pendingEnrolment, regenerateRecoveryCodes, startEnrolment } from '../second-factor/second-factor.service.ts';
+import {
+  confirmEnrolment,
+  pendingEnrolment,
+  regenerateRecoveryCodes,
+  startEnrolment,
+} from '../second-factor/second-factor.service.ts';
 import { EnrolSecretPage, RecoveryCodesPage } from '../second-factor/second-factor.views.tsx';
 import { lockedMessage } from '../auth/login.views.tsx';
 import { endOwnSession } from '../auth/sessions.service.ts';
@@ -28,7 +33,10 @@ const confirmSchema = z.object({ secret: z.string().max(1024).default('') });
 const codeSchema = z.object({ code: z.string().max(64).default('') });
 const sessionSchema = z.object({ session: idField('Choose a session to end.') });
 const downloadSchema = z.object({ code: z.array(z.string()) });
-/** A form whose only field is its one-time token (read by spendOnce): checked all the same, so a control character in it is refused. */
+/**
+ * A form whose only field is its one-time token (read by spendOnce): checked all the same, so a control character in it
+ * is refused.
+ */
 const onceOnlySchema = z.object({});
 
 const ENROL_TITLE = 'Set up two-factor authentication';
@@ -38,7 +46,12 @@ export function profileRoutes(deps: Deps) {
 
   /** A form refused before any act (a malformed id, control characters), shown in its section. */
   function refuseForm(c: Ctx, section: string, errors: Record<string, string>) {
-    return renderProfile(deps, c, { section, kind: 'error', message: Object.values(errors)[0] ?? 'Check the form and try again.' }, 400);
+    return renderProfile(
+      deps,
+      c,
+      { section, kind: 'error', message: Object.values(errors)[0] ?? 'Check the form and try again.' },
+      400,
+    );
   }
 
   app.get('/profile', refuseControlQuery, (c) => {
@@ -50,7 +63,12 @@ export function profileRoutes(deps: Deps) {
     const session = signedIn(c);
     const form = parseForm(c, changePasswordSchema);
     const refuse = (errors: Record<string, string>, status: 400 | 401 | 429) =>
-      renderProfile(deps, c, { section: 'password', kind: 'error', message: '', form: { id: 'password-change', errors } }, status);
+      renderProfile(
+        deps,
+        c,
+        { section: 'password', kind: 'error', message: '', form: { id: 'password-change', errors } },
+        status,
+      );
     if (!form.ok) return refuse(form.errors, 400);
     const result = await changePassword(deps, {
       accountId: session.account.id,
@@ -71,7 +89,12 @@ export function profileRoutes(deps: Deps) {
     const session = signedIn(c);
     const form = parseForm(c, confirmSchema);
     const refuse = (errors: Record<string, string>, status: 400 | 401 | 429) =>
-      renderProfile(deps, c, { section: 'confirm', kind: 'error', message: '', form: { id: 'confirm', errors } }, status);
+      renderProfile(
+        deps,
+        c,
+        { section: 'confirm', kind: 'error', message: '', form: { id: 'confirm', errors } },
+        status,
+      );
     if (!form.ok) return refuse({ secret: form.errors.secret ?? 'Check the form and try again.' }, 400);
     const result = await confirmIdentity(deps, {
       accountId: session.account.id,
@@ -96,7 +119,8 @@ export function profileRoutes(deps: Deps) {
       return c.redirect('/profile/totp', 303);
     }
     if (started.reason === 'already-enabled') return c.redirect('/profile', 303);
-    if (started.reason === 'reauth-required') return c.redirect('/profile?notice=confirm-first-second-factor#profile-second-factor', 303);
+    if (started.reason === 'reauth-required')
+      return c.redirect('/profile?notice=confirm-first-second-factor#profile-second-factor', 303);
     clearSessionCookie(c, deps.config);
     return c.redirect('/login?notice=session-ended', 303);
   });
@@ -132,7 +156,10 @@ export function profileRoutes(deps: Deps) {
     const form = parseForm(c, onceOnlySchema);
     if (!form.ok) return refuseForm(c, 'second-factor', form.errors);
     if (!(await spendOnce(c))) return c.redirect(recoveryCodesPath('profile'), 303);
-    const result = await regenerateRecoveryCodes(deps, { accountId: session.account.id, sessionIdHash: session.idHash });
+    const result = await regenerateRecoveryCodes(deps, {
+      accountId: session.account.id,
+      sessionIdHash: session.idHash,
+    });
     if (result.ok) {
       await revealLater(c, RECOVERY_CODES_REVEAL, JSON.stringify(result.recoveryCodes));
       return c.redirect(recoveryCodesPath('profile'), 303);
@@ -146,9 +173,10 @@ export function profileRoutes(deps: Deps) {
     const from = c.req.query('from');
     const held = await revealNow(c, RECOVERY_CODES_REVEAL);
     const codes = held === undefined ? undefined : (JSON.parse(held) as string[]);
-    const page = from === 'sign-in' || from === 'enrolment'
-      ? { title: ENROL_TITLE, intro: 'Two-factor authentication is on.' }
-      : { title: 'New recovery codes', intro: 'New recovery codes are ready; the old ones no longer work.' };
+    const page =
+      from === 'sign-in' || from === 'enrolment'
+        ? { title: ENROL_TITLE, intro: 'Two-factor authentication is on.' }
+        : { title: 'New recovery codes', intro: 'New recovery codes are ready; the old ones no longer work.' };
     const continueHref = from === 'sign-in' ? '/' : '/profile#profile-second-factor';
     return render(c, page.title, <RecoveryCodesPage codes={codes} continueHref={continueHref} intro={page.intro} />);
   });
@@ -158,10 +186,15 @@ export function profileRoutes(deps: Deps) {
   app.post('/profile/recovery-codes/download', async (c) => {
     const form = parseForm(c, downloadSchema, { multi: ['code'] });
     const codes = form.ok ? shownRecoveryCodes(form.data.code) : undefined;
-    if (!codes) return refuseForm(c, 'second-factor', { code: 'Those are not recovery codes. Generate a new set if you lost yours.' });
+    if (!codes)
+      return refuseForm(c, 'second-factor', {
+        code: 'Those are not recovery codes. Generate a new set if you lost yours.',
+      });
     const session = signedIn(c);
     c.header('Content-Disposition', 'attachment; filename="svc-recovery-codes.txt"');
-    return c.body(recoveryCodesText(codes, session.account.username, deps.clock.now()), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    return c.body(recoveryCodesText(codes, session.account.username, deps.clock.now()), 200, {
+      'Content-Type': 'text/plain; charset=utf-8',
+    });
   });
 
   app.post('/profile/sessions/end', async (c) => {
@@ -179,10 +212,28 @@ export function profileRoutes(deps: Deps) {
   });
 
   /** The confirming step; the key only when `held` is this session's pending secret (its one showing). */
-  async function enrolPage(c: Ctx, held: string | undefined, pending: { secret: string; uri: string }, error?: string, status: 200 | 400 = 200) {
-    const shown = held !== undefined && held === pending.secret ? { ...pending, svg: await qrSvg(pending.uri) } : undefined;
+  async function enrolPage(
+    c: Ctx,
+    held: string | undefined,
+    pending: { secret: string; uri: string },
+    error?: string,
+    status: 200 | 400 = 200,
+  ) {
+    const shown =
+      held !== undefined && held === pending.secret ? { ...pending, svg: await qrSvg(pending.uri) } : undefined;
     const restart = { href: '/profile#profile-second-factor' };
-    return render(c, ENROL_TITLE, <EnrolSecretPage action="/profile/totp/confirm" shown={shown} error={error} restart={restart} cancelHref="/profile" />, status);
+    return render(
+      c,
+      ENROL_TITLE,
+      <EnrolSecretPage
+        action="/profile/totp/confirm"
+        shown={shown}
+        error={error}
+        restart={restart}
+        cancelHref="/profile"
+      />,
+      status,
+    );
   }
 
   return app;

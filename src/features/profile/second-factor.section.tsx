@@ -12,7 +12,10 @@ export const secondFactorSection: ProfileSection = {
   key: 'second-factor',
   render: async (deps, c) => {
     const session = signedIn(c);
-    const [state, confirmed] = await Promise.all([secondFactorState(deps, session.account.id), recentlyConfirmed(deps, session.idHash)]);
+    const [state, confirmed] = await Promise.all([
+      secondFactorState(deps, session.account.id),
+      recentlyConfirmed(deps, session.idHash),
+    ]);
     if (!state.enabled) {
       return (
         <section>

@@ -9,4 +9,11 @@ import { tokensSection } from '../tokens/tokens.section.tsx';
 import { ssoProfileSection } from '../sso/sso.profile.tsx';
 
 /** All sections, in display order. Every signed-in account sees all of them (viewers included). */
-export const profileSections: ProfileSection[] = [passwordSection, confirmSection, secondFactorSection, ssoProfileSection, tokensSection, sessionsSection];
+export const profileSections: ProfileSection[] = [
+  passwordSection,
+  confirmSection,
+  secondFactorSection,
+  ssoProfileSection,
+  tokensSection,
+  sessionsSection,
+];

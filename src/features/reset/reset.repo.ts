@@ -9,7 +9,11 @@ export async function upsertReset(db: Q, row: PasswordResetsTable): Promise<void
   await db
     .insertInto('password_resets')
     .values(row)
-    .onConflict((oc) => oc.column('account_id').doUpdateSet({ token_hash: row.token_hash, created_at: row.created_at, expires_at: row.expires_at }))
+    .onConflict((oc) =>
+      oc
+        .column('account_id')
+        .doUpdateSet({ token_hash: row.token_hash, created_at: row.created_at, expires_at: row.expires_at }),
+    )
     .execute();
 }
 

@@ -42,7 +42,8 @@ export function resetRoutes(deps: Deps) {
     const opened = await openResetLink(deps, token);
     if (!opened.ok) return refused(c, opened);
     const form = parseForm(c, resetSchema);
-    if (!form.ok) return render(c, TITLE, <ResetPage token={token} username={opened.username} errors={form.errors} />, 400);
+    if (!form.ok)
+      return render(c, TITLE, <ResetPage token={token} username={opened.username} errors={form.errors} />, 400);
     const result = await useResetLink(deps, form.data);
     if (!result.ok) return refused(c, result);
     deps.log.info({ event: 'password-reset', username: result.username }, 'password reset through a link');

@@ -7,7 +7,7 @@ import { findAccountById, replacePasswordHash } from '../auth/accounts.repo.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import type { Actor } from '../auth/reauth-window.ts';
 import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
-import { actorIsAdmin, } from '../auth/admin-actor.ts';
+import { actorIsAdmin } from '../auth/admin-actor.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
 import { revokeAccountTokens } from '../tokens/tokens.service.ts';
 import { findResetByTokenHash, spendReset, upsertReset } from './reset.repo.ts';
@@ -27,7 +27,9 @@ export interface MintedResetLink {
   suspended: boolean;
 }
 
-export type MintResetResult = ({ ok: true } & MintedResetLink) | { ok: false; reason: 'self' | 'not-found' | 'reauth-required' | 'not-admin' };
+export type MintResetResult =
+  | ({ ok: true } & MintedResetLink)
+  | { ok: false; reason: 'self' | 'not-found' | 'reauth-required' | 'not-admin' };
 
 /**
  * Mints a reset link for another account on `base` (the external origin), voiding the account's previous link.
@@ -49,14 +51,28 @@ export async function mintResetLink(
   const now = deps.clock.now();
   const expiresAt = now + RESET_TTL_MS;
   try {
-    await upsertReset(deps.db, { account_id: account.id, token_hash: sha256(token), created_at: now, expires_at: expiresAt });
+    await upsertReset(deps.db, {
+      account_id: account.id,
+      token_hash: sha256(token),
+      created_at: now,
+      expires_at: expiresAt,
+    });
   } catch (err) {
     // Removed between the read and the write: the foreign key refused the row.
     if (isForeignKeyViolation(err)) return { ok: false, reason: 'not-found' };
     throw err;
   }
-  deps.log.info({ event: 'reset-link-created', account: account.id, actor: input.actorId ?? 'cli', expiresAt }, 'password reset link created');
-  return { ok: true, url: `${input.base}/reset?token=${token}`, expiresAt, username: account.username, suspended: account.suspended_at !== null };
+  deps.log.info(
+    { event: 'reset-link-created', account: account.id, actor: input.actorId ?? 'cli', expiresAt },
+    'password reset link created',
+  );
+  return {
+    ok: true,
+    url: `${input.base}/reset?token=${token}`,
+    expiresAt,
+    username: account.username,
+    suspended: account.suspended_at !== null,
+  };
 }
 
 export type OpenResetResult = { ok: true; username: string } | { ok: false; reason: 'invalid' | 'suspended' };

@@ -31,7 +31,10 @@ forEachDialect((getDb) => {
       page = await admin.get(`/settings/accounts/${accountId}`);
     }
     const token = once ?? /name="_once" value="([^"]+)"/.exec(page.text)![1]!;
-    return { once: token, res: await admin.post('/settings/accounts/reset-link', { account: accountId, _once: token }) };
+    return {
+      once: token,
+      res: await admin.post('/settings/accounts/reset-link', { account: accountId, _once: token }),
+    };
   };
   /** Mints through the page and returns the link shown on the page after the redirect. */
   const mintThroughPage = async (accountId: string) => {
@@ -43,7 +46,8 @@ forEachDialect((getDb) => {
     return { url: match[1]!, token: match[2]!, page: shown };
   };
   const pathOf = (url: string) => url.slice('http://localhost'.length);
-  const row = (id: string) => t.deps.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const row = (id: string) =>
+    t.deps.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const login = async (username: string, password: string) => {
     const c = t.client();
     await c.get('/login');
@@ -56,18 +60,36 @@ forEachDialect((getDb) => {
     assert.equal(res.location, `/settings/accounts/${vera.id}?reveal=reset-link#reset-link-result`);
     const first = await admin.get(res.location!);
     const [, url, token] = LINK.exec(first.text)!;
-    assert.match(first.text, /Reset link created for <strong>vera<\/strong>, valid until <time datetime="2026-01-16T12:00:00.000Z">/);
+    assert.match(
+      first.text,
+      /Reset link created for <strong>vera<\/strong>, valid until <time datetime="2026-01-16T12:00:00.000Z">/,
+    );
     const stored = await t.deps.db.selectFrom('password_resets').selectAll().execute();
-    assert.deepEqual(stored, [{ account_id: vera.id, token_hash: sha256(token!), created_at: t.clock.now(), expires_at: t.clock.now() + 24 * 3600_000 }]);
+    assert.deepEqual(stored, [
+      {
+        account_id: vera.id,
+        token_hash: sha256(token!),
+        created_at: t.clock.now(),
+        expires_at: t.clock.now() + 24 * 3600_000,
+      },
+    ]);
 
     const again = await admin.get(res.location!);
     assert.ok(!again.text.includes(token!), 'a reload shows it no more');
     assert.match(again.text, /This reset link was shown once and is not shown again\./, 'and says so');
     assert.match(again.text, /one unused link, valid until/);
-    assert.doesNotMatch((await admin.get(`/settings/accounts/${vera.id}`)).text, /was shown once/, 'the plain page does not');
+    assert.doesNotMatch(
+      (await admin.get(`/settings/accounts/${vera.id}`)).text,
+      /was shown once/,
+      'the plain page does not',
+    );
     const resent = await admin.post('/settings/accounts/reset-link', { account: vera.id, _once: once });
     assert.equal(resent.location, `/settings/accounts/${vera.id}?reveal=reset-link#reset-link-result`);
-    assert.deepEqual(await t.deps.db.selectFrom('password_resets').selectAll().execute(), stored, 'the resent form minted nothing');
+    assert.deepEqual(
+      await t.deps.db.selectFrom('password_resets').selectAll().execute(),
+      stored,
+      'the resent form minted nothing',
+    );
 
     await t.client().get(pathOf(url!));
     assert.ok(!t.logs.join('\n').includes(token!), 'the token is in no log line, request lines included');
@@ -77,7 +99,11 @@ forEachDialect((getDb) => {
   test('following the link sets a new password, ends every session, keeps the second factor', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
     const veraClient = await signIn(t, vera);
-    await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', vera.id).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 })
+      .where('id', '=', vera.id)
+      .execute();
     const before = await row(vera.id);
     const { url, token } = await mintThroughPage(vera.id);
 
@@ -101,7 +127,10 @@ forEachDialect((getDb) => {
     const after = await row(vera.id);
     assert.equal(after.credentials_version, before.credentials_version + 1);
     assert.equal(after.totp_enabled, 1, 'the second factor stays');
-    assert.equal((await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', vera.id).execute()).length, 0);
+    assert.equal(
+      (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', vera.id).execute()).length,
+      0,
+    );
     assert.equal((await veraClient.get('/')).location, '/login');
     assert.equal((await login('vera', TEST_PASSWORD)).status, 401, 'the old password is gone');
     assert.equal((await login('vera', NEW_PASSWORD)).location, '/login/totp', 'the next sign-in still owes the code');
@@ -125,7 +154,10 @@ forEachDialect((getDb) => {
     assert.equal((await t.client().get(pathOf(second.url))).status, 200);
 
     await admin.post('/settings/accounts/suspend', { account: vera.id });
-    for (const res of [await t.client().get(pathOf(second.url)), await t.client().post('/reset', { token: second.token, password: NEW_PASSWORD })]) {
+    for (const res of [
+      await t.client().get(pathOf(second.url)),
+      await t.client().post('/reset', { token: second.token, password: NEW_PASSWORD }),
+    ]) {
       assert.equal(res.status, 403);
       assert.match(res.text, /This account is suspended, so its password cannot be reset now\./);
     }
@@ -159,7 +191,10 @@ forEachDialect((getDb) => {
     assert.equal(encoded.status, 200);
     await t.client().get(`/reset?TOKEN=${token}&to%6Ben=${token}&%E0%A4%A=${token}`);
     assert.ok(!t.logs.join('\n').includes(token), 'no log line holds the token');
-    assert.ok(t.logs.some((l) => l.includes('"url":"/reset?x=1&%74oken=[redacted]"')), 'the request is logged, its value redacted');
+    assert.ok(
+      t.logs.some((l) => l.includes('"url":"/reset?x=1&%74oken=[redacted]"')),
+      'the request is logged, its value redacted',
+    );
   });
 
   test('two uses of one link at once: exactly one sets its password', async () => {
@@ -173,7 +208,10 @@ forEachDialect((getDb) => {
       useResetLink(t.deps, { token, password: 'second racer passphrase' }),
     ]);
     assert.equal(results.filter((r) => r.ok).length, 1, JSON.stringify(results));
-    assert.deepEqual(results.find((r) => !r.ok), { ok: false, reason: 'invalid' });
+    assert.deepEqual(
+      results.find((r) => !r.ok),
+      { ok: false, reason: 'invalid' },
+    );
     const winner = results[0]!.ok ? 'first racer passphrase' : 'second racer passphrase';
     assert.equal((await login('vera', winner)).location, '/');
   });
@@ -181,16 +219,32 @@ forEachDialect((getDb) => {
   test('never for one’s own account from the page; the CLI (no actor) may mint for anyone; unknown accounts are refused', async () => {
     const self = await admin.post('/settings/accounts/reset-link', { account: adminId, _once: 'x'.repeat(43) });
     assert.equal(self.status, 409);
-    assert.match(self.text, /You cannot create a reset link for your own account\. Change your password on your Profile\./);
-    assert.equal((await admin.post('/settings/accounts/reset-link', { account: adminId })).status, 303, 'no one-time token: nothing minted');
+    assert.match(
+      self.text,
+      /You cannot create a reset link for your own account\. Change your password on your Profile\./,
+    );
+    assert.equal(
+      (await admin.post('/settings/accounts/reset-link', { account: adminId })).status,
+      303,
+      'no one-time token: nothing minted',
+    );
     assert.deepEqual(await t.deps.db.selectFrom('password_resets').select('account_id').execute(), []);
     const page = await admin.get(`/settings/accounts/${adminId}`);
     assert.doesNotMatch(page.text, /Create reset link/);
-    assert.deepEqual(await mintResetLink(t.deps, { actorId: adminId, accountId: adminId, base: 'http://localhost' }), { ok: false, reason: 'self' });
-    assert.deepEqual(await mintResetLink(t.deps, { actorId: adminId, accountId: 'gone', base: 'http://localhost' }), { ok: false, reason: 'reauth-required' });
+    assert.deepEqual(await mintResetLink(t.deps, { actorId: adminId, accountId: adminId, base: 'http://localhost' }), {
+      ok: false,
+      reason: 'self',
+    });
+    assert.deepEqual(await mintResetLink(t.deps, { actorId: adminId, accountId: 'gone', base: 'http://localhost' }), {
+      ok: false,
+      reason: 'reauth-required',
+    });
     const cli = await mintResetLink(t.deps, { actorId: null, accountId: adminId, base: 'http://localhost' });
     assert.ok(cli.ok);
-    assert.deepEqual(await mintResetLink(t.deps, { actorId: null, accountId: 'gone', base: 'http://localhost' }), { ok: false, reason: 'not-found' });
+    assert.deepEqual(await mintResetLink(t.deps, { actorId: null, accountId: 'gone', base: 'http://localhost' }), {
+      ok: false,
+      reason: 'not-found',
+    });
   });
 
   test('a reset link asks "Confirm it’s you" first; a direct post is refused by the service; 10 minutes later it asks again', async () => {
@@ -198,12 +252,18 @@ forEachDialect((getDb) => {
     const links = () => t.deps.db.selectFrom('password_resets').select('account_id').execute();
     const before = await admin.get(`/settings/accounts/${vera.id}`);
     assert.match(before.text, /<form method="post" action="\/settings\/accounts\/reauth" id="reset-link-confirm">/);
-    assert.match(before.text, /<input type="hidden" name="account" value="[^"]+"\/><div class="field"><label for="reset-link-confirm-secret">Password<\/label>/);
+    assert.match(
+      before.text,
+      /<input type="hidden" name="account" value="[^"]+"\/><div class="field"><label for="reset-link-confirm-secret">Password<\/label>/,
+    );
     assert.doesNotMatch(before.text, /Create reset link/, 'the act waits for the confirmation');
     // A post anyway (a stale page, a stolen session) mints nothing.
     const refused = await admin.post('/settings/accounts/reset-link', { account: vera.id, _once: 'A'.repeat(43) });
     assert.equal(refused.status, 403);
-    assert.match(refused.text, /Confirm it’s you first: your last confirmation is more than 10 minutes old\. Nothing was created\./);
+    assert.match(
+      refused.text,
+      /Confirm it’s you first: your last confirmation is more than 10 minutes old\. Nothing was created\./,
+    );
     assert.match(refused.text, /id="reset-link-confirm"/);
     assert.deepEqual(await links(), []);
     assert.ok(!t.logs.some((l) => l.includes('reset-link-created')));
@@ -220,20 +280,35 @@ forEachDialect((getDb) => {
     assert.doesNotMatch(confirmed.text, /id="reset-link-confirm"/);
 
     t.clock.advance(10 * 60_000 - 1);
-    assert.equal((await pressCreate(vera.id)).res.location, `/settings/accounts/${vera.id}?reveal=reset-link#reset-link-result`);
+    assert.equal(
+      (await pressCreate(vera.id)).res.location,
+      `/settings/accounts/${vera.id}?reveal=reset-link#reset-link-result`,
+    );
     assert.deepEqual(await links(), [{ account_id: vera.id }]);
     t.clock.advance(1);
     assert.match((await admin.get(`/settings/accounts/${vera.id}`)).text, /id="reset-link-confirm"/, 'it asks again');
     const late = await admin.post('/settings/accounts/reset-link', { account: vera.id, _once: 'B'.repeat(43) });
     assert.equal(late.status, 403);
-    assert.equal((await t.deps.db.selectFrom('password_resets').select('created_at').executeTakeFirstOrThrow()).created_at, t.clock.now() - 1, 'the link minted in time is the only one');
-    // The service itself: a session that confirmed lately, but not this actor's, vouches for nothing; the CLI is exempt.
+    assert.equal(
+      (await t.deps.db.selectFrom('password_resets').select('created_at').executeTakeFirstOrThrow()).created_at,
+      t.clock.now() - 1,
+      'the link minted in time is the only one',
+    );
+    // The service itself: a session that confirmed lately, but not this actor's, vouches for nothing; the CLI is
+    // exempt.
     const other = await buildAccount(t, { role: 'admin' });
     const otherClient = await signIn(t, other);
     await confirmInSettings(otherClient, TEST_PASSWORD);
-    const otherSession = await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', other.id).executeTakeFirstOrThrow();
+    const otherSession = await t.deps.db
+      .selectFrom('sessions')
+      .select('id_hash')
+      .where('account_id', '=', other.id)
+      .executeTakeFirstOrThrow();
     const input = { accountId: vera.id, base: 'http://localhost' };
-    assert.deepEqual(await mintResetLink(t.deps, { ...input, actorId: adminId, sessionIdHash: otherSession.id_hash }), { ok: false, reason: 'reauth-required' });
+    assert.deepEqual(await mintResetLink(t.deps, { ...input, actorId: adminId, sessionIdHash: otherSession.id_hash }), {
+      ok: false,
+      reason: 'reauth-required',
+    });
     assert.ok((await mintResetLink(t.deps, { ...input, actorId: other.id, sessionIdHash: otherSession.id_hash })).ok);
     assert.ok((await mintResetLink(t.deps, { ...input, actorId: null })).ok);
   });

@@ -25,8 +25,8 @@ export function ResetInvalid() {
     <section class="narrow">
       <p class="lead">This password reset link is not valid.</p>
       <p>
-        It may have been used already, been replaced by a newer link, or be older than 24 hours. Ask an administrator for a new one. If
-        you know your password, <a href="/login">sign in</a>.
+        It may have been used already, been replaced by a newer link, or be older than 24 hours. Ask an administrator
+        for a new one. If you know your password, <a href="/login">sign in</a>.
       </p>
     </section>
   );

@@ -14,7 +14,13 @@ export { CONFIRM_FIRST } from '../auth/reauth-window.ts';
  * The confirm form alone, with id `id`, posting to `action` with the hidden `fields` that say where to return.
  * `withCode` when the account has an authenticator app, whose code also works.
  */
-export function ConfirmForm(props: { id: string; action: string; withCode: boolean; errors?: Record<string, string>; fields?: Record<string, string> }) {
+export function ConfirmForm(props: {
+  id: string;
+  action: string;
+  withCode: boolean;
+  errors?: Record<string, string>;
+  fields?: Record<string, string>;
+}) {
   return (
     <Form action={props.action} id={props.id} errors={props.errors}>
       {Object.entries(props.fields ?? {}).map(([name, value]) => (
@@ -49,7 +55,13 @@ export function ConfirmStep(props: {
     <div class="confirm-step">
       <h3>Confirm it’s you</h3>
       <p>{props.why} Confirming lasts 10 minutes in this browser session.</p>
-      <ConfirmForm id={`${props.place}-confirm`} action={props.action} withCode={props.withCode} errors={props.errors} fields={props.fields} />
+      <ConfirmForm
+        id={`${props.place}-confirm`}
+        action={props.action}
+        withCode={props.withCode}
+        errors={props.errors}
+        fields={props.fields}
+      />
     </div>
   );
 }

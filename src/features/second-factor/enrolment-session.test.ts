@@ -31,7 +31,11 @@ forEachDialect((getDb) => {
   });
 
   const totpRow = (accountId: string) =>
-    t.deps.db.selectFrom('accounts').select(['totp_enabled', 'totp_secret']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    t.deps.db
+      .selectFrom('accounts')
+      .select(['totp_enabled', 'totp_secret'])
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
   // A fresh one-time token, as the confirming page's form carries (the pages a session sees may hold none).
   const confirm = (c: TestClient, code: string) => c.post('/profile/totp/confirm', { code, _once: newFormToken() });
 
@@ -53,7 +57,11 @@ forEachDialect((getDb) => {
     await thief.get('/profile');
     const stolen = await confirm(thief, totpCode(secret, t.clock.now()));
     assert.equal(stolen.location, EXPIRED);
-    assert.deepEqual(await totpRow(account.id), { totp_enabled: 0, totp_secret: null }, 'nothing pending on the account row');
+    assert.deepEqual(
+      await totpRow(account.id),
+      { totp_enabled: 0, totp_secret: null },
+      'nothing pending on the account row',
+    );
 
     // The session that confirmed its password still completes its own enrolment after a wrong code, which keeps the
     // enrolment but does not show the key again.
@@ -73,7 +81,11 @@ forEachDialect((getDb) => {
     const b = await startEnrolmentInProfile(second, account.password);
     assert.notEqual(a, b);
 
-    assert.equal((await confirm(first, totpCode(b, t.clock.now()))).status, 400, 'the other secret is not this session\u2019s');
+    assert.equal(
+      (await confirm(first, totpCode(b, t.clock.now()))).status,
+      400,
+      'the other secret is not this session\u2019s',
+    );
     assert.equal((await finishEnrolment(t, first, '/profile/totp/confirm', a)).length, 10);
 
     const late = await confirm(second, totpCode(b, t.clock.now()));
@@ -97,7 +109,11 @@ forEachDialect((getDb) => {
     assert.deepEqual(results.map((r) => r.location).sort(), [EXPIRED, CODES_PAGE].sort());
     const winner = results.findIndex((r) => r.location === CODES_PAGE);
     assert.deepEqual(await totpRow(account.id), { totp_enabled: 1, totp_secret: secrets[winner] });
-    const codes = await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', account.id).execute();
+    const codes = await t.deps.db
+      .selectFrom('recovery_codes')
+      .select('id')
+      .where('account_id', '=', account.id)
+      .execute();
     assert.equal(codes.length, 10);
   });
 
@@ -117,7 +133,10 @@ forEachDialect((getDb) => {
 
     // A new start by the other session does not touch the first one's secret.
     assert.notEqual(await startEnrolmentAtSignIn(other), secret);
-    const wrong = await enrolling.post('/login/enrol', { action: 'confirm', code: totpCode(secret, t.clock.now() + 120_000) });
+    const wrong = await enrolling.post('/login/enrol', {
+      action: 'confirm',
+      code: totpCode(secret, t.clock.now() + 120_000),
+    });
     assert.equal(wrong.status, 400);
     assert.equal(keyOn(wrong.text), undefined);
     assert.equal((await finishEnrolment(t, enrolling, '/login/enrol', secret)).length, 10);
@@ -161,18 +180,48 @@ for (const dialect of dialects()) {
     try {
       const result = await migratorThrough(tdb.db, '0006-messages').migrateToLatest();
       assert.equal(result.error, undefined);
-      const row = { password_hash: 'x', role: 'viewer', totp_last_step: null, totp_enrol_prompt: 0, created_at: 1 } as const;
+      const row = {
+        password_hash: 'x',
+        role: 'viewer',
+        totp_last_step: null,
+        totp_enrol_prompt: 0,
+        created_at: 1,
+      } as const;
       await tdb.db
         .insertInto('accounts')
         .values([
-          { ...row, id: 'pending', username: 'pending', username_lower: 'pending', totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 0 },
-          { ...row, id: 'enabled', username: 'enabled', username_lower: 'enabled', totp_secret: 'KRSXG5CTMVRXEZLU', totp_enabled: 1 },
+          {
+            ...row,
+            id: 'pending',
+            username: 'pending',
+            username_lower: 'pending',
+            totp_secret: 'JBSWY3DPEHPK3PXP',
+            totp_enabled: 0,
+          },
+          {
+            ...row,
+            id: 'enabled',
+            username: 'enabled',
+            username_lower: 'enabled',
+            totp_secret: 'KRSXG5CTMVRXEZLU',
+            totp_enabled: 1,
+          },
         ])
         .execute();
       const migrated = await migrateToLatest(tdb.db);
       assert.ok(migrated.ok);
-      assert.deepEqual(migrated.applied.slice(0, 5), ['0008-second-factor-hardening', '0009-delivery-due-pending', '0010-delivery-attempt-log', '0011-delivery-attempt-rows', '0013-username-skeleton']);
-      const rows = await tdb.db.selectFrom('accounts').select(['id', 'totp_secret', 'credentials_version']).orderBy('id').execute();
+      assert.deepEqual(migrated.applied.slice(0, 5), [
+        '0008-second-factor-hardening',
+        '0009-delivery-due-pending',
+        '0010-delivery-attempt-log',
+        '0011-delivery-attempt-rows',
+        '0013-username-skeleton',
+      ]);
+      const rows = await tdb.db
+        .selectFrom('accounts')
+        .select(['id', 'totp_secret', 'credentials_version'])
+        .orderBy('id')
+        .execute();
       assert.deepEqual(rows, [
         { id: 'enabled', totp_secret: 'KRSXG5CTMVRXEZLU', credentials_version: 0 },
         { id: 'pending', totp_secret: null, credentials_version: 0 },

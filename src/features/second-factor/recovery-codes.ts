@@ -35,7 +35,11 @@ function displayForm(canonical: string): string {
 
 /** The canonical form of a typed code (15 alphabet characters), or undefined when it cannot be one. */
 export function normaliseRecoveryCode(input: string): string | undefined {
-  const compact = input.toLowerCase().replace(/[\s-]+/g, '').replace(/[il]/g, '1').replace(/o/g, '0');
+  const compact = input
+    .toLowerCase()
+    .replace(/[\s-]+/g, '')
+    .replace(/[il]/g, '1')
+    .replace(/o/g, '0');
   if (compact.length !== CODE_CHARS || [...compact].some((ch) => !ALPHABET.includes(ch))) return undefined;
   return compact;
 }
@@ -59,7 +63,8 @@ function digest(salt: string, canonical: string): string {
 
 /**
  * Codes posted back by the page that showed them (its "Download as text file" form), in display form, or undefined
- * unless they are 1 to RECOVERY_CODE_COUNT well-formed codes. Nothing here is looked up: the file holds what the page held.
+ * unless they are 1 to RECOVERY_CODE_COUNT well-formed codes. Nothing here is looked up: the file holds what the page
+ * held.
  */
 export function shownRecoveryCodes(values: string[]): string[] | undefined {
   if (values.length === 0 || values.length > RECOVERY_CODE_COUNT) return undefined;

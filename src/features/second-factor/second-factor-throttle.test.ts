@@ -32,7 +32,8 @@ forEachDialect((getDb) => {
   });
 
   /** A fresh session owing the account's code (as after its password), named by its id hash. */
-  const pendingSession = async (accountId: string) => sha256(await createSession(t.deps, accountId, 'totp', 'attacker'));
+  const pendingSession = async (accountId: string) =>
+    sha256(await createSession(t.deps, accountId, 'totp', 'attacker'));
 
   /** One wrong code from a session, from any of 200 addresses (a distributed attacker); the result of the check. */
   let guesses = 0;
@@ -75,7 +76,12 @@ forEachDialect((getDb) => {
       assert.ok(!r.ok && (r.reason === 'invalid' || r.reason === 'session-ended'), `guess ${i + 1} was checked`);
       if (r.reason === 'session-ended') session = await pendingSession(account.id);
     }
-    const r = await verifySecondFactor(t.deps, { accountId: account.id, sessionIdHash: session, code: totpCode(secret, t.clock.now()), address: '203.0.113.9' });
+    const r = await verifySecondFactor(t.deps, {
+      accountId: account.id,
+      sessionIdHash: session,
+      code: totpCode(secret, t.clock.now()),
+      address: '203.0.113.9',
+    });
     assert.ok(!r.ok && r.reason === 'locked', 'even the right code is refused while locked');
     return r.retryAfterMs;
   }
@@ -89,7 +95,11 @@ forEachDialect((getDb) => {
     const third = await c.post('/login/totp', { code: wrongCode(secret, t.clock.now()) });
     assert.equal(third.location, '/login?notice=code-attempts');
     assert.equal(c.cookies.has('svc_session'), false, 'the session cookie is cleared (the device cookie stays)');
-    const sessions = await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', account.id).execute();
+    const sessions = await t.deps.db
+      .selectFrom('sessions')
+      .select('id_hash')
+      .where('account_id', '=', account.id)
+      .execute();
     assert.deepEqual(sessions, [], 'the pending session is gone');
     assert.match((await c.get(third.location!)).text, /Too many wrong codes\. Sign in again with your password\./);
 

@@ -5,7 +5,10 @@ import type { DB } from '../../db/schema.ts';
 type Q = Kysely<DB> | Transaction<DB>;
 
 /** Stores (or replaces) the session's not-yet-confirmed secret. A session deleted meanwhile fails its foreign key. */
-export async function savePendingEnrolment(db: Q, row: { sessionIdHash: string; secret: string; now: number; expiresAt: number }): Promise<void> {
+export async function savePendingEnrolment(
+  db: Q,
+  row: { sessionIdHash: string; secret: string; now: number; expiresAt: number },
+): Promise<void> {
   const values = { secret: row.secret, created_at: row.now, expires_at: row.expiresAt };
   await db
     .insertInto('totp_enrolments')
@@ -15,7 +18,12 @@ export async function savePendingEnrolment(db: Q, row: { sessionIdHash: string; 
 }
 
 /** The session's pending secret, if it has one that has not expired and the session belongs to the account. */
-export async function findPendingEnrolment(db: Q, sessionIdHash: string, accountId: string, now: number): Promise<string | undefined> {
+export async function findPendingEnrolment(
+  db: Q,
+  sessionIdHash: string,
+  accountId: string,
+  now: number,
+): Promise<string | undefined> {
   const row = await db
     .selectFrom('totp_enrolments')
     .innerJoin('sessions', 'sessions.id_hash', 'totp_enrolments.session_id_hash')
@@ -41,7 +49,9 @@ export async function takePendingEnrolment(db: Q, sessionIdHash: string, secret:
 export async function deletePendingEnrolments(db: Q, accountId: string): Promise<void> {
   await db
     .deleteFrom('totp_enrolments')
-    .where('session_id_hash', 'in', (eb) => eb.selectFrom('sessions').select('id_hash').where('account_id', '=', accountId))
+    .where('session_id_hash', 'in', (eb) =>
+      eb.selectFrom('sessions').select('id_hash').where('account_id', '=', accountId),
+    )
     .execute();
 }
 
@@ -50,7 +60,9 @@ export async function deleteExpiredEnrolments(db: Q, now: number): Promise<void>
   await db.deleteFrom('totp_enrolments').where('expires_at', '<=', now).execute();
 }
 
-/** Turns TOTP on with the confirmed secret, only while it is off, recording the confirming step. Returns whether it did. */
+/**
+ * Turns TOTP on with the confirmed secret, only while it is off, recording the confirming step. Returns whether it did.
+ */
 export async function enableTotp(db: Q, accountId: string, secret: string, step: number): Promise<boolean> {
   const r = await db
     .updateTable('accounts')

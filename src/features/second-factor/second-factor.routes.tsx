@@ -15,7 +15,13 @@ import { landingFor } from '../auth/landing.ts';
 import { holdSecret } from '../auth/reveals.service.ts';
 import { RECOVERY_CODES_REVEAL, recoveryCodesPath, TOTP_KEY_REVEAL } from './second-factor.reveals.ts';
 import { qrSvg } from './qr.ts';
-import { confirmEnrolment, pendingEnrolment, skipEnrolment, startEnrolment, verifySecondFactor } from './second-factor.service.ts';
+import {
+  confirmEnrolment,
+  pendingEnrolment,
+  skipEnrolment,
+  startEnrolment,
+  verifySecondFactor,
+} from './second-factor.service.ts';
 import { lockedMessage } from '../auth/login.views.tsx';
 import { EnrolOfferPage, EnrolSecretPage, TotpStepPage } from './second-factor.views.tsx';
 import { endSession, promoteSession, type SessionContext, type Stage } from '../auth/sessions.service.ts';
@@ -36,7 +42,9 @@ export function secondFactorRoutes(deps: Deps) {
     return session.stage === stage ? session : c.redirect(landingFor(session.stage), 303);
   }
 
-  /** The account's second factor changed under a pending session (admin re-enrolment, enrolment elsewhere): start over. */
+  /**
+   * The account's second factor changed under a pending session (admin re-enrolment, enrolment elsewhere): start over.
+   */
   async function startOver(c: Ctx, session: SessionContext) {
     await endSession(deps, session.idHash);
     clearSessionCookie(c, deps.config);
@@ -66,9 +74,20 @@ export function secondFactorRoutes(deps: Deps) {
     const session = sessionIn(c, 'totp');
     if (session instanceof Response) return session;
     const form = parseForm(c, codeSchema);
-    if (!form.ok) return render(c, 'Two-factor authentication', <TotpStepPage error={form.errors.code ?? 'Check the form and try again.'} />, 400);
+    if (!form.ok)
+      return render(
+        c,
+        'Two-factor authentication',
+        <TotpStepPage error={form.errors.code ?? 'Check the form and try again.'} />,
+        400,
+      );
     const code = form.data.code;
-    const result = await verifySecondFactor(deps, { accountId: session.account.id, sessionIdHash: session.idHash, code, address: clientAddress(c) });
+    const result = await verifySecondFactor(deps, {
+      accountId: session.account.id,
+      sessionIdHash: session.idHash,
+      code,
+      address: clientAddress(c),
+    });
     if (result.ok) {
       if (!(await promote(c, session))) return startOver(c, session);
       return c.redirect(result.via === 'recovery-code' ? '/profile?notice=recovery-code-used' : '/', 303);
@@ -82,7 +101,10 @@ export function secondFactorRoutes(deps: Deps) {
     const [error, status] =
       result.reason === 'locked'
         ? ([lockedMessage(result.retryAfterMs), 429] as const)
-        : (['That code is not valid. Each code works once: wait for the next one, or use a recovery code.', 401] as const);
+        : ([
+            'That code is not valid. Each code works once: wait for the next one, or use a recovery code.',
+            401,
+          ] as const);
     return render(c, 'Two-factor authentication', <TotpStepPage error={error} />, status);
   });
 
@@ -137,10 +159,28 @@ export function secondFactorRoutes(deps: Deps) {
   });
 
   /** The confirming step; the key only when `held` is this session's pending secret (its one showing). */
-  async function confirmPage(c: Ctx, held: string | undefined, pending: { secret: string; uri: string }, error?: string, status: 200 | 400 = 200) {
-    const shown = held !== undefined && held === pending.secret ? { ...pending, svg: await qrSvg(pending.uri) } : undefined;
+  async function confirmPage(
+    c: Ctx,
+    held: string | undefined,
+    pending: { secret: string; uri: string },
+    error?: string,
+    status: 200 | 400 = 200,
+  ) {
+    const shown =
+      held !== undefined && held === pending.secret ? { ...pending, svg: await qrSvg(pending.uri) } : undefined;
     const restart = { action: '/login/enrol', hidden: { action: 'start' } };
-    return render(c, ENROL_TITLE, <EnrolSecretPage action="/login/enrol" hidden={{ action: 'confirm' }} shown={shown} error={error} restart={restart} />, status);
+    return render(
+      c,
+      ENROL_TITLE,
+      <EnrolSecretPage
+        action="/login/enrol"
+        hidden={{ action: 'confirm' }}
+        shown={shown}
+        error={error}
+        restart={restart}
+      />,
+      status,
+    );
   }
 
   return app;

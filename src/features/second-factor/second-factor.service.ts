@@ -49,7 +49,10 @@ export interface PendingEnrolment {
 export type ReauthRequired = { ok: false; reason: 'reauth-required' };
 
 /** Where an account's second factor stands, for the profile. */
-export async function secondFactorState(deps: Deps, accountId: string): Promise<{ enabled: boolean; recoveryCodesLeft: number }> {
+export async function secondFactorState(
+  deps: Deps,
+  accountId: string,
+): Promise<{ enabled: boolean; recoveryCodesLeft: number }> {
   const account = await findAccountById(deps.db, accountId);
   const enabled = account?.totp_enabled === 1;
   return { enabled, recoveryCodesLeft: enabled ? await countUnusedRecoveryCodes(deps.db, accountId) : 0 };
@@ -72,7 +75,12 @@ export interface EnrolmentOwner {
 export async function startEnrolment(
   deps: Deps,
   input: EnrolmentOwner,
-): Promise<{ ok: true; pending: PendingEnrolment } | ReauthRequired | { ok: false; reason: 'already-enabled' } | { ok: false; reason: 'session-ended' }> {
+): Promise<
+  | { ok: true; pending: PendingEnrolment }
+  | ReauthRequired
+  | { ok: false; reason: 'already-enabled' }
+  | { ok: false; reason: 'session-ended' }
+> {
   const account = await findAccountById(deps.db, input.accountId);
   if (!account) return { ok: false, reason: 'session-ended' };
   if (account.totp_enabled === 1) return { ok: false, reason: 'already-enabled' };
@@ -80,7 +88,12 @@ export async function startEnrolment(
   const secret = newTotpSecret(deps.random);
   const now = deps.clock.now();
   try {
-    await savePendingEnrolment(deps.db, { sessionIdHash: input.sessionIdHash, secret, now, expiresAt: now + ENROLMENT_PENDING_MS });
+    await savePendingEnrolment(deps.db, {
+      sessionIdHash: input.sessionIdHash,
+      secret,
+      now,
+      expiresAt: now + ENROLMENT_PENDING_MS,
+    });
   } catch (err) {
     if (isForeignKeyViolation(err)) return { ok: false, reason: 'session-ended' };
     throw err;
@@ -88,7 +101,10 @@ export async function startEnrolment(
   return { ok: true, pending: { secret, uri: totpUri(secret, account.username) } };
 }
 
-/** This session's pending enrolment, if it started one that has not expired (to show the secret again after a wrong code). */
+/**
+ * This session's pending enrolment, if it started one that has not expired (to show the secret again after a wrong
+ * code).
+ */
 export async function pendingEnrolment(deps: Deps, owner: EnrolmentOwner): Promise<PendingEnrolment | undefined> {
   const account = await findAccountById(deps.db, owner.accountId);
   if (!account || account.totp_enabled === 1) return undefined;
@@ -141,7 +157,11 @@ export type SecondFactorResult =
  * Throttle keys for second-factor codes, far stricter than for passwords: per pending session (a few failures end
  * it, so the password is owed again), per account (escalating locks) and per client address.
  */
-function secondFactorKeys(accountId: string, sessionIdHash: string, address: string): { session: ThrottleKey; account: ThrottleKey; address: ThrottleKey } {
+function secondFactorKeys(
+  accountId: string,
+  sessionIdHash: string,
+  address: string,
+): { session: ThrottleKey; account: ThrottleKey; address: ThrottleKey } {
   return {
     session: { key: `totp:session:${sessionIdHash}`, policy: SECOND_FACTOR_SESSION_POLICY },
     account: { key: `totp:account:${accountId}`, policy: SECOND_FACTOR_ACCOUNT_POLICY },
@@ -154,7 +174,10 @@ function secondFactorKeys(accountId: string, sessionIdHash: string, address: str
  * older one after a newer one) or one unused recovery code. Attempts are reserved before the check against the
  * second-factor policies; the session that used up its attempts is ended ('session-ended').
  */
-export async function verifySecondFactor(deps: Deps, input: { accountId: string; sessionIdHash: string; code: string; address: string }): Promise<SecondFactorResult> {
+export async function verifySecondFactor(
+  deps: Deps,
+  input: { accountId: string; sessionIdHash: string; code: string; address: string },
+): Promise<SecondFactorResult> {
   const result = await checkSecondFactor(deps, input);
   deps.metrics?.signIn(result.ok ? 'success' : result.reason === 'locked' ? 'throttled' : 'failure');
   return result;
@@ -170,7 +193,8 @@ async function checkSecondFactor(
   const keys = secondFactorKeys(account.id, input.sessionIdHash, input.address);
   const reservation = await reserveAttempt(deps, [keys.session, keys.account, keys.address]);
   if (!reservation.ok) {
-    if (reservation.key !== keys.session.key) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
+    if (reservation.key !== keys.session.key)
+      return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
     await endSession(deps, input.sessionIdHash);
     return { ok: false, reason: 'session-ended' };
   }
@@ -178,7 +202,9 @@ async function checkSecondFactor(
   const typed = normaliseTotpInput(input.code);
   const via = /^[0-9]{6}$/.test(typed) ? 'totp' : 'recovery-code';
   const accepted =
-    via === 'totp' ? await acceptTotpCode(deps, account.id, account.totp_secret, typed) : await acceptRecoveryCode(deps, account.id, input.code);
+    via === 'totp'
+      ? await acceptTotpCode(deps, account.id, account.totp_secret, typed)
+      : await acceptRecoveryCode(deps, account.id, input.code);
   const settled = await settleAttempt(deps, reservation, accepted, [keys.session.key, keys.account.key]);
   if (accepted) return { ok: true, via };
   if (settled.locked.includes(keys.session.key)) {
@@ -208,7 +234,9 @@ export async function confirmAuthenticatorCode(
   return accepted ? { ok: true } : { ok: false, reason: 'invalid' };
 }
 
-/** Issues a new set of recovery codes in a session that confirmed itself within 10 minutes; the old set stops working. */
+/**
+ * Issues a new set of recovery codes in a session that confirmed itself within 10 minutes; the old set stops working.
+ */
 export async function regenerateRecoveryCodes(
   deps: Deps,
   input: { accountId: string; sessionIdHash: string },
@@ -229,12 +257,17 @@ async function acceptTotpCode(deps: Deps, accountId: string, secret: string, cod
 async function acceptRecoveryCode(deps: Deps, accountId: string, typed: string): Promise<boolean> {
   const canonical = normaliseRecoveryCode(typed);
   if (!canonical) return false;
-  const match = (await unusedRecoveryCodes(deps.db, accountId)).find((row) => recoveryCodeMatches(row.code_hash, canonical));
+  const match = (await unusedRecoveryCodes(deps.db, accountId)).find((row) =>
+    recoveryCodeMatches(row.code_hash, canonical),
+  );
   return match !== undefined && (await spendRecoveryCode(deps.db, match.id, deps.clock.now()));
 }
 
 function freshRecoveryCodes(deps: Deps) {
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => newRecoveryCode(deps.random));
-  const rows = codes.map((code) => ({ id: newId(deps.random), code_hash: hashRecoveryCode(deps.random, normaliseRecoveryCode(code)!) }));
+  const rows = codes.map((code) => ({
+    id: newId(deps.random),
+    code_hash: hashRecoveryCode(deps.random, normaliseRecoveryCode(code)!),
+  }));
   return { codes, rows };
 }

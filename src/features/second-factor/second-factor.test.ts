@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
-import { buildTestApp, type TestApp, } from '../../../test/helpers/app.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signedInAs } from '../../../test/helpers/factories.ts';
-import { atEnrolStep, atTotpStep, codesOn, enrolTotp, finishEnrolment, keyOn, startEnrolmentAtSignIn } from '../../../test/helpers/second-factor.ts';
+import {
+  atEnrolStep,
+  atTotpStep,
+  codesOn,
+  enrolTotp,
+  finishEnrolment,
+  keyOn,
+  startEnrolmentAtSignIn,
+} from '../../../test/helpers/second-factor.ts';
 import { totpCode, totpStep } from './totp.ts';
 
 /** The key shown on the enrolment page. */
@@ -33,11 +41,18 @@ forEachDialect((getDb) => {
     const skipped = await c.post('/login/enrol', { action: 'skip' });
     assert.equal(skipped.location, '/');
     assert.equal((await c.get('/')).status, 200);
-    const row = await t.deps.db.selectFrom('accounts').select(['totp_enrol_prompt', 'totp_enabled']).where('id', '=', account.id).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('accounts')
+      .select(['totp_enrol_prompt', 'totp_enabled'])
+      .where('id', '=', account.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(row, { totp_enrol_prompt: 0, totp_enabled: 0 });
     const again = t.client();
     await again.get('/login');
-    assert.equal((await again.post('/login', { username: account.username, password: account.password })).location, '/');
+    assert.equal(
+      (await again.post('/login', { username: account.username, password: account.password })).location,
+      '/',
+    );
   });
 
   test('enrolment at sign-in asks no password again; the key is shown once after a redirect, the codes once after the last', async () => {
@@ -54,7 +69,10 @@ forEachDialect((getDb) => {
     assert.equal(secret.length, 32, '160 bits in base32');
     assert.match(page.text, /id="totp-secret">([A-Z2-7]{4} ){7}[A-Z2-7]{4}</, 'grouped in fours');
     assert.match(page.text, /<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>.*<path /s);
-    assert.ok(page.text.includes(`<a href="otpauth://totp/svc:${account.username}?issuer=svc&amp;secret=${secret}`), 'the set-up link is a link');
+    assert.ok(
+      page.text.includes(`<a href="otpauth://totp/svc:${account.username}?issuer=svc&amp;secret=${secret}`),
+      'the set-up link is a link',
+    );
     assert.doesNotMatch(page.text, /<script|style=/i);
 
     // A reload shows the key no more (the set-up goes on); neither does a wrong code.
@@ -79,11 +97,19 @@ forEachDialect((getDb) => {
     assert.equal(codesOn((await c.get(done.location!)).text).length, 0, 'a reload shows the codes no more');
     assert.equal((await c.get('/')).status, 200, 'the session is signed in');
 
-    const row = await t.deps.db.selectFrom('accounts').selectAll().where('id', '=', account.id).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', account.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.totp_enabled, 1);
     assert.equal(row.totp_enrol_prompt, 0);
     assert.equal(row.totp_last_step, totpStep(t.clock.now()));
-    const stored = await t.deps.db.selectFrom('recovery_codes').select('code_hash').where('account_id', '=', account.id).execute();
+    const stored = await t.deps.db
+      .selectFrom('recovery_codes')
+      .select('code_hash')
+      .where('account_id', '=', account.id)
+      .execute();
     assert.equal(stored.length, 10);
     for (const { code_hash } of stored) {
       assert.match(code_hash, /^hmac-sha256\$/);
@@ -91,14 +117,18 @@ forEachDialect((getDb) => {
     }
     const profile = await c.get('/profile');
     assert.match(profile.text, /10 of 10/);
-    assert.ok(codes.every((code) => !profile.text.includes(code)), 'codes are never shown again');
+    assert.ok(
+      codes.every((code) => !profile.text.includes(code)),
+      'codes are never shown again',
+    );
   });
 
   test('a code is accepted once, never an older step after a newer one, within one step of drift', async () => {
     const account = await buildAccount(t);
     const { secret } = await enrolTotp(t, account);
     const first = await atTotpStep(t, account);
-    for (const path of ['/', '/profile', '/login/enrol']) assert.equal((await first.get(path)).location, '/login/totp', path);
+    for (const path of ['/', '/profile', '/login/enrol'])
+      assert.equal((await first.get(path)).location, '/login/totp', path);
 
     // The code that confirmed enrolment (previous step, still inside the window) was already used.
     assert.equal((await first.post('/login/totp', { code: totpCode(secret, t.clock.now() - 30_000) })).status, 401);
@@ -120,9 +150,17 @@ forEachDialect((getDb) => {
     t.clock.advance(5_000);
     assert.equal((await third.post('/login/totp', { code: totpCode(secret, t.clock.now()) })).status, 401);
     t.clock.advance(30_000);
-    assert.equal((await third.post('/login/totp', { code: totpCode(secret, t.clock.now()) })).status, 401, 'that step was accepted already');
+    assert.equal(
+      (await third.post('/login/totp', { code: totpCode(secret, t.clock.now()) })).status,
+      401,
+      'that step was accepted already',
+    );
     t.clock.advance(30_000);
-    assert.equal((await third.post('/login/totp', { code: ` ${totpCode(secret, t.clock.now()).replace(/^(...)/, '$1 ')} ` })).location, '/');
+    assert.equal(
+      (await third.post('/login/totp', { code: ` ${totpCode(secret, t.clock.now()).replace(/^(...)/, '$1 ')} ` }))
+        .location,
+      '/',
+    );
   });
 
   test('racing submissions of one code or one recovery code give exactly one success', async () => {
@@ -137,7 +175,12 @@ forEachDialect((getDb) => {
     const more = await Promise.all([1, 2, 3].map(() => atTotpStep(t, account)));
     const recovered = await Promise.all(more.map((c) => c.post('/login/totp', { code: recoveryCodes[0]! })));
     assert.deepEqual(recovered.map((r) => r.status).sort(), [303, 401, 401]);
-    const used = await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', account.id).where('used_at', 'is not', null).execute();
+    const used = await t.deps.db
+      .selectFrom('recovery_codes')
+      .select('id')
+      .where('account_id', '=', account.id)
+      .where('used_at', 'is not', null)
+      .execute();
     assert.equal(used.length, 1);
   });
 
@@ -154,7 +197,10 @@ forEachDialect((getDb) => {
     const again = await atTotpStep(t, account);
     assert.equal((await again.post('/login/totp', { code: recoveryCodes[3]! })).status, 401);
     assert.equal((await again.post('/login/totp', { code: 'zzzzz-zzzzz-zzzzz' })).status, 401);
-    assert.equal((await again.post('/login/totp', { code: recoveryCodes[4]! })).location, '/profile?notice=recovery-code-used');
+    assert.equal(
+      (await again.post('/login/totp', { code: recoveryCodes[4]! })).location,
+      '/profile?notice=recovery-code-used',
+    );
   });
 
   test('the pending state is short-lived', async () => {
@@ -173,7 +219,10 @@ forEachDialect((getDb) => {
     const owing = await atTotpStep(t, enrolled);
     // An administrator's re-enrolment clears the secret and flag and asks for enrolment at the next sign-in.
     const admin = await signedInAs(t, 'admin');
-    assert.match((await admin.client.post('/settings/accounts/reenroll', { account: enrolled.id })).location ?? '', /notice=reenrolled$/);
+    assert.match(
+      (await admin.client.post('/settings/accounts/reenroll', { account: enrolled.id })).location ?? '',
+      /notice=reenrolled$/,
+    );
     const res = await owing.post('/login/totp', { code: totpCode(secret, t.clock.now()) });
     assert.equal(res.location, '/login?notice=session-ended');
     assert.equal((await owing.get('/')).location, '/login');

@@ -44,7 +44,8 @@ export function EnrolOfferPage(props: { error?: string }) {
   return (
     <section class="narrow">
       <p class="lead">
-        Protect your account with a second factor: a 6-digit code from an authenticator app, asked for after your password.
+        Protect your account with a second factor: a 6-digit code from an authenticator app, asked for after your
+        password.
       </p>
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
       <Form action="/login/enrol" id="enrol-start">
@@ -89,7 +90,9 @@ function EnrolKey(props: { svg: string; secret: string; uri: string }) {
           <a href={props.uri}>Open the set-up link in an authenticator app</a>
         </dd>
       </dl>
-      <p class="hint">Time-based, SHA1, 6 digits, every 30 seconds. This key is shown only now: the page will not show it again.</p>
+      <p class="hint">
+        Time-based, SHA1, 6 digits, every 30 seconds. This key is shown only now: the page will not show it again.
+      </p>
     </>
   );
 }
@@ -114,8 +117,8 @@ export function EnrolSecretPage(props: {
         <EnrolKey {...props.shown} />
       ) : (
         <Notice kind="info">
-          The set-up key was shown once and is not shown again. If you added it to your app, enter the app’s current code below;
-          if not, start again with a new key.
+          The set-up key was shown once and is not shown again. If you added it to your app, enter the app’s current
+          code below; if not, start again with a new key.
         </Notice>
       )}
       <Form action={props.action} id="enrol-confirm">
@@ -123,7 +126,14 @@ export function EnrolSecretPage(props: {
         {Object.entries(props.hidden ?? {}).map(([name, value]) => (
           <input type="hidden" name={name} value={value} />
         ))}
-        <Field label="Code from your app" name="code" autocomplete="one-time-code" inputmode="numeric" required maxlength={16} />
+        <Field
+          label="Code from your app"
+          name="code"
+          autocomplete="one-time-code"
+          inputmode="numeric"
+          required
+          maxlength={16}
+        />
         <button type="submit">Turn on two-factor authentication</button>
       </Form>
       {props.shown ? null : 'href' in restart ? (
@@ -155,8 +165,8 @@ export function RecoveryCodesPage(props: { codes?: string[]; continueHref: strin
     return (
       <section class="narrow">
         <Notice kind="info">
-          These recovery codes were shown once and are not shown again. If you did not keep them, generate a new set from your
-          profile: that voids the old one.
+          These recovery codes were shown once and are not shown again. If you did not keep them, generate a new set
+          from your profile: that voids the old one.
         </Notice>
         <p>
           <a href={props.continueHref}>Continue</a>
@@ -168,8 +178,8 @@ export function RecoveryCodesPage(props: { codes?: string[]; continueHref: strin
     <section class="narrow">
       <Notice kind="success">{props.intro}</Notice>
       <p>
-        Keep these recovery codes somewhere safe. Each one signs you in once if you lose your authenticator app. They are shown
-        only now: this page will not show them again.
+        Keep these recovery codes somewhere safe. Each one signs you in once if you lose your authenticator app. They
+        are shown only now: this page will not show them again.
       </p>
       <ol class="codes" aria-label="Recovery codes">
         {props.codes.map((code) => (

@@ -17,7 +17,11 @@ const RFC_VECTORS: [seconds: number, code: string][] = [
 
 test('otpauth reproduces the RFC 6238 SHA1 test vectors', () => {
   for (const [seconds, code] of RFC_VECTORS) {
-    assert.equal(TOTP.generate({ secret: RFC_SEED, algorithm: 'SHA1', digits: 8, period: 30, timestamp: seconds * 1000 }), code, `T=${seconds}`);
+    assert.equal(
+      TOTP.generate({ secret: RFC_SEED, algorithm: 'SHA1', digits: 8, period: 30, timestamp: seconds * 1000 }),
+      code,
+      `T=${seconds}`,
+    );
   }
 });
 

@@ -19,7 +19,12 @@ export function newTotpSecret(random: Random): string {
 
 /** The otpauth:// URI an app scans to add the account. */
 export function totpUri(secretBase32: string, username: string): string {
-  return new TOTP({ issuer: TOTP_ISSUER, label: username, secret: Secret.fromBase32(secretBase32), ...TOTP_PARAMS }).toString();
+  return new TOTP({
+    issuer: TOTP_ISSUER,
+    label: username,
+    secret: Secret.fromBase32(secretBase32),
+    ...TOTP_PARAMS,
+  }).toString();
 }
 
 /** The time step (counter) a timestamp falls in. */
@@ -33,7 +38,13 @@ export function totpStep(now: number): number {
  */
 export function matchTotpStep(secretBase32: string, code: string, now: number): number | null {
   if (!/^[0-9]{6}$/.test(code)) return null;
-  const delta = TOTP.validate({ token: code, secret: Secret.fromBase32(secretBase32), timestamp: now, window: TOTP_WINDOW, ...TOTP_PARAMS });
+  const delta = TOTP.validate({
+    token: code,
+    secret: Secret.fromBase32(secretBase32),
+    timestamp: now,
+    window: TOTP_WINDOW,
+    ...TOTP_PARAMS,
+  });
   return delta === null ? null : totpStep(now) + delta;
 }
 

@@ -23,6 +23,11 @@ export function SettingsFrame(props: { current: string; children: Child }) {
 }
 
 /** The settings page with tab `current` marked and `body` under the tab bar (a RenderSettings). */
-export function renderSettings(c: Ctx, current: string, body: Child, status: ContentfulStatusCode = 200): Promise<Response> {
+export function renderSettings(
+  c: Ctx,
+  current: string,
+  body: Child,
+  status: ContentfulStatusCode = 200,
+): Promise<Response> {
   return render(c, 'Settings', <SettingsFrame current={current}>{body}</SettingsFrame>, status);
 }

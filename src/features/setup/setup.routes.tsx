@@ -17,7 +17,12 @@ const setupSchema = z.object({
   password: passwordField,
 });
 
-function SetupPage(props: { token: string; tokenOk: boolean; values?: Record<string, string>; errors?: Record<string, string> }) {
+function SetupPage(props: {
+  token: string;
+  tokenOk: boolean;
+  values?: Record<string, string>;
+  errors?: Record<string, string>;
+}) {
   const e = props.errors ?? {};
   return (
     <section class="narrow">
@@ -26,10 +31,30 @@ function SetupPage(props: { token: string; tokenOk: boolean; values?: Record<str
         {props.tokenOk ? (
           <input type="hidden" name="token" value={props.token} />
         ) : (
-          <Field label="Setup token" name="token" autocomplete="off" required hint="Printed in the service's log at start-up." />
+          <Field
+            label="Setup token"
+            name="token"
+            autocomplete="off"
+            required
+            hint="Printed in the service's log at start-up."
+          />
         )}
-        <Field label="Username" name="username" value={props.values?.username} autocomplete="username" required maxlength={64} />
-        <Field label="Password" name="password" type="password" autocomplete="new-password" required hint="8 to 72 characters." />
+        <Field
+          label="Username"
+          name="username"
+          value={props.values?.username}
+          autocomplete="username"
+          required
+          maxlength={64}
+        />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          required
+          hint="8 to 72 characters."
+        />
         <button type="submit">Create administrator</button>
       </Form>
     </section>
@@ -62,12 +87,22 @@ export function setupRoutes(deps: Deps) {
       // The token's problem first, as its field comes first (the summary lists problems in this order).
       const tokenError: Record<string, string> = tokenOk ? {} : { token: 'This setup token is not valid.' };
       const errors = { ...tokenError, ...(form.ok ? {} : form.errors), ...tokenError };
-      return render(c, 'Set up svc', <SetupPage token={token} tokenOk={tokenOk} values={form.ok ? undefined : form.values} errors={errors} />, 400);
+      return render(
+        c,
+        'Set up svc',
+        <SetupPage token={token} tokenOk={tokenOk} values={form.ok ? undefined : form.values} errors={errors} />,
+        400,
+      );
     }
     const result = await completeSetup(deps, form.data);
     if (!result.ok && result.reason === 'closed') return c.redirect('/login', 303);
     if (!result.ok) {
-      return render(c, 'Set up svc', <SetupPage token="" tokenOk={false} errors={{ token: 'This setup token is not valid.' }} />, 400);
+      return render(
+        c,
+        'Set up svc',
+        <SetupPage token="" tokenOk={false} errors={{ token: 'This setup token is not valid.' }} />,
+        400,
+      );
     }
     deps.log.info({ event: 'setup-completed' }, 'first administrator account created');
     return c.redirect('/login?notice=setup-done', 303);

@@ -22,8 +22,14 @@ export async function prepareSetupToken(deps: Deps): Promise<string | undefined>
   if (deps.config.setupToken) return deps.config.setupToken;
   const token = randomToken(deps.random, 32);
   const now = deps.clock.now();
-  await deps.db.deleteFrom('setup_tokens').where('created_at', '<=', now - SETUP_TOKEN_TTL_MS).execute();
-  await deps.db.insertInto('setup_tokens').values({ token_hash: sha256(token), created_at: now }).execute();
+  await deps.db
+    .deleteFrom('setup_tokens')
+    .where('created_at', '<=', now - SETUP_TOKEN_TTL_MS)
+    .execute();
+  await deps.db
+    .insertInto('setup_tokens')
+    .values({ token_hash: sha256(token), created_at: now })
+    .execute();
   return token;
 }
 
@@ -56,8 +62,17 @@ export async function completeSetup(
   const now = deps.clock.now();
   try {
     await deps.db.transaction().execute(async (trx) => {
-      await trx.insertInto('meta').values({ key: 'setup_completed', value: String(now) }).execute();
-      await insertAccount(trx, { id, username: input.username, password_hash: passwordHash, role: 'admin', created_at: now });
+      await trx
+        .insertInto('meta')
+        .values({ key: 'setup_completed', value: String(now) })
+        .execute();
+      await insertAccount(trx, {
+        id,
+        username: input.username,
+        password_hash: passwordHash,
+        role: 'admin',
+        created_at: now,
+      });
       await trx.deleteFrom('setup_tokens').execute();
     });
   } catch (err) {

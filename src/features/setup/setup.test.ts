@@ -26,10 +26,16 @@ forEachDialect((getDb) => {
     assert.equal(res.status, 303);
     assert.equal(res.location, '/login?notice=setup-done');
     const accounts = await t.deps.db.selectFrom('accounts').select(['username', 'role', 'password_hash']).execute();
-    assert.deepEqual(accounts.map((a) => [a.username, a.role]), [['Alice', 'admin']]);
+    assert.deepEqual(
+      accounts.map((a) => [a.username, a.role]),
+      [['Alice', 'admin']],
+    );
     assert.match(accounts[0]!.password_hash, /^\$argon2id\$/);
     assert.equal((await c.get('/setup')).location, '/login');
-    assert.equal((await c.post('/setup', { token, username: 'mallory', password: 'a long password' })).location, '/login');
+    assert.equal(
+      (await c.post('/setup', { token, username: 'mallory', password: 'a long password' })).location,
+      '/login',
+    );
     assert.equal((await t.deps.db.selectFrom('accounts').select('id').execute()).length, 1);
   });
 
@@ -43,7 +49,10 @@ forEachDialect((getDb) => {
     }
     // The summary lists the token's problem first, as its field comes first.
     const two = await c.post('/setup', { token: 'wrong-token', username: 'alice', password: 'short' });
-    assert.match(two.text, /<h2 id="setup-summary">There are 2 problems<\/h2><ul><li><a href="#setup-token">This setup token is not valid\.<\/a><\/li><li><a href="#setup-password">/);
+    assert.match(
+      two.text,
+      /<h2 id="setup-summary">There are 2 problems<\/h2><ul><li><a href="#setup-token">This setup token is not valid\.<\/a><\/li><li><a href="#setup-password">/,
+    );
     const missing = await c.post('/setup', { username: 'alice', password: 'a long password' });
     assert.equal(missing.status, 400);
     assert.equal((await t.deps.db.selectFrom('accounts').select('id').execute()).length, 0);
@@ -53,8 +62,14 @@ forEachDialect((getDb) => {
     const pinned = buildTestApp(getDb(), { setupToken: 'pinned-setup-token-1234' });
     assert.equal(await prepareSetupToken(pinned.deps), 'pinned-setup-token-1234');
     const c = pinned.client();
-    assert.equal((await c.post('/setup', { token: 'pinned-setup-token-9999', username: 'a', password: 'a long password' })).status, 400);
-    assert.equal((await c.post('/setup', { token: 'pinned-setup-token-1234', username: 'a', password: 'a long password' })).status, 303);
+    assert.equal(
+      (await c.post('/setup', { token: 'pinned-setup-token-9999', username: 'a', password: 'a long password' })).status,
+      400,
+    );
+    assert.equal(
+      (await c.post('/setup', { token: 'pinned-setup-token-1234', username: 'a', password: 'a long password' })).status,
+      303,
+    );
   });
 
   test('a mixed-script username is a field error at setup; a single-script non-Latin one is accepted', async () => {

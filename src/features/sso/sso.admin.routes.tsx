@@ -23,8 +23,15 @@ import { createProviderSchema, idSchema, providerSecretSchema, updateProviderSch
 import { ssoTabBody } from './sso.tab.tsx';
 import { DeleteProviderConfirm, discoveryMessage, type TabFormState } from './sso.views.tsx';
 
-/** "Save anyway: the provider is not reachable from here yet": skips the discovery check (an unticked box is absent). */
-const saveAnyway = { save_anyway: z.string().optional().transform((v) => v !== undefined && v !== '') };
+/**
+ * "Save anyway: the provider is not reachable from here yet": skips the discovery check (an unticked box is absent).
+ */
+const saveAnyway = {
+  save_anyway: z
+    .string()
+    .optional()
+    .transform((v) => v !== undefined && v !== ''),
+};
 const createSchema = createProviderSchema.extend(saveAnyway);
 const updateSchema = updateProviderSchema.extend(saveAnyway);
 /** Delete asks first: only `confirm=yes` (the confirmation page's button) deletes. */
@@ -45,16 +52,40 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
     renderSettings(c, 'sso', await ssoTabBody(deps, c, { state, error }), status);
 
   /** A secret is never shown again, not even in memory handed to the view. */
-  const withoutSecret = (v: Record<string, string>) => Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'client_secret'));
+  const withoutSecret = (v: Record<string, string>) =>
+    Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'client_secret'));
 
-  const invalid = (c: Ctx, form: TabFormState['form'], result: { errors: Record<string, string>; values: Record<string, string> }, askSecret = false) =>
-    again(c, { form, id: result.values.id, errors: result.errors, values: withoutSecret(result.values), askSecret });
+  const invalid = (
+    c: Ctx,
+    form: TabFormState['form'],
+    result: { errors: Record<string, string>; values: Record<string, string> },
+    askSecret = false,
+  ) => again(c, { form, id: result.values.id, errors: result.errors, values: withoutSecret(result.values), askSecret });
 
   /** A failed discovery re-shows the form with the reason beside the issuer and the "Save anyway" box. */
-  const undiscoverable = (c: Ctx, form: 'create' | 'update', input: { id?: string; issuer: string }, problem: DiscoveryProblem, askSecret = false) =>
-    again(c, { form, id: input.id, errors: { issuer: discoveryMessage(problem, input.issuer) }, values: values(c), offerSaveAnyway: true, askSecret }, undefined, 422);
+  const undiscoverable = (
+    c: Ctx,
+    form: 'create' | 'update',
+    input: { id?: string; issuer: string },
+    problem: DiscoveryProblem,
+    askSecret = false,
+  ) =>
+    again(
+      c,
+      {
+        form,
+        id: input.id,
+        errors: { issuer: discoveryMessage(problem, input.issuer) },
+        values: values(c),
+        offerSaveAnyway: true,
+        askSecret,
+      },
+      undefined,
+      422,
+    );
 
-  const values = (c: Ctx) => withoutSecret(Object.fromEntries([...(c.get('form') ?? new URLSearchParams())].filter(([k]) => k !== '_csrf')));
+  const values = (c: Ctx) =>
+    withoutSecret(Object.fromEntries([...(c.get('form') ?? new URLSearchParams())].filter(([k]) => k !== '_csrf')));
 
   // A refused form never shows its secret again, so it asks for it again (secret-retry.tsx) and refuses a blank one,
   // before discovery is tried: "Save anyway" alone never turns a confidential client into a public one.
@@ -63,11 +94,25 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
     const form = parseForm(c, createSchema);
     if (!form.ok) return invalid(c, 'create', form, askSecret);
     const { save_anyway, ...input } = form.data;
-    if (owed) return again(c, { form: 'create', errors: {}, values: values(c), offerSaveAnyway: save_anyway, askSecret });
+    if (owed)
+      return again(c, { form: 'create', errors: {}, values: values(c), offerSaveAnyway: save_anyway, askSecret });
     const result = await createProvider(deps, sessionActor(c), input, { checkDiscovery: !save_anyway });
     if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
-    if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'create', input, result.problem, askSecret);
-    if (!result.ok) return again(c, { form: 'create', errors: { slug: DUPLICATE_SLUG }, values: values(c), offerSaveAnyway: save_anyway, askSecret }, undefined, 409);
+    if (!result.ok && result.reason === 'undiscoverable')
+      return undiscoverable(c, 'create', input, result.problem, askSecret);
+    if (!result.ok)
+      return again(
+        c,
+        {
+          form: 'create',
+          errors: { slug: DUPLICATE_SLUG },
+          values: values(c),
+          offerSaveAnyway: save_anyway,
+          askSecret,
+        },
+        undefined,
+        409,
+      );
     return done(c, save_anyway ? 'created-unchecked' : 'created');
   });
 
@@ -78,9 +123,16 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
     const { save_anyway, ...change } = form.data;
     const result = await changeProvider(deps, sessionActor(c), change, { checkDiscovery: !save_anyway });
     if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
-    if (!result.ok && result.reason === 'not-found') return again(c, { form: 'update', errors: {}, values: {} }, GONE, 404);
+    if (!result.ok && result.reason === 'not-found')
+      return again(c, { form: 'update', errors: {}, values: {} }, GONE, 404);
     if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'update', change, result.problem);
-    if (!result.ok) return again(c, { form: 'update', id: change.id, errors: { slug: DUPLICATE_SLUG }, values: values(c) }, undefined, 409);
+    if (!result.ok)
+      return again(
+        c,
+        { form: 'update', id: change.id, errors: { slug: DUPLICATE_SLUG }, values: values(c) },
+        undefined,
+        409,
+      );
     if (result.issuerChanged) return done(c, `issuer-changed&removed=${result.removedIdentities}`);
     return done(c, save_anyway ? 'updated-unchecked' : 'updated');
   });
@@ -92,7 +144,8 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
     const form = parseForm(c, providerSecretSchema);
     if (!form.ok) return invalid(c, 'secret', form, askSecret);
     if (owed) {
-      if (!(await providerDetails(deps, form.data.id)).length) return again(c, { form: 'secret', errors: {}, values: {} }, GONE, 404);
+      if (!(await providerDetails(deps, form.data.id)).length)
+        return again(c, { form: 'secret', errors: {}, values: {} }, GONE, 404);
       return again(c, { form: 'secret', id: form.data.id, errors: {}, values: {}, askSecret });
     }
     const result = await changeProviderSecret(deps, sessionActor(c), form.data);

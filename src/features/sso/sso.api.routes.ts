@@ -3,11 +3,32 @@
 // field rules, the discovery check and the duplicate-slug refusal are the console's. Admin only, reads included.
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
-import { AnyIdParam, apiAccount, apiApp, apiRoute, badCursor, IdParam, jsonAnswer, jsonBody, pageOf, PageQuery, problem, timeIdCursor, timeIdCursorOf } from '../../http/api.ts';
+import {
+  AnyIdParam,
+  apiAccount,
+  apiApp,
+  apiRoute,
+  badCursor,
+  IdParam,
+  jsonAnswer,
+  jsonBody,
+  pageOf,
+  PageQuery,
+  problem,
+  timeIdCursor,
+  timeIdCursorOf,
+} from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { externalOrigin } from '../../http/request.ts';
 import { ID_PATTERN, isId } from '../../http/text.ts';
-import { NewSsoProvider, presentIdentity, presentProvider, SsoIdentity, SsoProvider, SsoProviderPatch } from './sso.api.schema.ts';
+import {
+  NewSsoProvider,
+  presentIdentity,
+  presentProvider,
+  SsoIdentity,
+  SsoProvider,
+  SsoProviderPatch,
+} from './sso.api.schema.ts';
 import {
   changeProvider,
   createProvider,
@@ -23,7 +44,8 @@ import { wordsOf, type Refusal } from '../refusals.ts';
 import { PROVIDER_REFUSALS, type ProviderFacts } from './sso.refusals.ts';
 
 /** What the API says of a failed discovery as a whole; the issuer's error says why, in the console's words. */
-const DISCOVERY_FAILED = "svc could not use the provider's discovery document (see errors); nothing was saved. Fix the issuer, or send skip_discovery: true to save anyway.";
+const DISCOVERY_FAILED =
+  "svc could not use the provider's discovery document (see errors); nothing was saved. Fix the issuer, or send skip_discovery: true to save anyway.";
 /** A provider the path names that does not exist (a read; a refused act says it in its catalogue's words). */
 const NO_PROVIDER = 'There is no provider with this id.';
 
@@ -32,23 +54,40 @@ type Refused = Extract<ProviderWriteResult | ChangeProviderResult | RemoveResult
 /** The problem for a refused act, from its catalogue; a field's refusal (slug, issuer) names that field too. */
 function refuse(c: Ctx, refused: Refused) {
   const refusal: Refusal<ProviderFacts> = PROVIDER_REFUSALS[refused.reason];
-  const words = wordsOf(refusal, refused.reason === 'undiscoverable' ? { problem: refused.problem, issuer: refused.issuer } : {});
-  const errors = refusal.field === undefined ? {} : { errors: [{ in: 'body' as const, field: refusal.field, detail: words }] };
-  return problem(c, refusal.status, refusal.type ?? refused.reason, refused.reason === 'undiscoverable' ? DISCOVERY_FAILED : words, errors);
+  const words = wordsOf(
+    refusal,
+    refused.reason === 'undiscoverable' ? { problem: refused.problem, issuer: refused.issuer } : {},
+  );
+  const errors =
+    refusal.field === undefined ? {} : { errors: [{ in: 'body' as const, field: refusal.field, detail: words }] };
+  return problem(
+    c,
+    refusal.status,
+    refusal.type ?? refused.reason,
+    refused.reason === 'undiscoverable' ? DISCOVERY_FAILED : words,
+    errors,
+  );
 }
 
-const idFilter = (what: string) => z.string().regex(ID_PATTERN, `Not an id of ${what}.`).optional().openapi({ description: `Only identities of this ${what}.` });
+const idFilter = (what: string) =>
+  z
+    .string()
+    .regex(ID_PATTERN, `Not an id of ${what}.`)
+    .optional()
+    .openapi({ description: `Only identities of this ${what}.` });
 const IdentityQuery = PageQuery.extend({ provider_id: idFilter('provider'), account_id: idFilter('account') });
 
 const tags = ['Single sign-on'];
-const CREATE_422 = 'A field is not valid (`invalid`, one entry per field), or discovery failed (`discovery-failed`, on `issuer`).';
+const CREATE_422 =
+  'A field is not valid (`invalid`, one entry per field), or discovery failed (`discovery-failed`, on `issuer`).';
 
 const listProviders = apiRoute({
   method: 'get',
   path: '/api/sso/providers',
   tags,
   summary: 'List providers',
-  description: 'Every declared OpenID Connect provider, by display name. Client secrets are never returned: `has_secret` says whether one is set.',
+  description:
+    'Every declared OpenID Connect provider, by display name. Client secrets are never returned: `has_secret` says whether one is set.',
   responses: { 200: jsonAnswer(z.strictObject({ items: z.array(SsoProvider) }), 'The providers.') },
 });
 
@@ -69,11 +108,14 @@ const createProviderRoute = apiRoute({
   tags,
   summary: 'Declare a provider',
   description:
-    'Declares a provider, enabled unless `enabled` is false, authored by the token\'s account. svc first fetches <issuer>/.well-known/openid-configuration as a sign-in would; when that fails nothing is saved (422 `discovery-failed`) unless `skip_discovery` is true. A disabled provider is saved without the check.',
+    "Declares a provider, enabled unless `enabled` is false, authored by the token's account. svc first fetches <issuer>/.well-known/openid-configuration as a sign-in would; when that fails nothing is saved (422 `discovery-failed`) unless `skip_discovery` is true. A disabled provider is saved without the check.",
   request: { body: jsonBody(NewSsoProvider) },
   refusals: { 409: wordsOf(PROVIDER_REFUSALS['duplicate-slug'], {}), 422: CREATE_422 },
   responses: {
-    201: { ...jsonAnswer(SsoProvider, 'Declared.'), headers: z.object({ Location: z.string().openapi({ description: 'The new provider\'s address.' }) }) },
+    201: {
+      ...jsonAnswer(SsoProvider, 'Declared.'),
+      headers: z.object({ Location: z.string().openapi({ description: "The new provider's address." }) }),
+    },
   },
 });
 
@@ -85,7 +127,11 @@ const updateProvider = apiRoute({
   description:
     'Changes the fields sent; the others keep their values. `client_secret`: a string replaces, null removes, absent keeps. A change naming `issuer`, `client_id` or `enabled` of a provider that stays enabled runs the discovery check first (skip it with `skip_discovery`). A new issuer removes every identity linked through the provider.',
   request: { params: IdParam, body: jsonBody(SsoProviderPatch) },
-  refusals: { 404: wordsOf(PROVIDER_REFUSALS['not-found'], {}), 409: wordsOf(PROVIDER_REFUSALS['duplicate-slug'], {}), 422: CREATE_422 },
+  refusals: {
+    404: wordsOf(PROVIDER_REFUSALS['not-found'], {}),
+    409: wordsOf(PROVIDER_REFUSALS['duplicate-slug'], {}),
+    422: CREATE_422,
+  },
   responses: { 200: jsonAnswer(SsoProvider, 'The provider as changed.') },
 });
 
@@ -94,7 +140,8 @@ const deleteProvider = apiRoute({
   path: '/api/sso/providers/{id}',
   tags,
   summary: 'Delete a provider',
-  description: 'Deletes the provider and every identity linked through it; the accounts stay, and sign in with their passwords. Idempotent: 204 whether or not it existed.',
+  description:
+    'Deletes the provider and every identity linked through it; the accounts stay, and sign in with their passwords. Idempotent: 204 whether or not it existed.',
   request: { params: AnyIdParam },
   responses: { 204: { description: 'Deleted, or already gone.' } },
 });
@@ -104,7 +151,8 @@ const listIdentities = apiRoute({
   path: '/api/sso/identities',
   tags,
   summary: 'List linked identities',
-  description: 'Identities people linked from their Profile, newest first, cursor-paged; optionally of one provider or one account.',
+  description:
+    'Identities people linked from their Profile, newest first, cursor-paged; optionally of one provider or one account.',
   request: { query: IdentityQuery },
   responses: { 200: jsonAnswer(pageOf(SsoIdentity), 'A page of linked identities.') },
 });
@@ -114,7 +162,8 @@ const deleteIdentity = apiRoute({
   path: '/api/sso/identities/{id}',
   tags,
   summary: 'Remove a linked identity',
-  description: 'Unlinks the identity; the account stays and can link again from its Profile. Idempotent: 204 whether or not it existed.',
+  description:
+    'Unlinks the identity; the account stays and can link again from its Profile. Idempotent: 204 whether or not it existed.',
   request: { params: AnyIdParam },
   responses: { 204: { description: 'Removed, or already gone.' } },
 });
@@ -136,7 +185,9 @@ export function ssoApiRoutes(deps: Deps) {
 
   app.openapi(createProviderRoute, async (c) => {
     const { skip_discovery, ...input } = c.req.valid('json');
-    const result = await createProvider(deps, { actorId: apiAccount(c).id }, input, { checkDiscovery: !skip_discovery });
+    const result = await createProvider(deps, { actorId: apiAccount(c).id }, input, {
+      checkDiscovery: !skip_discovery,
+    });
     if (!result.ok) return refuse(c, result);
     const [created] = await providerDetails(deps, result.id);
     // Deleted between the insert and this read: it is gone all the same.
@@ -147,7 +198,12 @@ export function ssoApiRoutes(deps: Deps) {
   app.openapi(updateProvider, async (c) => {
     const { id } = c.req.valid('param');
     const { skip_discovery, ...change } = c.req.valid('json');
-    const result = await changeProvider(deps, { actorId: apiAccount(c).id }, { id, ...change }, { checkDiscovery: !skip_discovery });
+    const result = await changeProvider(
+      deps,
+      { actorId: apiAccount(c).id },
+      { id, ...change },
+      { checkDiscovery: !skip_discovery },
+    );
     if (!result.ok) return refuse(c, result);
     const [changed] = await providerDetails(deps, id);
     if (!changed) return refuse(c, { ok: false, reason: 'not-found' });
@@ -164,7 +220,12 @@ export function ssoApiRoutes(deps: Deps) {
     const { cursor, limit, provider_id, account_id } = c.req.valid('query');
     const after = cursor === undefined ? undefined : timeIdCursor(cursor);
     if (after === null) return badCursor(c);
-    const page = await identitiesPage(deps, { providerId: provider_id, accountId: account_id, after: after && { linkedAt: after.at, id: after.id }, limit });
+    const page = await identitiesPage(deps, {
+      providerId: provider_id,
+      accountId: account_id,
+      after: after && { linkedAt: after.at, id: after.id },
+      limit,
+    });
     const next = page.next ? timeIdCursorOf(page.next.linkedAt, page.next.id) : null;
     return c.json({ items: page.items.map(presentIdentity), next_cursor: next }, 200);
   });

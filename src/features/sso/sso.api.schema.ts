@@ -15,15 +15,21 @@ export const SsoProvider = z
     slug: z.string().openapi({ description: 'Its id in the sign-in and link URLs.', example: 'corp' }),
     issuer: z.string().openapi({ example: 'https://idp.example.com' }),
     client_id: z.string(),
-    has_secret: z.boolean().openapi({ description: 'Whether a client secret is stored (a confidential client); the secret itself is never shown.' }),
-    enabled: z.boolean().openapi({ description: 'A disabled provider keeps its settings, shows no button and refuses its sign-in flow.' }),
+    has_secret: z.boolean().openapi({
+      description: 'Whether a client secret is stored (a confidential client); the secret itself is never shown.',
+    }),
+    enabled: z.boolean().openapi({
+      description: 'A disabled provider keeps its settings, shows no button and refuses its sign-in flow.',
+    }),
     linked_identities: z.number().int().openapi({ description: 'How many identities are linked through it.' }),
-    callback_urls: z
-      .strictObject({ sign_in: z.string(), link: z.string() })
-      .openapi({ description: 'The two redirect URIs to register at the provider: sign-in, and linking from the Profile.' }),
+    callback_urls: z.strictObject({ sign_in: z.string(), link: z.string() }).openapi({
+      description: 'The two redirect URIs to register at the provider: sign-in, and linking from the Profile.',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
-    created_by: z.strictObject({ id: z.string(), username: z.string().nullable() }).openapi({ description: 'The account that declared it.' }),
+    created_by: z
+      .strictObject({ id: z.string(), username: z.string().nullable() })
+      .openapi({ description: 'The account that declared it.' }),
   })
   .openapi('SsoProvider');
 
@@ -34,8 +40,10 @@ export const SsoIdentity = z
     provider_id: z.string(),
     provider_slug: z.string(),
     provider_display_name: z.string(),
-    sub: z.string().openapi({ description: 'The provider\'s stable subject id, from a verified id_token.' }),
-    label: z.string().openapi({ description: 'A display label taken from the id_token (e-mail, username or name); never used to match.' }),
+    sub: z.string().openapi({ description: "The provider's stable subject id, from a verified id_token." }),
+    label: z.string().openapi({
+      description: 'A display label taken from the id_token (e-mail, username or name); never used to match.',
+    }),
     account_id: z.string(),
     username: z.string(),
     linked_at: Timestamp,
@@ -51,9 +59,14 @@ const skipDiscovery = z.boolean().optional().openapi({
 // document notes through zod's own .meta(), which the generator reads too.
 const fields = {
   display_name: providerFields.display_name.meta({ description: 'Up to 100 characters.', example: 'Corp SSO' }),
-  slug: providerFields.slug.meta({ description: 'Lowercase letters, digits and hyphens between them; unique; up to 64 characters.', pattern: SLUG_PATTERN.source, example: 'corp' }),
+  slug: providerFields.slug.meta({
+    description: 'Lowercase letters, digits and hyphens between them; unique; up to 64 characters.',
+    pattern: SLUG_PATTERN.source,
+    example: 'corp',
+  }),
   issuer: providerFields.issuer.meta({
-    description: 'The OIDC issuer: an https URL without credentials, query or fragment; svc reads <issuer>/.well-known/openid-configuration.',
+    description:
+      'The OIDC issuer: an https URL without credentials, query or fragment; svc reads <issuer>/.well-known/openid-configuration.',
     example: 'https://idp.example.com',
   }),
   client_id: providerFields.client_id.meta({ description: 'Up to 255 characters.', example: 'svc' }),
@@ -77,20 +90,29 @@ export const SsoProviderPatch = z
   .strictObject({
     display_name: fields.display_name.optional(),
     slug: fields.slug.optional(),
-    issuer: fields.issuer.optional().openapi({ description: 'A new issuer removes every identity linked through the provider: an identity at the old issuer is not the same person as one at the new issuer.' }),
+    issuer: fields.issuer.optional().openapi({
+      description:
+        'A new issuer removes every identity linked through the provider: an identity at the old issuer is not the same person as one at the new issuer.',
+    }),
     client_id: fields.client_id.optional(),
     enabled: z.boolean().optional(),
     client_secret: clientSecretValue
       .refine((v) => v.length > 0, 'A blank client secret is not a secret: send null to remove the stored one.')
       .nullable()
       .optional()
-      .openapi({ description: 'Write-only. A string replaces the stored secret, null removes it (a public client), absent keeps it.' }),
+      .openapi({
+        description:
+          'Write-only. A string replaces the stored secret, null removes it (a public client), absent keeps it.',
+      }),
     skip_discovery: skipDiscovery,
   })
   .openapi('SsoProviderPatch');
 
 /** A provider for the API: the secret reduced to `has_secret`, with the callback URLs under `origin`. */
-export function presentProvider({ provider: p, author, linked }: ProviderDetail, origin: string): z.infer<typeof SsoProvider> {
+export function presentProvider(
+  { provider: p, author, linked }: ProviderDetail,
+  origin: string,
+): z.infer<typeof SsoProvider> {
   const urls = callbackUrls(origin, p.slug);
   return {
     id: p.id,

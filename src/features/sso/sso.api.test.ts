@@ -27,7 +27,13 @@ after(async () => {
 const SECRET = 'api-client-secret-value-5678';
 const OTHER_SECRET = 'replacement-secret-value-9012';
 /** Saved without the discovery check: idp.example.com does not exist (the checks have their own tests). */
-const DECLARE = { display_name: 'Corp IdP', slug: 'corp', issuer: 'https://idp.example.com', client_id: 'svc', skip_discovery: true };
+const DECLARE = {
+  display_name: 'Corp IdP',
+  slug: 'corp',
+  issuer: 'https://idp.example.com',
+  client_id: 'svc',
+  skip_discovery: true,
+};
 
 forEachDialect((getDb) => {
   let t: TestApp;
@@ -40,7 +46,8 @@ forEachDialect((getDb) => {
     new Proxy(api, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
-        if (typeof value !== 'function' || prop !== 'request') return typeof value === 'function' ? value.bind(receiver) : value;
+        if (typeof value !== 'function' || prop !== 'request')
+          return typeof value === 'function' ? value.bind(receiver) : value;
         return async (...args: Parameters<ApiClient['request']>) => {
           const res = await value.apply(target, args);
           answers.push(res);
@@ -61,7 +68,8 @@ forEachDialect((getDb) => {
     admin = await user('admin');
   });
 
-  const row = (slug = 'corp') => t.deps.db.selectFrom('sso_providers').selectAll().where('slug', '=', slug).executeTakeFirstOrThrow();
+  const row = (slug = 'corp') =>
+    t.deps.db.selectFrom('sso_providers').selectAll().where('slug', '=', slug).executeTakeFirstOrThrow();
   const rows = () => t.deps.db.selectFrom('sso_providers').select('slug').orderBy('slug').execute();
   const declare = async (fields: Record<string, unknown> = {}) => {
     const res = await admin.api.post('/api/sso/providers', { ...DECLARE, ...fields });
@@ -69,10 +77,22 @@ forEachDialect((getDb) => {
     return res.body;
   };
   const bind = (providerId: string, accountId: string, id: string, linkedAt = t.clock.now()) =>
-    t.deps.db.insertInto('sso_identities').values({ id, provider_id: providerId, sub: `sub-${id}`, account_id: accountId, label: `${id}@corp.example`, linked_at: linkedAt }).execute();
+    t.deps.db
+      .insertInto('sso_identities')
+      .values({
+        id,
+        provider_id: providerId,
+        sub: `sub-${id}`,
+        account_id: accountId,
+        label: `${id}@corp.example`,
+        linked_at: linkedAt,
+      })
+      .execute();
   /** No answer of the test carried a secret. */
   const noSecretsLeft = () => {
-    for (const res of answers) for (const secret of [SECRET, OTHER_SECRET]) assert.ok(!res.text.includes(secret), `a secret in ${res.text.slice(0, 200)}`);
+    for (const res of answers)
+      for (const secret of [SECRET, OTHER_SECRET])
+        assert.ok(!res.text.includes(secret), `a secret in ${res.text.slice(0, 200)}`);
     assert.ok(!t.logs.some((l) => l.includes(SECRET) || l.includes(OTHER_SECRET)), 'nor in a log line');
   };
   /** An admin's browser on the Settings tab. */
@@ -86,20 +106,26 @@ forEachDialect((getDb) => {
     const res = await admin.api.post('/api/sso/providers', { ...DECLARE, client_secret: SECRET });
     assert.equal(res.status, 201);
     assert.equal(res.headers.get('location'), `/api/sso/providers/${res.body.id}`);
-    assert.deepEqual({ ...res.body, id: 'x', created_at: 'x', updated_at: 'x' }, {
-      id: 'x',
-      display_name: 'Corp IdP',
-      slug: 'corp',
-      issuer: 'https://idp.example.com',
-      client_id: 'svc',
-      has_secret: true,
-      enabled: true,
-      linked_identities: 0,
-      callback_urls: { sign_in: 'http://localhost/login/sso/corp/callback', link: 'http://localhost/profile/sso/corp/link/callback' },
-      created_at: 'x',
-      updated_at: 'x',
-      created_by: { id: admin.account.id, username: admin.account.username },
-    });
+    assert.deepEqual(
+      { ...res.body, id: 'x', created_at: 'x', updated_at: 'x' },
+      {
+        id: 'x',
+        display_name: 'Corp IdP',
+        slug: 'corp',
+        issuer: 'https://idp.example.com',
+        client_id: 'svc',
+        has_secret: true,
+        enabled: true,
+        linked_identities: 0,
+        callback_urls: {
+          sign_in: 'http://localhost/login/sso/corp/callback',
+          link: 'http://localhost/profile/sso/corp/link/callback',
+        },
+        created_at: 'x',
+        updated_at: 'x',
+        created_by: { id: admin.account.id, username: admin.account.username },
+      },
+    );
     assert.equal(res.body.created_at, new Date(t.clock.now()).toISOString());
     const stored = await row();
     assert.equal(stored.client_secret, SECRET);
@@ -120,10 +146,20 @@ forEachDialect((getDb) => {
     const tab = await c.get('/settings?tab=sso');
     assert.match(tab.text, /Corp IdP/);
     assert.match(tab.text, /secret: set/);
-    const made = await c.post('/settings/sso', { display_name: 'Made on the console', slug: 'console', issuer: 'https://login.example.org', client_id: 'c1', client_secret: OTHER_SECRET, save_anyway: 'on' });
+    const made = await c.post('/settings/sso', {
+      display_name: 'Made on the console',
+      slug: 'console',
+      issuer: 'https://login.example.org',
+      client_id: 'c1',
+      client_secret: OTHER_SECRET,
+      save_anyway: 'on',
+    });
     assert.equal(made.status, 303);
     const listed = (await admin.api.get('/api/sso/providers')).body.items;
-    assert.deepEqual(listed.map((p: { slug: string }) => p.slug), ['corp', 'console']);
+    assert.deepEqual(
+      listed.map((p: { slug: string }) => p.slug),
+      ['corp', 'console'],
+    );
     const fromConsole = listed[1];
     assert.equal(fromConsole.display_name, 'Made on the console');
     assert.equal(fromConsole.has_secret, true);
@@ -159,7 +195,11 @@ forEachDialect((getDb) => {
       assert.match(entry.detail, message, JSON.stringify(fields).slice(0, 80));
       assert.equal(entry.in, 'body');
     }
-    assertProblem(await admin.api.post('/api/sso/providers', { ...DECLARE, client_secret: SECRET, secret: SECRET }), 422, 'invalid');
+    assertProblem(
+      await admin.api.post('/api/sso/providers', { ...DECLARE, client_secret: SECRET, secret: SECRET }),
+      422,
+      'invalid',
+    );
     assert.deepEqual(await rows(), []);
     const edge = await declare({ slug: 'a1-b2-c3', display_name: '  Trimmed  ' });
     assert.equal(edge.display_name, 'Trimmed');
@@ -201,9 +241,18 @@ forEachDialect((getDb) => {
     assertProblem(await admin.api.patch(url, { client_secret: '' }), 422, 'invalid');
     assert.equal((await row()).client_secret, null);
 
-    const moved = await admin.api.patch(url, { slug: 'corp-2', issuer: 'https://login.example.com/realm', client_id: 'svc-2', enabled: true, skip_discovery: true });
+    const moved = await admin.api.patch(url, {
+      slug: 'corp-2',
+      issuer: 'https://login.example.com/realm',
+      client_id: 'svc-2',
+      enabled: true,
+      skip_discovery: true,
+    });
     assert.equal(moved.status, 200);
-    assert.deepEqual([moved.body.slug, moved.body.issuer, moved.body.client_id, moved.body.enabled], ['corp-2', 'https://login.example.com/realm', 'svc-2', true]);
+    assert.deepEqual(
+      [moved.body.slug, moved.body.issuer, moved.body.client_id, moved.body.enabled],
+      ['corp-2', 'https://login.example.com/realm', 'svc-2', true],
+    );
     assert.equal(moved.body.callback_urls.sign_in, 'http://localhost/login/sso/corp-2/callback');
     assertProblem(await admin.api.patch(url, { issuer: 'http://login.example.com' }), 422, 'invalid');
     assertProblem(await admin.api.patch(url, { display_name: null }), 422, 'invalid');
@@ -216,9 +265,15 @@ forEachDialect((getDb) => {
     const carol = await buildAccount(t, { username: 'carol' });
     await bind(created.id, carol.id, 'b1');
     assert.equal((await admin.api.get(`/api/sso/providers/${created.id}`)).body.linked_identities, 1);
-    const same = await admin.api.patch(`/api/sso/providers/${created.id}`, { issuer: DECLARE.issuer, skip_discovery: true });
+    const same = await admin.api.patch(`/api/sso/providers/${created.id}`, {
+      issuer: DECLARE.issuer,
+      skip_discovery: true,
+    });
     assert.equal(same.body.linked_identities, 1, 'the same issuer keeps them');
-    const moved = await admin.api.patch(`/api/sso/providers/${created.id}`, { issuer: 'https://elsewhere.example.com', skip_discovery: true });
+    const moved = await admin.api.patch(`/api/sso/providers/${created.id}`, {
+      issuer: 'https://elsewhere.example.com',
+      skip_discovery: true,
+    });
     assert.equal(moved.body.linked_identities, 0);
     assert.deepEqual((await admin.api.get('/api/sso/identities')).body.items, []);
     assert.ok(await t.deps.db.selectFrom('accounts').select('id').where('id', '=', carol.id).executeTakeFirst());
@@ -229,7 +284,11 @@ forEachDialect((getDb) => {
       assertProblem(await admin.api.get(`/api/sso/providers/${id}`), 404, 'not-found');
       assertProblem(await admin.api.patch(`/api/sso/providers/${id}`, { display_name: 'X' }), 404, 'not-found');
     }
-    assertProblem(await admin.api.patch('/api/sso/providers/AAAAAAAAAAAAAAAAAAAAAA', { enabled: true }), 404, 'not-found');
+    assertProblem(
+      await admin.api.patch('/api/sso/providers/AAAAAAAAAAAAAAAAAAAAAA', { enabled: true }),
+      404,
+      'not-found',
+    );
   });
 
   test('deleting a provider deletes its identities and keeps the accounts; deleting again, or an id that cannot exist, is 204', async () => {
@@ -259,7 +318,10 @@ forEachDialect((getDb) => {
     await bind(other.id, dave.id, 'i4', at + 2000);
 
     const first = await admin.api.get('/api/sso/identities?limit=3');
-    assert.deepEqual(first.body.items.map((i: { id: string }) => i.id), ['i4', 'i3', 'i2']);
+    assert.deepEqual(
+      first.body.items.map((i: { id: string }) => i.id),
+      ['i4', 'i3', 'i2'],
+    );
     assert.deepEqual(first.body.items[0], {
       id: 'i4',
       provider_id: other.id,
@@ -275,40 +337,67 @@ forEachDialect((getDb) => {
     const second = await admin.api.get(`/api/sso/identities?limit=3&cursor=${first.body.next_cursor}`);
     assert.deepEqual(second.body, { items: [{ ...second.body.items[0], id: 'i1' }], next_cursor: null });
     const ofCorp = await admin.api.get(`/api/sso/identities?provider_id=${corp.id}`);
-    assert.deepEqual(ofCorp.body.items.map((i: { id: string }) => i.id), ['i2', 'i1']);
+    assert.deepEqual(
+      ofCorp.body.items.map((i: { id: string }) => i.id),
+      ['i2', 'i1'],
+    );
     const ofCarol = await admin.api.get(`/api/sso/identities?account_id=${carol.id}`);
-    assert.deepEqual(ofCarol.body.items.map((i: { id: string }) => i.id), ['i3', 'i1']);
+    assert.deepEqual(
+      ofCarol.body.items.map((i: { id: string }) => i.id),
+      ['i3', 'i1'],
+    );
 
-    for (const cursor of ['nonsense', Buffer.from('[1]').toString('base64url'), Buffer.from('["x","y"]').toString('base64url')]) {
+    for (const cursor of [
+      'nonsense',
+      Buffer.from('[1]').toString('base64url'),
+      Buffer.from('["x","y"]').toString('base64url'),
+    ]) {
       const bad = await admin.api.get(`/api/sso/identities?cursor=${cursor}`);
       assertProblem(bad, 422, 'invalid');
       assert.equal(bad.body.errors[0].field, 'cursor');
     }
     const badFilter = await admin.api.get('/api/sso/identities?account_id=not%20an%20id');
     assertProblem(badFilter, 422, 'invalid');
-    assert.deepEqual(badFilter.body.errors.map((e: { in: string; field: string }) => [e.in, e.field]), [['query', 'account_id']]);
+    assert.deepEqual(
+      badFilter.body.errors.map((e: { in: string; field: string }) => [e.in, e.field]),
+      [['query', 'account_id']],
+    );
     assertProblem(await admin.api.get('/api/sso/identities?limit=0'), 422, 'invalid');
 
     assert.equal((await admin.api.delete('/api/sso/identities/i1')).status, 204);
     assert.equal((await admin.api.delete('/api/sso/identities/i1')).status, 204);
-    assert.deepEqual((await admin.api.get(`/api/sso/identities?account_id=${carol.id}`)).body.items.map((i: { id: string }) => i.id), ['i3']);
+    assert.deepEqual(
+      (await admin.api.get(`/api/sso/identities?account_id=${carol.id}`)).body.items.map((i: { id: string }) => i.id),
+      ['i3'],
+    );
     assert.ok(await t.deps.db.selectFrom('accounts').select('id').where('id', '=', carol.id).executeTakeFirst());
   });
 
   test('an identity linked on the Profile shows in the API; one removed through the API is gone from the console', async () => {
     const app = buildTestApp(getDb(), { oidcCaFile: certs.caFile });
     const api = recorded((await buildApiUser(app, 'admin')).api);
-    const created = await api.post('/api/sso/providers', { display_name: 'Corp IdP', slug: 'corp', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID });
+    const created = await api.post('/api/sso/providers', {
+      display_name: 'Corp IdP',
+      slug: 'corp',
+      issuer: idp.issuer,
+      client_id: PUBLIC_CLIENT_ID,
+    });
     assert.equal(created.status, 201, created.text);
     const alice = await buildAccount(app, { username: 'alice' });
     const browser = await signIn(app, alice);
     await confirmItsMe(browser, alice.password, 'sso');
     const sub = newSub();
     idp.claims.set(sub, { email: 'alice@corp.example' });
-    assert.equal((await roundTrip(browser, idp, '/profile/sso/corp/link', sub)).location, '/profile?sso=linked#profile-sso');
+    assert.equal(
+      (await roundTrip(browser, idp, '/profile/sso/corp/link', sub)).location,
+      '/profile?sso=linked#profile-sso',
+    );
 
     const listed = (await api.get('/api/sso/identities')).body.items;
-    assert.deepEqual(listed.map((i: { sub: string; username: string; label: string }) => [i.sub, i.username, i.label]), [[sub, 'alice', 'alice@corp.example']]);
+    assert.deepEqual(
+      listed.map((i: { sub: string; username: string; label: string }) => [i.sub, i.username, i.label]),
+      [[sub, 'alice', 'alice@corp.example']],
+    );
     const adminBrowser = await signIn(app, await buildAccount(app, { role: 'admin' }));
     assert.match((await adminBrowser.get('/settings?tab=sso')).text, /alice@corp\.example/);
     assert.equal((await api.delete(`/api/sso/identities/${listed[0].id}`)).status, 204);
@@ -322,31 +411,79 @@ forEachDialect((getDb) => {
     const port = await closedPort();
     const unreachable = `https://127.0.0.1:${port}`;
     const before = idp.discoveryCount();
-    const ok = await api.post('/api/sso/providers', { display_name: 'Corp IdP', slug: 'corp', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID });
+    const ok = await api.post('/api/sso/providers', {
+      display_name: 'Corp IdP',
+      slug: 'corp',
+      issuer: idp.issuer,
+      client_id: PUBLIC_CLIENT_ID,
+    });
     assert.equal(ok.status, 201);
     assert.equal(idp.discoveryCount() - before, 1, 'discovery ran before saving');
 
-    const refused = await api.post('/api/sso/providers', { display_name: 'Later', slug: 'later', issuer: unreachable, client_id: 'svc' });
+    const refused = await api.post('/api/sso/providers', {
+      display_name: 'Later',
+      slug: 'later',
+      issuer: unreachable,
+      client_id: 'svc',
+    });
     assertProblem(refused, 422, 'discovery-failed');
     assert.equal(refused.body.errors.length, 1);
     assert.equal(refused.body.errors[0].field, 'issuer');
-    assert.match(refused.body.errors[0].detail, new RegExp(`^svc could not reach https://127\\.0\\.0\\.1:${port}: the host is unknown, refused the connection`));
+    assert.match(
+      refused.body.errors[0].detail,
+      new RegExp(`^svc could not reach https://127\\.0\\.0\\.1:${port}: the host is unknown, refused the connection`),
+    );
     assert.match(refused.body.detail, /skip_discovery/);
     // The app without the test CA does not trust the IdP: the console's certificate wording.
-    const untrusted = await admin.api.post('/api/sso/providers', { display_name: 'Corp', slug: 'corp-2', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID });
+    const untrusted = await admin.api.post('/api/sso/providers', {
+      display_name: 'Corp',
+      slug: 'corp-2',
+      issuer: idp.issuer,
+      client_id: PUBLIC_CLIENT_ID,
+    });
     assertProblem(untrusted, 422, 'discovery-failed');
-    assert.match(untrusted.body.errors[0].detail, /does not trust its certificate\. For a provider behind a private CA, set SVC_OIDC_CA_FILE/);
+    assert.match(
+      untrusted.body.errors[0].detail,
+      /does not trust its certificate\. For a provider behind a private CA, set SVC_OIDC_CA_FILE/,
+    );
     assert.deepEqual(await rows(), [{ slug: 'corp' }], 'nothing saved');
 
-    assert.equal((await api.post('/api/sso/providers', { display_name: 'Later', slug: 'later', issuer: unreachable, client_id: 'svc', skip_discovery: true })).status, 201);
-    assert.equal((await api.post('/api/sso/providers', { display_name: 'Off', slug: 'off', issuer: unreachable, client_id: 'svc', enabled: false })).status, 201, 'a disabled provider is saved without the check');
+    assert.equal(
+      (
+        await api.post('/api/sso/providers', {
+          display_name: 'Later',
+          slug: 'later',
+          issuer: unreachable,
+          client_id: 'svc',
+          skip_discovery: true,
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (
+        await api.post('/api/sso/providers', {
+          display_name: 'Off',
+          slug: 'off',
+          issuer: unreachable,
+          client_id: 'svc',
+          enabled: false,
+        })
+      ).status,
+      201,
+      'a disabled provider is saved without the check',
+    );
 
     const url = `/api/sso/providers/${ok.body.id}`;
     const moved = await api.patch(url, { issuer: unreachable });
     assertProblem(moved, 422, 'discovery-failed');
     assert.equal((await row()).issuer, idp.issuer, 'nothing saved');
     const counted = idp.discoveryCount();
-    assert.equal((await api.patch(url, { display_name: 'Renamed', client_secret: SECRET })).status, 200, 'a change that discovery does not depend on is not checked');
+    assert.equal(
+      (await api.patch(url, { display_name: 'Renamed', client_secret: SECRET })).status,
+      200,
+      'a change that discovery does not depend on is not checked',
+    );
     assert.equal(idp.discoveryCount(), counted);
     assert.equal((await api.patch(url, { enabled: true })).status, 200, 'enabling checks, and the IdP answers');
     assert.equal(idp.discoveryCount() - counted, 1);
@@ -371,7 +508,8 @@ forEachDialect((getDb) => {
       ['DELETE', `/api/sso/providers/${created.id}`],
       ['DELETE', '/api/sso/identities/b1'],
     ];
-    for (const [method, url, body] of calls) assertProblem(await viewer.api.request(method, url, body as never), 403, 'admin-only');
+    for (const [method, url, body] of calls)
+      assertProblem(await viewer.api.request(method, url, body as never), 403, 'admin-only');
     assert.deepEqual(await rows(), [{ slug: 'corp' }]);
     assert.equal((await row()).enabled, 1);
     assert.equal((await t.deps.db.selectFrom('sso_identities').select('id').execute()).length, 1);
@@ -385,7 +523,11 @@ forEachDialect((getDb) => {
     assert.equal((await reader.api.get(`/api/sso/providers/${created.id}`)).status, 200);
     assert.equal((await reader.api.get('/api/sso/identities')).body.items.length, 1);
     assertProblem(await reader.api.post('/api/sso/providers', { ...DECLARE, slug: 'mine' }), 403, 'read-only-token');
-    assertProblem(await reader.api.patch(`/api/sso/providers/${created.id}`, { client_secret: null }), 403, 'read-only-token');
+    assertProblem(
+      await reader.api.patch(`/api/sso/providers/${created.id}`, { client_secret: null }),
+      403,
+      'read-only-token',
+    );
     assertProblem(await reader.api.delete(`/api/sso/providers/${created.id}`), 403, 'read-only-token');
     assertProblem(await reader.api.delete('/api/sso/identities/b1'), 403, 'read-only-token');
     assert.deepEqual(await rows(), [{ slug: 'corp' }]);
@@ -393,9 +535,15 @@ forEachDialect((getDb) => {
   });
 
   test('bodies must be JSON: another media type is 415, broken JSON 400, as problems', async () => {
-    const form = await admin.api.request('POST', '/api/sso/providers', undefined, { raw: 'display_name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await admin.api.request('POST', '/api/sso/providers', undefined, {
+      raw: 'display_name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assertProblem(form, 415, 'unsupported-media-type');
-    const broken = await admin.api.request('PATCH', '/api/sso/providers/AAAAAAAAAAAAAAAAAAAAAA', undefined, { raw: '{"display_name":', headers: { 'content-type': 'application/json' } });
+    const broken = await admin.api.request('PATCH', '/api/sso/providers/AAAAAAAAAAAAAAAAAAAAAA', undefined, {
+      raw: '{"display_name":',
+      headers: { 'content-type': 'application/json' },
+    });
     assertProblem(broken, 400, 'malformed-json');
     assert.deepEqual(await rows(), []);
   });

@@ -1,5 +1,6 @@
 // The flow cookie: state, nonce, PKCE verifier, provider and kind between the start and the callback.
-// Signed (HMAC, key shared through the database), HttpOnly, SameSite=Lax (sent on the provider's top-level redirect back).
+// Signed (HMAC, key shared through the database), HttpOnly, SameSite=Lax (sent on the provider's top-level redirect
+// back).
 import { deleteCookie, getSignedCookie, setSignedCookie } from 'hono/cookie';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';

@@ -6,8 +6,22 @@ import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
-import { CONFIDENTIAL_CLIENT_ID, CONFIDENTIAL_CLIENT_SECRET, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import {
+  buildProvider,
+  clearSsoState,
+  newSub,
+  pathOf,
+  redirectUrisFor,
+  roundTrip,
+  startAndAuthorize,
+} from '../../../test/helpers/sso.ts';
+import {
+  CONFIDENTIAL_CLIENT_ID,
+  CONFIDENTIAL_CLIENT_SECRET,
+  PUBLIC_CLIENT_ID,
+  startTestIdp,
+  type TestIdp,
+} from '../../../test/helpers/test-idp.ts';
 import { DISCOVERY_TTL_MS, FORCED_REFRESH_INTERVAL_MS } from './sso.discovery.ts';
 import { START_POLICY } from './sso.flow.service.ts';
 import { changeProvider } from './sso.providers.service.ts';
@@ -34,7 +48,10 @@ forEachDialect((getDb) => {
     provider = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
     user = await buildAccount(t);
     sub = newSub();
-    await t.deps.db.insertInto('sso_identities').values({ id: `b-${sub}`, provider_id: provider.id, sub, account_id: user.id, label: sub, linked_at: 1 }).execute();
+    await t.deps.db
+      .insertInto('sso_identities')
+      .values({ id: `b-${sub}`, provider_id: provider.id, sub, account_id: user.id, label: sub, linked_at: 1 })
+      .execute();
   });
 
   const jwksFetches = () => idp.requests.filter((r) => r.path === '/jwks').length;
@@ -72,7 +89,14 @@ forEachDialect((getDb) => {
     assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
     const [discoveries, keyFetches] = [idp.discoveryCount(), jwksFetches()];
     t.clock.advance(1_000);
-    const saved = await changeProvider(t.deps, CLI_ACTOR, { id: provider.id, display_name: 'Renamed', slug: 'pub', issuer: idp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: true });
+    const saved = await changeProvider(t.deps, CLI_ACTOR, {
+      id: provider.id,
+      display_name: 'Renamed',
+      slug: 'pub',
+      issuer: idp.issuer,
+      client_id: PUBLIC_CLIENT_ID,
+      enabled: true,
+    });
     assert.equal(saved.ok, true);
     assert.equal((await roundTrip(t.client(), idp, '/login/sso/pub', sub)).location, '/');
     assert.equal(idp.discoveryCount() - discoveries, 1, 'discovered afresh after the save');
@@ -114,7 +138,8 @@ forEachDialect((getDb) => {
     assert.equal(START_POLICY.maxFailures, 60);
     const admin = await buildAccount(t, { role: 'admin' });
     await buildProvider(t, idp, { slug: 'other', createdBy: admin.id });
-    for (let i = 0; i < START_POLICY.maxFailures; i++) assert.equal((await from('198.51.100.7').get('/login/sso/pub')).status, 303, `start ${i + 1}`);
+    for (let i = 0; i < START_POLICY.maxFailures; i++)
+      assert.equal((await from('198.51.100.7').get('/login/sso/pub')).status, 303, `start ${i + 1}`);
     const seen = idp.requests.length;
     const refused = await from('198.51.100.7').get('/login/sso/pub');
     assert.equal(refused.status, 429);
@@ -124,7 +149,11 @@ forEachDialect((getDb) => {
     assert.equal(refused.location, undefined);
     assert.equal(idp.requests.length, seen, 'nothing was asked of the IdP');
 
-    assert.equal((await from('198.51.100.7').get('/login/sso/other')).status, 303, 'the same address at another provider');
+    assert.equal(
+      (await from('198.51.100.7').get('/login/sso/other')).status,
+      303,
+      'the same address at another provider',
+    );
     assert.equal((await from('198.51.100.8').get('/login/sso/pub')).status, 303, 'another address’s first start');
     // Unknown slugs are answered from a read: no counter row per made-up slug.
     const rows = async () => (await t.deps.db.selectFrom('auth_throttle').select('key').execute()).length;
@@ -141,7 +170,8 @@ forEachDialect((getDb) => {
       c.address = address;
       return c;
     };
-    for (let i = 0; i < START_POLICY.maxFailures; i++) assert.equal((await from(`2001:db8:0:1::${i + 1}`).get('/login/sso/pub')).status, 303);
+    for (let i = 0; i < START_POLICY.maxFailures; i++)
+      assert.equal((await from(`2001:db8:0:1::${i + 1}`).get('/login/sso/pub')).status, 303);
     assert.equal((await from('2001:db8:0:1::ffff').get('/login/sso/pub')).status, 429, 'same /64');
     assert.equal((await from('2001:db8:0:2::1').get('/login/sso/pub')).status, 303, 'next /64');
   });
@@ -156,11 +186,16 @@ forEachDialect((getDb) => {
       assert.equal(start.status, 303);
       const state = new URL(start.location!).searchParams.get('state')!;
       const flowCookie = c.cookies.get('svc_sso_flow')!;
-      const query = i % 2 === 0 ? `state=${state}` : `state=${state}&code=x&iss=${encodeURIComponent('https://attacker.example')}`;
+      const query =
+        i % 2 === 0 ? `state=${state}` : `state=${state}&code=x&iss=${encodeURIComponent('https://attacker.example')}`;
       assert.equal((await c.get(`/login/sso/pub/callback?${query}`)).status, 502, `callback ${i + 1}`);
       const x = t.client();
       x.cookies.set('svc_sso_flow', flowCookie);
-      assert.equal((await x.get(`/login/sso/pub/callback?${query}`)).status, 400, `replay of callback ${i + 1}: already used`);
+      assert.equal(
+        (await x.get(`/login/sso/pub/callback?${query}`)).status,
+        400,
+        `replay of callback ${i + 1}: already used`,
+      );
     }
     assert.equal(idp.discoveryCount() - discoveries, 0, 'the cached configuration served every callback');
     assert.equal(idp.tokenRequests.length, tokenPosts, 'and no code went to the IdP');
@@ -220,9 +255,15 @@ forEachDialect((getDb) => {
     await refused(signedIn, '/profile/sso/pub/link?x=%00');
     await refused(signedIn, '/profile/sso/pub/link/callback?code=%00&state=%7f');
     // Tab is text, not a control character to refuse: this callback fails only for want of a flow cookie.
-    assert.match((await t.client().get('/login/sso/pub/callback?error_description=a%09b')).text, /expired or was already used/);
+    assert.match(
+      (await t.client().get('/login/sso/pub/callback?error_description=a%09b')).text,
+      /expired or was already used/,
+    );
     // A refused callback still has the provider's code in its URL: its page sends only the origin as a Referer.
-    for (const [client, path] of [[t.client(), '/login/sso/pub/callback?code=unspent&state=s'], [signedIn, '/profile/sso/pub/link/callback?code=unspent&state=s']] as const) {
+    for (const [client, path] of [
+      [t.client(), '/login/sso/pub/callback?code=unspent&state=s'],
+      [signedIn, '/profile/sso/pub/link/callback?code=unspent&state=s'],
+    ] as const) {
       const res = await client.get(path);
       assert.ok(res.status >= 400, path);
       assert.equal(res.headers.get('referrer-policy'), 'strict-origin', path);

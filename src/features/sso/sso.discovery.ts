@@ -1,7 +1,8 @@
 // Each provider's discovery result (an openid-client Configuration, which also holds its JWKS cache), kept per process
 // for DISCOVERY_TTL_MS so unauthenticated starts cannot make svc hit the provider at will. Keyed by the provider's id
 // AND its issuer, client settings and last save, so an admin's edit (read from the database on each request, by any
-// instance) is never served a stale configuration and any save drops the cached keys. Provider traffic goes through one fetch that can record the token response
+// instance) is never served a stale configuration and any save drops the cached keys. Provider traffic goes through one
+// fetch that can record the token response
 // of a callback and replay it once, so an id_token signature or key-id failure can be retried against a fresh
 // discovery without spending the single-use authorization code twice; such forced discoveries are capped per provider.
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -58,7 +59,8 @@ function transportFor(config: Config): oidc.CustomFetch {
   }
   const dispatcher = agent;
   // undici's own fetch, so the Agent is the same undici major as the dispatcher option expects.
-  return (url, options) => undiciFetch(url, { ...(options as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>;
+  return (url, options) =>
+    undiciFetch(url, { ...(options as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>;
 }
 
 /** Provider fetch: inside runExchange, records the token POST's answer, or answers it from a recording (once). */
@@ -84,7 +86,10 @@ export function runExchange<T>(slot: ExchangeSlot, fn: () => Promise<T>): Promis
   return exchange.run(slot, fn);
 }
 
-/** Client authentication: none for a public client; the secret by the provider's preferred method otherwise (exported for tests). */
+/**
+ * Client authentication: none for a public client; the secret by the provider's preferred method otherwise (exported
+ * for tests).
+ */
 export function clientAuth(secret: string | null): oidc.ClientAuth {
   if (secret === null) return oidc.None();
   const basic = oidc.ClientSecretBasic(secret);
@@ -120,16 +125,29 @@ function cacheOf(deps: Deps): Map<string, Entry> {
 
 /**
  * The provider's configuration: the cached one while it is younger than DISCOVERY_TTL_MS and was discovered with
- * the same issuer and client settings and no admin save since, else a fresh discovery (shared by concurrent callers; a failure is not kept).
+ * the same issuer and client settings and no admin save since, else a fresh discovery (shared by concurrent callers; a
+ * failure is not kept).
  * `cached` says whether it came from an earlier request, so a verification failure with it is worth one retry.
  */
-export async function configurationFor(deps: Deps, p: ProviderRow, opts: { fresh?: boolean } = {}): Promise<{ config: oidc.Configuration; cached: boolean }> {
+export async function configurationFor(
+  deps: Deps,
+  p: ProviderRow,
+  opts: { fresh?: boolean } = {},
+): Promise<{ config: oidc.Configuration; cached: boolean }> {
   const cache = cacheOf(deps);
   const now = deps.clock.now();
   const hit = cache.get(p.id);
-  if (!opts.fresh && hit && now - hit.fetchedAt < DISCOVERY_TTL_MS && sameSettings(hit, p)) return { config: await hit.config, cached: true };
+  if (!opts.fresh && hit && now - hit.fetchedAt < DISCOVERY_TTL_MS && sameSettings(hit, p))
+    return { config: await hit.config, cached: true };
   for (const [id, e] of cache) if (now - e.fetchedAt >= DISCOVERY_TTL_MS) cache.delete(id);
-  const entry: Entry = { issuer: p.issuer, clientId: p.client_id, secret: p.client_secret, updatedAt: p.updated_at, fetchedAt: now, config: discover(deps, p) };
+  const entry: Entry = {
+    issuer: p.issuer,
+    clientId: p.client_id,
+    secret: p.client_secret,
+    updatedAt: p.updated_at,
+    fetchedAt: now,
+    config: discover(deps, p),
+  };
   cache.set(p.id, entry);
   try {
     return { config: await entry.config, cached: false };
@@ -142,15 +160,24 @@ export async function configurationFor(deps: Deps, p: ProviderRow, opts: { fresh
 /** The least time between two discoveries that failed verifications force for one provider, per process. */
 export const FORCED_REFRESH_INTERVAL_MS = 30_000;
 
-/** Per provider id: when the last forced discovery started, and its outcome (shared by the requests it was refused to). */
-const forcedRefreshes = new WeakMap<Deps, Map<string, { at: number; config: Promise<oidc.Configuration | undefined> }>>();
+/**
+ * Per provider id: when the last forced discovery started, and its outcome (shared by the requests it was refused to).
+ */
+const forcedRefreshes = new WeakMap<
+  Deps,
+  Map<string, { at: number; config: Promise<oidc.Configuration | undefined> }>
+>();
 
 /**
  * A configuration newer than `failed` to verify a callback again with: the cache's current one when another request
  * already replaced `failed`, else a forced fresh discovery, at most one per provider every FORCED_REFRESH_INTERVAL_MS
  * (within that, the last forced one if it differs from `failed`). Undefined when there is none to try.
  */
-export async function configurationAfterFailure(deps: Deps, p: ProviderRow, failed: oidc.Configuration): Promise<oidc.Configuration | undefined> {
+export async function configurationAfterFailure(
+  deps: Deps,
+  p: ProviderRow,
+  failed: oidc.Configuration,
+): Promise<oidc.Configuration | undefined> {
   const now = deps.clock.now();
   const hit = cacheOf(deps).get(p.id);
   if (hit && now - hit.fetchedAt < DISCOVERY_TTL_MS && sameSettings(hit, p)) {
@@ -182,5 +209,7 @@ export async function forgetConfiguration(deps: Deps, p: ProviderRow, config: oi
 
 /** Whether `e` was discovered for the provider as it is now: same settings and no admin save since. */
 function sameSettings(e: Entry, p: ProviderRow): boolean {
-  return e.issuer === p.issuer && e.clientId === p.client_id && e.secret === p.client_secret && e.updatedAt === p.updated_at;
+  return (
+    e.issuer === p.issuer && e.clientId === p.client_id && e.secret === p.client_secret && e.updatedAt === p.updated_at
+  );
 }

@@ -76,7 +76,8 @@ export async function flowCookieKey(deps: Deps): Promise<string> {
 /**
  * Starts a login or link at an enabled provider: fresh state, nonce and verifier, and the URL to send the browser to.
  * A sign-in start at an enabled provider counts against (client address, provider) before anything is fetched
- * (START_POLICY); unknown and disabled slugs are answered from a read and write no counter. A link asks the provider to authenticate the user afresh (`prompt=login`), so the identity bound is one
+ * (START_POLICY); unknown and disabled slugs are answered from a read and write no counter. A link asks the provider to
+ * authenticate the user afresh (`prompt=login`), so the identity bound is one
  * the user just signed in as, not whatever session the browser happened to hold at the provider. A linked identity
  * signs in as the account for as long as it stays linked, so a link starts only from the account's session
  * `sessionIdHash` confirmed within the last 10 minutes ("Confirm it's you"), else 'reauth-required' before anything
@@ -88,7 +89,10 @@ export async function startFlow(
   start: { kind: 'login'; address: string } | { kind: 'link'; accountId: string; sessionIdHash: string },
   redirectUri: string,
 ): Promise<StartResult> {
-  if (start.kind === 'link' && !(await actorRecentlyConfirmed(deps, { actorId: start.accountId, sessionIdHash: start.sessionIdHash }))) {
+  if (
+    start.kind === 'link' &&
+    !(await actorRecentlyConfirmed(deps, { actorId: start.accountId, sessionIdHash: start.sessionIdHash }))
+  ) {
     return { ok: false, reason: 'reauth-required' };
   }
   const provider = await findProviderBySlug(deps.db, slug);
@@ -99,14 +103,24 @@ export async function startFlow(
     const counted = await reserveAttempt(deps, [{ key, policy: START_POLICY }]);
     if (!counted.ok) return { ok: false, reason: 'too-many-starts', retryAfterMs: counted.retryAfterMs };
   }
-  const secrets = { state: randomToken(deps.random, 32), nonce: randomToken(deps.random, 32), verifier: randomToken(deps.random, 48) };
+  const secrets = {
+    state: randomToken(deps.random, 32),
+    nonce: randomToken(deps.random, 32),
+    verifier: randomToken(deps.random, 48),
+  };
   const started = await authorizationUrl(deps, provider, redirectUri, secrets, { promptLogin: start.kind === 'link' });
   if (!started.ok) return started;
   const accountId = start.kind === 'link' ? start.accountId : undefined;
   return {
     ok: true,
     url: started.url,
-    flow: { ...secrets, providerId: provider.id, kind: start.kind, accountId, expiresAt: deps.clock.now() + FLOW_TTL_MS },
+    flow: {
+      ...secrets,
+      providerId: provider.id,
+      kind: start.kind,
+      accountId,
+      expiresAt: deps.clock.now() + FLOW_TTL_MS,
+    },
   };
 }
 
@@ -129,7 +143,12 @@ export async function finishFlow(
   if (provider.enabled !== 1) return { ok: false, reason: 'disabled', provider };
   if (!flow || flow.expiresAt <= deps.clock.now()) return { ok: false, reason: 'expired', provider };
   const returned = callbackUrl.searchParams.get('state') ?? '';
-  if (flow.kind !== kind || flow.providerId !== provider.id || flow.accountId !== accountId || !safeEqual(returned, flow.state)) {
+  if (
+    flow.kind !== kind ||
+    flow.providerId !== provider.id ||
+    flow.accountId !== accountId ||
+    !safeEqual(returned, flow.state)
+  ) {
     deps.log.warn({ provider: provider.slug, kind }, 'sso: callback does not match the flow this browser started');
     return { ok: false, reason: 'state-mismatch', provider };
   }
@@ -171,10 +190,16 @@ export type LinkResult =
  * the identity was verified against: the insert happens under the provider's lock and only while it still exists
  * with that issuer, so it never lands after an issuer change (which drops the bindings) or a delete.
  */
-export async function linkIdentity(deps: Deps, accountId: string, provider: ProviderRow, identity: VerifiedIdentity): Promise<LinkResult> {
+export async function linkIdentity(
+  deps: Deps,
+  accountId: string,
+  provider: ProviderRow,
+  identity: VerifiedIdentity,
+): Promise<LinkResult> {
   const check = async (q: Deps['db'] | Transaction<DB>): Promise<LinkResult | undefined> => {
     const bound = await findIdentity(q, provider.id, identity.sub);
-    if (bound) return bound.account_id === accountId ? { ok: true, already: true } : { ok: false, reason: 'bound-elsewhere' };
+    if (bound)
+      return bound.account_id === accountId ? { ok: true, already: true } : { ok: false, reason: 'bound-elsewhere' };
     if (await findAccountIdentity(q, accountId, provider.id)) return { ok: false, reason: 'account-has-other' };
     return undefined;
   };

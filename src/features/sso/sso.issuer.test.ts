@@ -43,10 +43,20 @@ forEachDialect((getDb) => {
     await ac.get('/settings?tab=sso');
   });
 
-  const bindings = () => t.deps.db.selectFrom('sso_identities').select(['provider_id', 'sub', 'account_id']).orderBy('sub').execute();
-  const providerRow = () => t.deps.db.selectFrom('sso_providers').selectAll().where('id', '=', corp.id).executeTakeFirstOrThrow();
+  const bindings = () =>
+    t.deps.db.selectFrom('sso_identities').select(['provider_id', 'sub', 'account_id']).orderBy('sub').execute();
+  const providerRow = () =>
+    t.deps.db.selectFrom('sso_providers').selectAll().where('id', '=', corp.id).executeTakeFirstOrThrow();
   const update = (fields: Record<string, string> = {}) =>
-    ac.post('/settings/sso/update', { id: corp.id, display_name: 'Corp', slug: 'corp', issuer: oldIdp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: 'on', ...fields });
+    ac.post('/settings/sso/update', {
+      id: corp.id,
+      display_name: 'Corp',
+      slug: 'corp',
+      issuer: oldIdp.issuer,
+      client_id: PUBLIC_CLIENT_ID,
+      enabled: 'on',
+      ...fields,
+    });
   const link = async (account: { username: string; password: string }, slug: string, sub: string, idp = oldIdp) => {
     const client = await signIn(t, account);
     await confirmItsMe(client, account.password, 'sso');
@@ -69,7 +79,11 @@ forEachDialect((getDb) => {
     assert.match(page.text, /Its issuer changed, so 2 linked identities were removed/);
     assert.match(page.text, /links their identity again from their Profile/);
     assert.equal((await providerRow()).issuer, newIdp.issuer);
-    assert.deepEqual(await bindings(), [{ provider_id: other.id, sub: elsewhere, account_id: bob.id }], 'other providers keep theirs');
+    assert.deepEqual(
+      await bindings(),
+      [{ provider_id: other.id, sub: elsewhere, account_id: bob.id }],
+      'other providers keep theirs',
+    );
     assert.ok(t.logs.some((l) => l.includes('"event":"sso-issuer-changed"') && l.includes('"removedIdentities":2')));
 
     // Whoever holds `user-42` at the new issuer is nobody here.
@@ -77,7 +91,11 @@ forEachDialect((getDb) => {
     const signInAtNew = await roundTrip(stranger, newIdp, '/login/sso/corp', 'user-42');
     assert.equal(signInAtNew.status, 403);
     assert.match(signInAtNew.text, /not linked to any account/);
-    const sessions = await t.deps.db.selectFrom('sessions').select('account_id').where('account_id', '=', victim.id).execute();
+    const sessions = await t.deps.db
+      .selectFrom('sessions')
+      .select('account_id')
+      .where('account_id', '=', victim.id)
+      .execute();
     assert.equal(sessions.length, 1, 'only the victim’s own password session');
 
     // The victim links again at the new issuer, and that identity signs in.
@@ -110,17 +128,26 @@ forEachDialect((getDb) => {
     const res = await update({ issuer: newIdp.issuer });
     assert.equal(res.location, '/settings?tab=sso&notice=issuer-changed&removed=0');
     assert.match((await ac.get(res.location!)).text, /Its issuer changed, so no identity was linked through it/);
-    assert.match((await ac.get('/settings?tab=sso&notice=issuer-changed&removed=1')).text, /so 1 linked identity was removed/);
+    assert.match(
+      (await ac.get('/settings?tab=sso&notice=issuer-changed&removed=1')).text,
+      /so 1 linked identity was removed/,
+    );
     const odd = await ac.get('/settings?tab=sso&notice=issuer-changed&removed=%3Cb%3E7');
     assert.match(odd.text, /so the identities linked through it were removed/);
     assert.doesNotMatch(odd.text, /<b>7/);
   });
 
   test('the issuer field warns how many identities a change would remove', async () => {
-    assert.match((await ac.get('/settings?tab=sso')).text, /Changing the issuer removes any identity linked through this provider/);
+    assert.match(
+      (await ac.get('/settings?tab=sso')).text,
+      /Changing the issuer removes any identity linked through this provider/,
+    );
     await link(await buildAccount(t), 'corp', newSub());
     await link(await buildAccount(t), 'corp', newSub());
-    assert.match((await ac.get('/settings?tab=sso')).text, /Changing the issuer removes the 2 identities linked through this provider/);
+    assert.match(
+      (await ac.get('/settings?tab=sso')).text,
+      /Changing the issuer removes the 2 identities linked through this provider/,
+    );
   });
 
   test('an identity verified at the old issuer neither links nor signs in once the issuer changed (or the provider is gone)', async () => {
@@ -129,9 +156,19 @@ forEachDialect((getDb) => {
     const verifiedAt = await providerRow();
     const sub = newSub();
     // The callback verified `sub` at the old issuer; the admin saves the new one before the binding is written.
-    const changed = await changeProvider(t.deps, CLI_ACTOR, { id: corp.id, display_name: 'Corp', slug: 'corp', issuer: newIdp.issuer, client_id: PUBLIC_CLIENT_ID, enabled: true });
+    const changed = await changeProvider(t.deps, CLI_ACTOR, {
+      id: corp.id,
+      display_name: 'Corp',
+      slug: 'corp',
+      issuer: newIdp.issuer,
+      client_id: PUBLIC_CLIENT_ID,
+      enabled: true,
+    });
     assert.deepEqual(changed, { ok: true, issuerChanged: true, removedIdentities: 0 });
-    assert.deepEqual(await linkIdentity(t.deps, alice.id, verifiedAt, { sub, label: 'x' }), { ok: false, reason: 'provider-changed' });
+    assert.deepEqual(await linkIdentity(t.deps, alice.id, verifiedAt, { sub, label: 'x' }), {
+      ok: false,
+      reason: 'provider-changed',
+    });
     assert.equal((await bindings()).length, 0);
     // The same sub, linked at the new issuer by someone else, is not who the old issuer vouched for.
     assert.equal(await link(bob, 'corp', sub, newIdp), '/profile?sso=linked#profile-sso');
@@ -139,6 +176,9 @@ forEachDialect((getDb) => {
     assert.equal((await accountForIdentity(t.deps, await providerRow(), sub)).ok, true);
 
     await ac.post('/settings/sso/delete', { id: corp.id, confirm: 'yes' });
-    assert.deepEqual(await linkIdentity(t.deps, alice.id, verifiedAt, { sub: newSub(), label: 'x' }), { ok: false, reason: 'provider-changed' });
+    assert.deepEqual(await linkIdentity(t.deps, alice.id, verifiedAt, { sub: newSub(), label: 'x' }), {
+      ok: false,
+      reason: 'provider-changed',
+    });
   });
 });

@@ -4,7 +4,15 @@ import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { confirmItsMe } from '../../../test/helpers/once.ts';
-import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
+import {
+  buildProvider,
+  clearSsoState,
+  newSub,
+  pathOf,
+  redirectUrisFor,
+  roundTrip,
+  startAndAuthorize,
+} from '../../../test/helpers/sso.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { startFlow } from './sso.flow.service.ts';
 import { LABEL_MAX, labelFrom } from './sso.oidc.ts';
@@ -35,7 +43,12 @@ forEachDialect((getDb) => {
     await confirmItsMe(client, account.password, 'sso');
     return client;
   };
-  const bindings = () => t.deps.db.selectFrom('sso_identities').select(['id', 'provider_id', 'sub', 'account_id', 'label', 'linked_at']).orderBy('sub').execute();
+  const bindings = () =>
+    t.deps.db
+      .selectFrom('sso_identities')
+      .select(['id', 'provider_id', 'sub', 'account_id', 'label', 'linked_at'])
+      .orderBy('sub')
+      .execute();
 
   test('linking from the profile records (provider, sub) on the caller; the identity then signs in', async () => {
     const alice = await buildAccount(t);
@@ -43,7 +56,10 @@ forEachDialect((getDb) => {
     const sub = newSub();
     idp.claims.set(sub, { email: 'alice@corp.example' });
     const start = await c.get('/profile/sso/pub/link');
-    assert.equal(new URL(start.location!).searchParams.get('redirect_uri'), 'http://localhost/profile/sso/pub/link/callback');
+    assert.equal(
+      new URL(start.location!).searchParams.get('redirect_uri'),
+      'http://localhost/profile/sso/pub/link/callback',
+    );
     const res = await c.get(pathOf(await idp.authorize(start.location!, sub)));
     assert.equal(res.status, 303);
     assert.equal(res.location, '/profile?sso=linked#profile-sso');
@@ -81,7 +97,10 @@ forEachDialect((getDb) => {
     const second = await roundTrip(a, idp, '/profile/sso/pub/link', newSub());
     assert.equal(second.status, 409);
     assert.match(second.text, /already linked to a different identity at this provider/);
-    assert.deepEqual((await bindings()).map((x) => [x.sub, x.account_id]), [[aliceSub, alice.id]]);
+    assert.deepEqual(
+      (await bindings()).map((x) => [x.sub, x.account_id]),
+      [[aliceSub, alice.id]],
+    );
   });
 
   test('an account may link one identity at each of two providers', async () => {
@@ -89,8 +108,14 @@ forEachDialect((getDb) => {
     await buildProvider(t, idp, { slug: 'conf', createdBy: admin.id, confidential: true });
     const alice = await buildAccount(t);
     const c = await signInConfirmed(alice);
-    assert.equal((await roundTrip(c, idp, '/profile/sso/pub/link', newSub())).location, '/profile?sso=linked#profile-sso');
-    assert.equal((await roundTrip(c, idp, '/profile/sso/conf/link', newSub())).location, '/profile?sso=linked#profile-sso');
+    assert.equal(
+      (await roundTrip(c, idp, '/profile/sso/pub/link', newSub())).location,
+      '/profile?sso=linked#profile-sso',
+    );
+    assert.equal(
+      (await roundTrip(c, idp, '/profile/sso/conf/link', newSub())).location,
+      '/profile?sso=linked#profile-sso',
+    );
     assert.equal((await bindings()).length, 2);
   });
 
@@ -105,21 +130,35 @@ forEachDialect((getDb) => {
     const theirs = (await bindings()).find((x) => x.account_id === bob.id)!;
     await a.get('/login');
     const unchanged = '/profile?sso=unchanged#profile-sso';
-    assert.equal((await a.post('/profile/sso/unlink', { id: theirs.id })).location, unchanged, 'a foreign id changes nothing and says so');
+    assert.equal(
+      (await a.post('/profile/sso/unlink', { id: theirs.id })).location,
+      unchanged,
+      'a foreign id changes nothing and says so',
+    );
     assert.equal((await a.post('/profile/sso/unlink', { id: 'stale-id' })).location, unchanged);
     // A malformed id is refused before any lookup, with the field's message in the section (PostgreSQL refuses NUL).
     const malformed: Record<string, string>[] = [{}, { id: 'b\u0000' }, { id: 'not an id' }];
     for (const form of malformed) {
       const refused = await a.post('/profile/sso/unlink', form);
       assert.equal(refused.status, 400, JSON.stringify(form));
-      assert.match(refused.text, /id="profile-sso"><div class="notice error" role="alert">(That item no longer exists|This value cannot contain control characters)\./);
+      assert.match(
+        refused.text,
+        /id="profile-sso"><div class="notice error" role="alert">(That item no longer exists|This value cannot contain control characters)\./,
+      );
     }
     assert.equal((await bindings()).length, 2);
     assert.match((await a.get(unchanged)).text, /Nothing changed: that identity is not linked to your account/);
     assert.equal((await a.post('/profile/sso/unlink', { id: mine.id })).location, '/profile?sso=unlinked#profile-sso');
-    assert.deepEqual((await bindings()).map((x) => x.id), [theirs.id]);
+    assert.deepEqual(
+      (await bindings()).map((x) => x.id),
+      [theirs.id],
+    );
     assert.match((await a.get('/profile?sso=unlinked')).text, /Identity unlinked\./);
-    assert.equal((await a.post('/profile/sso/unlink', { id: mine.id })).location, unchanged, 'unlinking twice says nothing changed the second time');
+    assert.equal(
+      (await a.post('/profile/sso/unlink', { id: mine.id })).location,
+      unchanged,
+      'unlinking twice says nothing changed the second time',
+    );
   });
 
   test('the link routes need a signed-in session; a link started by one account cannot finish as another', async () => {
@@ -151,7 +190,11 @@ forEachDialect((getDb) => {
     const linkCallback = await startAndAuthorize(a, idp, '/profile/sso/pub/link', newSub());
     const other = t.client();
     other.cookies.set('svc_sso_flow', a.cookies.get('svc_sso_flow')!);
-    assert.equal((await other.get(pathOf(linkCallback).replace('/profile/sso/pub/link/callback', '/login/sso/pub/callback'))).status, 400);
+    assert.equal(
+      (await other.get(pathOf(linkCallback).replace('/profile/sso/pub/link/callback', '/login/sso/pub/callback')))
+        .status,
+      400,
+    );
     assert.equal((await bindings()).length, 0);
   });
 
@@ -189,8 +232,14 @@ forEachDialect((getDb) => {
     // The provider's redirect back is itself a cross-site navigation.
     const sub = newSub();
     const callback = await startAndAuthorize(c, idp, '/profile/sso/pub/link', sub);
-    assert.equal((await c.get(pathOf(callback), { 'sec-fetch-site': 'cross-site' })).location, '/profile?sso=linked#profile-sso');
-    assert.deepEqual((await bindings()).map((b) => [b.sub, b.account_id]), [[sub, alice.id]]);
+    assert.equal(
+      (await c.get(pathOf(callback), { 'sec-fetch-site': 'cross-site' })).location,
+      '/profile?sso=linked#profile-sso',
+    );
+    assert.deepEqual(
+      (await bindings()).map((b) => [b.sub, b.account_id]),
+      [[sub, alice.id]],
+    );
   });
 
   test('a link makes the provider authenticate afresh (prompt=login), whatever session the browser holds there; sign-in does not', async () => {
@@ -212,7 +261,10 @@ forEachDialect((getDb) => {
     const callback = await idp.authorize(start.location!, mine, { keepSession: true });
     assert.deepEqual(idp.interactions.slice(asked), [{ prompt: 'login', reasons: ['login_prompt'] }]);
     assert.equal((await c.get(pathOf(callback))).location, '/profile?sso=linked#profile-sso');
-    assert.deepEqual((await bindings()).map((b) => [b.sub, b.account_id]), [[mine, alice.id]]);
+    assert.deepEqual(
+      (await bindings()).map((b) => [b.sub, b.account_id]),
+      [[mine, alice.id]],
+    );
   });
 
   test('the binding label drops control, bidi and invisible characters from the claim and is capped', async () => {
@@ -229,7 +281,11 @@ forEachDialect((getDb) => {
     const label = async (sub: string) => (await bindings()).find((x) => x.sub === sub)!.label;
     assert.equal(await label(a), 'evil@corp.example');
     assert.equal(await label(b), 'bob', 'a label with nothing printable falls through to the next claim');
-    assert.equal(await label(c), `${'x'.repeat(LABEL_MAX - 1)}\u{1F600}`, 'capped in code points, never half a surrogate pair');
+    assert.equal(
+      await label(c),
+      `${'x'.repeat(LABEL_MAX - 1)}\u{1F600}`,
+      'capped in code points, never half a surrogate pair',
+    );
   });
 
   test('linking asks "Confirm it’s you" first: the start is refused by the service until then, and again 10 minutes later', async () => {
@@ -239,13 +295,19 @@ forEachDialect((getDb) => {
     assert.doesNotMatch(page.text, /href="\/profile\/sso\/pub\/link"/, 'no Link button before confirming');
     // The page's one confirm form serves the second factor, the link and tokens alike; the section points to it.
     assert.equal(page.text.match(/<form[^>]*action="\/profile\/reauth"/g)?.length, 1);
-    assert.match(page.text, /id="profile-sso">[\s\S]*<a href="#profile-confirm">Confirm it’s you<\/a> above to link a sign-in provider\.[\s\S]*id="profile-tokens"/);
+    assert.match(
+      page.text,
+      /id="profile-sso">[\s\S]*<a href="#profile-confirm">Confirm it’s you<\/a> above to link a sign-in provider\.[\s\S]*id="profile-tokens"/,
+    );
     // The start anyway (a bookmark, a stale page, a stolen session) goes nowhere near the provider.
     const asked = idp.interactions.length;
     const refused = await a.get('/profile/sso/pub/link');
     assert.equal(refused.location, '/profile?notice=confirm-first-sso#profile-sso');
     assert.ok(!a.cookies.has('svc_sso_flow'), 'no flow started');
-    assert.match((await a.get(refused.location!)).text, /id="profile-sso"><div class="notice error" role="alert">Confirm it’s you first/);
+    assert.match(
+      (await a.get(refused.location!)).text,
+      /id="profile-sso"><div class="notice error" role="alert">Confirm it’s you first/,
+    );
 
     const wrong = await a.post('/profile/reauth', { secret: 'not the password' });
     assert.equal(wrong.status, 401);
@@ -253,9 +315,13 @@ forEachDialect((getDb) => {
     const ok = await a.post('/profile/reauth', { secret: alice.password });
     assert.equal(ok.location, '/profile?notice=confirmed#profile-confirm');
     const confirmed = await a.get(ok.location!);
-    assert.match(confirmed.text, /Confirmed\. For the next 10 minutes this session can[^<]*<a href="#profile-second-factor">/);
+    assert.match(
+      confirmed.text,
+      /Confirmed\. For the next 10 minutes this session can[^<]*<a href="#profile-second-factor">/,
+    );
     assert.match(confirmed.text, /href="\/profile\/sso\/pub\/link"/);
-    for (const act of ['totp-start', 'token-mint']) assert.match(confirmed.text, new RegExp(`id="${act}"`), `the same confirmation opens ${act}`);
+    for (const act of ['totp-start', 'token-mint'])
+      assert.match(confirmed.text, new RegExp(`id="${act}"`), `the same confirmation opens ${act}`);
     assert.doesNotMatch(confirmed.text, /action="\/profile\/reauth"|href="#profile-confirm"/);
 
     t.clock.advance(10 * 60_000 - 1);
@@ -264,7 +330,11 @@ forEachDialect((getDb) => {
     t.clock.advance(1);
     assert.equal((await a.get(pathOf(callback))).location, '/profile?sso=linked#profile-sso');
     await a.post('/profile/sso/unlink', { id: (await bindings())[0]!.id });
-    assert.match((await a.get('/profile')).text, /<a href="#profile-confirm">Confirm it’s you<\/a> above to link/, 'it asks again');
+    assert.match(
+      (await a.get('/profile')).text,
+      /<a href="#profile-confirm">Confirm it’s you<\/a> above to link/,
+      'it asks again',
+    );
     assert.equal((await a.get('/profile/sso/pub/link')).location, '/profile?notice=confirm-first-sso#profile-sso');
     assert.equal(idp.interactions.length, asked + 1, 'only the confirmed start reached the provider');
     assert.deepEqual(await bindings(), []);
@@ -272,13 +342,33 @@ forEachDialect((getDb) => {
     // The service: only a recently confirmed session of the linking account starts a link.
     const bob = await buildAccount(t);
     await signInConfirmed(bob);
-    const sessionOf = async (id: string) => (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', id).executeTakeFirstOrThrow()).id_hash;
+    const sessionOf = async (id: string) =>
+      (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', id).executeTakeFirstOrThrow())
+        .id_hash;
     const redirect = 'http://localhost/profile/sso/pub/link/callback';
-    assert.deepEqual(await startFlow(t.deps, 'pub', { kind: 'link', accountId: alice.id, sessionIdHash: await sessionOf(bob.id) }, redirect), {
-      ok: false,
-      reason: 'reauth-required',
-    });
-    assert.equal((await startFlow(t.deps, 'pub', { kind: 'link', accountId: bob.id, sessionIdHash: await sessionOf(bob.id) }, redirect)).ok, true);
+    assert.deepEqual(
+      await startFlow(
+        t.deps,
+        'pub',
+        { kind: 'link', accountId: alice.id, sessionIdHash: await sessionOf(bob.id) },
+        redirect,
+      ),
+      {
+        ok: false,
+        reason: 'reauth-required',
+      },
+    );
+    assert.equal(
+      (
+        await startFlow(
+          t.deps,
+          'pub',
+          { kind: 'link', accountId: bob.id, sessionIdHash: await sessionOf(bob.id) },
+          redirect,
+        )
+      ).ok,
+      true,
+    );
   });
 
   test('the Profile page’s single sign-on section lists the caller’s identities with Unlink and offers Link for the other enabled providers', async () => {

@@ -3,7 +3,14 @@
 // as typed reasons.
 import * as oidc from 'openid-client';
 import type { Deps } from '../../deps.ts';
-import { configurationAfterFailure, configurationFor, FORCED_REFRESH_INTERVAL_MS, forgetConfiguration, runExchange, type ExchangeSlot } from './sso.discovery.ts';
+import {
+  configurationAfterFailure,
+  configurationFor,
+  FORCED_REFRESH_INTERVAL_MS,
+  forgetConfiguration,
+  runExchange,
+  type ExchangeSlot,
+} from './sso.discovery.ts';
 import type { ProviderRow } from './sso.repo.ts';
 import { INVISIBLE } from '../text-rules.ts';
 
@@ -24,7 +31,9 @@ export type OidcFailure =
   | 'token-invalid'
   | 'keys-changed';
 
-/** oauth4webapi's message for an id_token whose signature does not verify (its code, OAUTH_INVALID_RESPONSE, is shared). */
+/**
+ * oauth4webapi's message for an id_token whose signature does not verify (its code, OAUTH_INVALID_RESPONSE, is shared).
+ */
 const SIGNATURE_FAILED = 'JWT signature verification failed';
 
 /** A failed callback, and whether newer keys could cure it: the id_token's signature or key id failed, nothing else. */
@@ -45,11 +54,19 @@ export interface FlowSecrets {
 
 /** Sorts an error from openid-client into a failure reason; the details go to the log, without tokens or secrets. */
 function classify(deps: Deps, p: ProviderRow, step: 'discovery' | 'authorize' | 'callback', err: unknown): OidcFailure {
-  const e = err as { name?: string; code?: string; message?: string; error?: string; error_description?: string; cause?: unknown };
+  const e = err as {
+    name?: string;
+    code?: string;
+    message?: string;
+    error?: string;
+    error_description?: string;
+    cause?: unknown;
+  };
   let reason: OidcFailure;
   // Building the authorization URL makes no request: whatever fails there is the discovered metadata.
   if (step === 'authorize') reason = 'discovery-invalid';
-  else if (err instanceof oidc.AuthorizationResponseError) reason = e.error === 'access_denied' ? 'cancelled' : 'provider-error';
+  else if (err instanceof oidc.AuthorizationResponseError)
+    reason = e.error === 'access_denied' ? 'cancelled' : 'provider-error';
   else if (err instanceof oidc.ResponseBodyError) reason = 'token-refused';
   else if (e.code === 'OAUTH_KEY_SELECTION_FAILED') reason = 'keys-changed';
   else if (err instanceof oidc.ClientError) reason = step === 'discovery' ? 'discovery-invalid' : 'token-invalid';
@@ -61,7 +78,13 @@ function classify(deps: Deps, p: ProviderRow, step: 'discovery' | 'authorize' | 
       provider: p.slug,
       step,
       reason,
-      error: { name: e.name, code: e.code, message: e.message, oauthError: e.error, oauthErrorDescription: e.error_description },
+      error: {
+        name: e.name,
+        code: e.code,
+        message: e.message,
+        oauthError: e.error,
+        oauthErrorDescription: e.error_description,
+      },
       detail: cause ? { code: cause.code, message: cause.message } : undefined,
     },
     'sso: provider step failed',
@@ -141,15 +164,23 @@ export async function exchangeCode(
     return { ok: false, reason: classify(deps, p, 'discovery', err) };
   }
   if (!newer) {
-    deps.log.info({ provider: p.slug, reason: tried.reason, intervalMs: FORCED_REFRESH_INTERVAL_MS }, 'sso: verification failed; a fresh discovery was already forced within the interval, not retrying');
+    deps.log.info(
+      { provider: p.slug, reason: tried.reason, intervalMs: FORCED_REFRESH_INTERVAL_MS },
+      'sso: verification failed; a fresh discovery was already forced within the interval, not retrying',
+    );
     return { ok: false, reason: tried.reason };
   }
-  deps.log.info({ provider: p.slug, reason: tried.reason }, 'sso: verification failed with a cached configuration, retrying with a fresh discovery');
+  deps.log.info(
+    { provider: p.slug, reason: tried.reason },
+    'sso: verification failed with a cached configuration, retrying with a fresh discovery',
+  );
   const again = await verifyCallback(deps, p, newer, callbackUrl, secrets, { replay: first.recorded });
   return again.ok ? again : { ok: false, reason: again.reason };
 }
 
-/** One run of openid-client's code grant and id_token checks, with `slot` deciding whether the token POST is replayed. */
+/**
+ * One run of openid-client's code grant and id_token checks, with `slot` deciding whether the token POST is replayed.
+ */
 async function verifyCallback(
   deps: Deps,
   p: ProviderRow,
@@ -168,8 +199,10 @@ async function verifyCallback(
       }),
     );
     const claims = tokens.claims();
-    if (!claims || typeof claims.sub !== 'string' || claims.sub === '') throw new oidc.ClientError('id_token without a subject');
-    const label = [...LABEL_CLAIMS.map((k) => claims[k]), claims.sub].map(labelFrom).find((v) => v !== '') ?? '(unnamed)';
+    if (!claims || typeof claims.sub !== 'string' || claims.sub === '')
+      throw new oidc.ClientError('id_token without a subject');
+    const label =
+      [...LABEL_CLAIMS.map((k) => claims[k]), claims.sub].map(labelFrom).find((v) => v !== '') ?? '(unnamed)';
     return { ok: true, identity: { sub: claims.sub, label } };
   } catch (err) {
     return { ok: false, reason: classify(deps, p, 'callback', err), keyFailure: isKeyFailure(err) };
@@ -180,7 +213,12 @@ async function verifyCallback(
 function isKeyFailure(err: unknown): boolean {
   const e = err as { code?: string; cause?: unknown };
   if (e.code === 'OAUTH_KEY_SELECTION_FAILED') return true;
-  return err instanceof oidc.ClientError && e.code === 'OAUTH_INVALID_RESPONSE' && e.cause instanceof Error && e.cause.message === SIGNATURE_FAILED;
+  return (
+    err instanceof oidc.ClientError &&
+    e.code === 'OAUTH_INVALID_RESPONSE' &&
+    e.cause instanceof Error &&
+    e.cause.message === SIGNATURE_FAILED
+  );
 }
 
 /**

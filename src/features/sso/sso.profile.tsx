@@ -12,7 +12,10 @@ const NOTICES: Record<string, { kind: 'success' | 'error'; text: string }> = {
   linked: { kind: 'success', text: 'Identity linked. You can now sign in with it.' },
   already: { kind: 'success', text: 'This identity was already linked to your account.' },
   unlinked: { kind: 'success', text: 'Identity unlinked.' },
-  unchanged: { kind: 'error', text: 'Nothing changed: that identity is not linked to your account (it may have been unlinked already).' },
+  unchanged: {
+    kind: 'error',
+    text: 'Nothing changed: that identity is not linked to your account (it may have been unlinked already).',
+  },
 };
 
 /** The section; the profile page wraps it in #profile-sso. */
@@ -27,7 +30,8 @@ export const ssoProfileSection: ProfileSection = {
     ]);
     const notice = pick(NOTICES, c.req.query('sso'));
     const linked = new Set(identities.map((i) => i.provider_slug));
-    if (confirmed || providers.every((p) => linked.has(p.slug))) return <SsoProfileView identities={identities} providers={providers} notice={notice} />;
+    if (confirmed || providers.every((p) => linked.has(p.slug)))
+      return <SsoProfileView identities={identities} providers={providers} notice={notice} />;
     return (
       <>
         <SsoProfileView identities={identities} providers={[]} notice={notice} />

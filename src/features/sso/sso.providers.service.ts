@@ -170,7 +170,12 @@ const DISCOVERY_FIELDS = ['issuer', 'client_id', 'enabled'] as const;
  * binding made through the provider in the same transaction: otherwise the same `sub` at the new issuer would sign
  * into the account that linked it at the old one. An administrator's act.
  */
-export async function changeProvider(deps: Deps, actor: AdminActor, change: ProviderChange, options: SaveOptions = {}): Promise<ChangeProviderResult> {
+export async function changeProvider(
+  deps: Deps,
+  actor: AdminActor,
+  change: ProviderChange,
+  options: SaveOptions = {},
+): Promise<ChangeProviderResult> {
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
   if (options.checkDiscovery && DISCOVERY_FIELDS.some((f) => change[f] !== undefined)) {
@@ -215,10 +220,17 @@ export async function changeProvider(deps: Deps, actor: AdminActor, change: Prov
   return result;
 }
 
-export type SecretResult = { ok: true; outcome: 'set' | 'cleared' | 'kept' } | { ok: false; reason: 'not-found' } | NotAdmin;
+export type SecretResult =
+  | { ok: true; outcome: 'set' | 'cleared' | 'kept' }
+  | { ok: false; reason: 'not-found' }
+  | NotAdmin;
 
 /** Sets, clears (wins over a typed value) or keeps (blank) a provider's client secret; an administrator's act. */
-export async function changeProviderSecret(deps: Deps, actor: AdminActor, input: ProviderSecretInput): Promise<SecretResult> {
+export async function changeProviderSecret(
+  deps: Deps,
+  actor: AdminActor,
+  input: ProviderSecretInput,
+): Promise<SecretResult> {
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
   if (!(await findProviderById(deps.db, input.id))) return { ok: false, reason: 'not-found' };
@@ -248,7 +260,12 @@ export async function removeIdentity(deps: Deps, actor: AdminActor, id: string):
 }
 
 /** Why a provider's discovery failed, as the admin is told it. */
-export type DiscoveryProblem = 'unreachable' | 'untrusted-certificate' | 'not-https' | 'bad-document' | 'issuer-mismatch';
+export type DiscoveryProblem =
+  | 'unreachable'
+  | 'untrusted-certificate'
+  | 'not-https'
+  | 'bad-document'
+  | 'issuer-mismatch';
 
 /** TLS failures that mean "svc does not trust the provider's certificate" rather than "nothing answered". */
 const CERTIFICATE_CODES = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS|HOSTNAME_MISMATCH|ALTNAME/;
@@ -267,7 +284,10 @@ function discoveryProblem(err: unknown): DiscoveryProblem {
  * and checks the document names https authorization, token and key endpoints. Undefined when all is well. Nothing is
  * logged: the answer is for the admin at the form.
  */
-export async function checkDiscovery(deps: Deps, candidate: { issuer: string; client_id: string }): Promise<DiscoveryProblem | undefined> {
+export async function checkDiscovery(
+  deps: Deps,
+  candidate: { issuer: string; client_id: string },
+): Promise<DiscoveryProblem | undefined> {
   const now = deps.clock.now();
   const probe: ProviderRow = {
     // Its own cache key, so the check never replaces a live provider's cached configuration.
@@ -284,7 +304,10 @@ export async function checkDiscovery(deps: Deps, candidate: { issuer: string; cl
   };
   let metadata: Record<string, unknown>;
   try {
-    metadata = (await configurationFor(deps, probe, { fresh: true })).config.serverMetadata() as Record<string, unknown>;
+    metadata = (await configurationFor(deps, probe, { fresh: true })).config.serverMetadata() as Record<
+      string,
+      unknown
+    >;
   } catch (err) {
     return discoveryProblem(err);
   }

@@ -1,17 +1,32 @@
 // The SSO administration acts' refusals: the words the settings page shows (heading the tab or beside a field) and the
 // JSON API gives as `detail` or in `errors`, and what the API answers with. A reason without words does not compile.
 import { NOT_ADMIN, wordsOf, type Refusal } from '../refusals.ts';
-import type { ChangeProviderResult, DiscoveryProblem, ProviderWriteResult, RemoveResult, SecretResult } from './sso.providers.service.ts';
+import type {
+  ChangeProviderResult,
+  DiscoveryProblem,
+  ProviderWriteResult,
+  RemoveResult,
+  SecretResult,
+} from './sso.providers.service.ts';
 
 /** Why an issuer URL is refused at validation (the field rule both doors apply). */
 export type IssuerReason = 'not-url' | 'not-https' | 'credentials' | 'well-known';
 
 export const ISSUER_REFUSALS = {
-  'not-url': { words: 'Enter the issuer as an absolute URL, such as https://idp.example.com.', status: 400, field: 'issuer' },
+  'not-url': {
+    words: 'Enter the issuer as an absolute URL, such as https://idp.example.com.',
+    status: 400,
+    field: 'issuer',
+  },
   'not-https': { words: 'The issuer URL must use https.', status: 400, field: 'issuer' },
-  credentials: { words: 'The issuer URL cannot carry a user name, password, query or fragment.', status: 400, field: 'issuer' },
+  credentials: {
+    words: 'The issuer URL cannot carry a user name, password, query or fragment.',
+    status: 400,
+    field: 'issuer',
+  },
   'well-known': {
-    words: 'Enter the issuer itself, not its discovery document: leave out "/.well-known/…" (svc adds /.well-known/openid-configuration).',
+    words:
+      'Enter the issuer itself, not its discovery document: leave out "/.well-known/…" (svc adds /.well-known/openid-configuration).',
     status: 400,
     field: 'issuer',
   },
@@ -19,26 +34,42 @@ export const ISSUER_REFUSALS = {
 
 /** Why a provider's discovery failed, in words that name the issuer tried. */
 export const DISCOVERY_REFUSALS = {
-  unreachable: { words: ({ issuer }) => `svc could not reach ${issuer}: the host is unknown, refused the connection or did not answer in time.`, status: 422, field: 'issuer' },
-  'untrusted-certificate': {
-    words: ({ issuer }) => `svc reached ${issuer} but does not trust its certificate. For a provider behind a private CA, set SVC_OIDC_CA_FILE.`,
+  unreachable: {
+    words: ({ issuer }) =>
+      `svc could not reach ${issuer}: the host is unknown, refused the connection or did not answer in time.`,
     status: 422,
     field: 'issuer',
   },
-  'not-https': { words: "The provider's discovery document lists endpoints that are not https; svc only talks to a provider over https.", status: 422, field: 'issuer' },
+  'untrusted-certificate': {
+    words: ({ issuer }) =>
+      `svc reached ${issuer} but does not trust its certificate. For a provider behind a private CA, set SVC_OIDC_CA_FILE.`,
+    status: 422,
+    field: 'issuer',
+  },
+  'not-https': {
+    words:
+      "The provider's discovery document lists endpoints that are not https; svc only talks to a provider over https.",
+    status: 422,
+    field: 'issuer',
+  },
   'bad-document': {
-    words: ({ issuer }) => `The provider answered, but ${issuer}/.well-known/openid-configuration is not a usable discovery document.`,
+    words: ({ issuer }) =>
+      `The provider answered, but ${issuer}/.well-known/openid-configuration is not a usable discovery document.`,
     status: 422,
     field: 'issuer',
   },
   'issuer-mismatch': {
-    words: 'The discovery document names a different issuer: enter the issuer exactly as the provider states it (mind a trailing slash).',
+    words:
+      'The discovery document names a different issuer: enter the issuer exactly as the provider states it (mind a trailing slash).',
     status: 422,
     field: 'issuer',
   },
 } satisfies Record<DiscoveryProblem, Refusal<{ issuer: string }>>;
 
-type ProviderReason = Extract<ProviderWriteResult | ChangeProviderResult | SecretResult | RemoveResult, { ok: false }>['reason'];
+type ProviderReason = Extract<
+  ProviderWriteResult | ChangeProviderResult | SecretResult | RemoveResult,
+  { ok: false }
+>['reason'];
 
 /** What a provider refusal's words may name: the discovery problem and the issuer tried (a failed discovery only). */
 export interface ProviderFacts {
@@ -49,7 +80,12 @@ export interface ProviderFacts {
 export const PROVIDER_REFUSALS = {
   'not-admin': NOT_ADMIN,
   'not-found': { words: 'That provider no longer exists.', status: 404, type: 'not-found' },
-  'duplicate-slug': { words: 'Another provider already uses this slug. Choose a different one.', status: 409, type: 'duplicate-slug', field: 'slug' },
+  'duplicate-slug': {
+    words: 'Another provider already uses this slug. Choose a different one.',
+    status: 409,
+    type: 'duplicate-slug',
+    field: 'slug',
+  },
   undiscoverable: {
     words: ({ problem = 'unreachable', issuer = '' }) => wordsOf(DISCOVERY_REFUSALS[problem], { issuer }),
     status: 422,

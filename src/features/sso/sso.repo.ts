@@ -35,7 +35,13 @@ export function listProvidersWithAuthors(db: Q, id?: string): Promise<(ProviderR
 
 /** The enabled providers, in display order (the sign-in buttons). */
 export function listEnabledProviders(db: Q): Promise<ProviderRow[]> {
-  return db.selectFrom('sso_providers').selectAll().where('enabled', '=', 1).orderBy('display_name').orderBy('slug').execute();
+  return db
+    .selectFrom('sso_providers')
+    .selectAll()
+    .where('enabled', '=', 1)
+    .orderBy('display_name')
+    .orderBy('slug')
+    .execute();
 }
 
 export function findProviderBySlug(db: Q, slug: string): Promise<ProviderRow | undefined> {
@@ -64,7 +70,9 @@ export async function insertProvider(db: Q, row: ProviderRow): Promise<void> {
 export async function updateProvider(
   db: Q,
   id: string,
-  fields: Partial<Pick<ProviderRow, 'display_name' | 'slug' | 'issuer' | 'client_id' | 'client_secret' | 'enabled' | 'updated_at'>>,
+  fields: Partial<
+    Pick<ProviderRow, 'display_name' | 'slug' | 'issuer' | 'client_id' | 'client_secret' | 'enabled' | 'updated_at'>
+  >,
 ): Promise<number> {
   const result = await db.updateTable('sso_providers').set(fields).where('id', '=', id).executeTakeFirst();
   return Number(result.numUpdatedRows);
@@ -85,7 +93,12 @@ export async function deleteProviderIdentities(db: Q, providerId: string): Promi
  * The binding of a (provider, sub) pair verified at `issuer`, if the provider still has that issuer: one statement,
  * so an identity verified at an issuer the provider has since left never matches a binding made at the new one.
  */
-export function findIdentityAtIssuer(db: Q, providerId: string, issuer: string, sub: string): Promise<IdentityRow | undefined> {
+export function findIdentityAtIssuer(
+  db: Q,
+  providerId: string,
+  issuer: string,
+  sub: string,
+): Promise<IdentityRow | undefined> {
   return db
     .selectFrom('sso_identities')
     .innerJoin('sso_providers', 'sso_providers.id', 'sso_identities.provider_id')
@@ -98,12 +111,22 @@ export function findIdentityAtIssuer(db: Q, providerId: string, issuer: string, 
 
 /** The binding of a verified (provider, sub) pair, if any. */
 export function findIdentity(db: Q, providerId: string, sub: string): Promise<IdentityRow | undefined> {
-  return db.selectFrom('sso_identities').selectAll().where('provider_id', '=', providerId).where('sub', '=', sub).executeTakeFirst();
+  return db
+    .selectFrom('sso_identities')
+    .selectAll()
+    .where('provider_id', '=', providerId)
+    .where('sub', '=', sub)
+    .executeTakeFirst();
 }
 
 /** An account's binding at one provider, if any. */
 export function findAccountIdentity(db: Q, accountId: string, providerId: string): Promise<IdentityRow | undefined> {
-  return db.selectFrom('sso_identities').selectAll().where('account_id', '=', accountId).where('provider_id', '=', providerId).executeTakeFirst();
+  return db
+    .selectFrom('sso_identities')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('provider_id', '=', providerId)
+    .executeTakeFirst();
 }
 
 /** Inserts a binding; either unique index refusing it surfaces as a unique violation. */
@@ -126,14 +149,16 @@ function identityListings(db: Q) {
     .innerJoin('sso_providers', 'sso_providers.id', 'sso_identities.provider_id')
     .innerJoin('accounts', 'accounts.id', 'sso_identities.account_id')
     .selectAll('sso_identities')
-    .select(['sso_providers.display_name as provider_name', 'sso_providers.slug as provider_slug', 'accounts.username']);
+    .select([
+      'sso_providers.display_name as provider_name',
+      'sso_providers.slug as provider_slug',
+      'accounts.username',
+    ]);
 }
 
 /** Bindings with provider and account names, optionally for one account. */
 export function listIdentities(db: Q, accountId?: string): Promise<IdentityListing[]> {
-  let q = identityListings(db)
-    .orderBy('sso_providers.display_name')
-    .orderBy('accounts.username_lower');
+  let q = identityListings(db).orderBy('sso_providers.display_name').orderBy('accounts.username_lower');
   if (accountId !== undefined) q = q.where('sso_identities.account_id', '=', accountId);
   return q.execute();
 }
@@ -179,7 +204,11 @@ export async function countIdentitiesByProvider(db: Q): Promise<Map<string, numb
 
 /** Stores a meta value unless one is already there, then returns the stored one (first writer wins). */
 export async function metaInsertIfAbsent(db: Q, key: string, value: string): Promise<string> {
-  await db.insertInto('meta').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  await db
+    .insertInto('meta')
+    .values({ key, value })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
   const row = await db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirstOrThrow();
   return row.value;
 }

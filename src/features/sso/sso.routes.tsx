@@ -1,4 +1,5 @@
-// The SSO round-trips: GET /login/sso/:slug(/callback), GET /profile/sso/:slug/link(/callback), POST /profile/sso/unlink.
+// The SSO round-trips: GET /login/sso/:slug(/callback), GET /profile/sso/:slug/link(/callback), POST
+// /profile/sso/unlink.
 import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Deps } from '../../deps.ts';
@@ -13,7 +14,14 @@ import { queryHasControlCharacters } from '../../http/query.ts';
 import { landingFor } from '../auth/landing.ts';
 import { createSession, endSession, stageAfterFirstFactor } from '../auth/sessions.service.ts';
 import { takeFlowCookie, writeFlowCookie } from './sso.cookie.ts';
-import { accountForIdentity, finishFlow, linkIdentity, startFlow, unlinkOwnIdentity, type FlowKind } from './sso.flow.service.ts';
+import {
+  accountForIdentity,
+  finishFlow,
+  linkIdentity,
+  startFlow,
+  unlinkOwnIdentity,
+  type FlowKind,
+} from './sso.flow.service.ts';
 import { idSchema, SLUG_PATTERN } from './sso.schema.ts';
 
 type Refusal =
@@ -29,26 +37,106 @@ type Refusal =
 
 /** Every refusal of a flow: status, title and a safe message (details are in the log). */
 const REFUSALS: Record<Refusal, { status: ContentfulStatusCode; title: string; text: string }> = {
-  'not-found': { status: 404, title: 'Unknown sign-in option', text: 'There is no single sign-on provider at this address.' },
-  disabled: { status: 403, title: 'Sign-in option turned off', text: 'An administrator has turned this single sign-on provider off. Sign in with your password instead.' },
-  expired: { status: 400, title: 'Sign-in expired', text: 'This sign-in attempt has expired or was already used. Start again.' },
-  'already-used': { status: 400, title: 'Sign-in already used', text: 'This answer from the provider was already used to finish a sign-in, so it cannot be used again. Start again.' },
-  'state-mismatch': { status: 400, title: 'Sign-in not recognised', text: 'This answer from the provider does not belong to the sign-in this browser started. Start again.' },
-  unreachable: { status: 502, title: 'Provider unreachable', text: 'The single sign-on provider could not be reached. Try again later, or sign in with your password.' },
-  'discovery-invalid': { status: 502, title: 'Provider misconfigured', text: 'The single sign-on provider’s configuration could not be used. An administrator can find the details in the service log.' },
-  cancelled: { status: 400, title: 'Sign-in cancelled', text: 'Sign-in was cancelled at the provider. Nothing was changed.' },
-  'provider-error': { status: 502, title: 'Provider refused', text: 'The single sign-on provider refused this sign-in. An administrator can find the details in the service log.' },
-  'token-refused': { status: 502, title: 'Sign-in not completed', text: 'The provider did not accept this sign-in’s code (it may have been used already). Start again.' },
-  'token-invalid': { status: 502, title: 'Identity not verified', text: 'The provider’s answer could not be verified, so nothing was signed in or linked. An administrator can find the details in the service log.' },
-  'keys-changed': { status: 503, title: 'Try again', text: 'The provider has just changed its signing keys. Please try again.' },
-  unbound: { status: 403, title: 'Identity not linked', text: 'This identity is not linked to any account here. Sign in with your password, then link it on your Profile.' },
-  suspended: { status: 403, title: 'Account suspended', text: 'The account linked to this identity is suspended, so it cannot sign in. Ask an administrator to reactivate it.' },
-  'bound-elsewhere': { status: 409, title: 'Identity already linked', text: 'This identity is already linked to another account, so it was not linked to yours.' },
-  'account-has-other': { status: 409, title: 'Another identity is linked', text: 'Your account is already linked to a different identity at this provider. Unlink it first.' },
-  'provider-changed': { status: 409, title: 'Provider changed', text: 'An administrator changed this single sign-on provider during the link, so nothing was linked. Start again.' },
-  'too-many-starts': { status: 429, title: 'Too many sign-in attempts', text: 'Too many single sign-on attempts came from your network just now. Wait a minute, then start again.' },
-  malformed: { status: 400, title: 'Sign-in not recognised', text: 'This sign-in link holds control characters, so it was refused. Nothing was changed. Start again.' },
-  'cross-site': { status: 403, title: 'Link not started', text: 'Linking an identity can only be started from your Profile on this site, not from a link on another site. Nothing was changed. Use the Link button on your Profile.' },
+  'not-found': {
+    status: 404,
+    title: 'Unknown sign-in option',
+    text: 'There is no single sign-on provider at this address.',
+  },
+  disabled: {
+    status: 403,
+    title: 'Sign-in option turned off',
+    text: 'An administrator has turned this single sign-on provider off. Sign in with your password instead.',
+  },
+  expired: {
+    status: 400,
+    title: 'Sign-in expired',
+    text: 'This sign-in attempt has expired or was already used. Start again.',
+  },
+  'already-used': {
+    status: 400,
+    title: 'Sign-in already used',
+    text: 'This answer from the provider was already used to finish a sign-in, so it cannot be used again. Start again.',
+  },
+  'state-mismatch': {
+    status: 400,
+    title: 'Sign-in not recognised',
+    text: 'This answer from the provider does not belong to the sign-in this browser started. Start again.',
+  },
+  unreachable: {
+    status: 502,
+    title: 'Provider unreachable',
+    text: 'The single sign-on provider could not be reached. Try again later, or sign in with your password.',
+  },
+  'discovery-invalid': {
+    status: 502,
+    title: 'Provider misconfigured',
+    text: 'The single sign-on provider’s configuration could not be used. An administrator can find the details in the service log.',
+  },
+  cancelled: {
+    status: 400,
+    title: 'Sign-in cancelled',
+    text: 'Sign-in was cancelled at the provider. Nothing was changed.',
+  },
+  'provider-error': {
+    status: 502,
+    title: 'Provider refused',
+    text: 'The single sign-on provider refused this sign-in. An administrator can find the details in the service log.',
+  },
+  'token-refused': {
+    status: 502,
+    title: 'Sign-in not completed',
+    text: 'The provider did not accept this sign-in’s code (it may have been used already). Start again.',
+  },
+  'token-invalid': {
+    status: 502,
+    title: 'Identity not verified',
+    text: 'The provider’s answer could not be verified, so nothing was signed in or linked. An administrator can find the details in the service log.',
+  },
+  'keys-changed': {
+    status: 503,
+    title: 'Try again',
+    text: 'The provider has just changed its signing keys. Please try again.',
+  },
+  unbound: {
+    status: 403,
+    title: 'Identity not linked',
+    text: 'This identity is not linked to any account here. Sign in with your password, then link it on your Profile.',
+  },
+  suspended: {
+    status: 403,
+    title: 'Account suspended',
+    text: 'The account linked to this identity is suspended, so it cannot sign in. Ask an administrator to reactivate it.',
+  },
+  'bound-elsewhere': {
+    status: 409,
+    title: 'Identity already linked',
+    text: 'This identity is already linked to another account, so it was not linked to yours.',
+  },
+  'account-has-other': {
+    status: 409,
+    title: 'Another identity is linked',
+    text: 'Your account is already linked to a different identity at this provider. Unlink it first.',
+  },
+  'provider-changed': {
+    status: 409,
+    title: 'Provider changed',
+    text: 'An administrator changed this single sign-on provider during the link, so nothing was linked. Start again.',
+  },
+  'too-many-starts': {
+    status: 429,
+    title: 'Too many sign-in attempts',
+    text: 'Too many single sign-on attempts came from your network just now. Wait a minute, then start again.',
+  },
+  malformed: {
+    status: 400,
+    title: 'Sign-in not recognised',
+    text: 'This sign-in link holds control characters, so it was refused. Nothing was changed. Start again.',
+  },
+  'cross-site': {
+    status: 403,
+    title: 'Link not started',
+    text: 'Linking an identity can only be started from your Profile on this site, not from a link on another site. Nothing was changed. Use the Link button on your Profile.',
+  },
 };
 
 /**
@@ -62,7 +150,8 @@ function startedHere(c: Ctx): boolean {
 
 function refuse(c: Ctx, kind: FlowKind, reason: Refusal) {
   const r = REFUSALS[reason];
-  const back = kind === 'login' ? { href: '/login', text: 'Back to sign-in' } : { href: '/profile', text: 'Back to your profile' };
+  const back =
+    kind === 'login' ? { href: '/login', text: 'Back to sign-in' } : { href: '/profile', text: 'Back to your profile' };
   return render(
     c,
     r.title,
@@ -92,10 +181,14 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
     if (queryHasControlCharacters(c.req.url)) return refuse(c, kind, 'malformed');
     if (!SLUG_PATTERN.test(slug)) return refuse(c, kind, 'not-found');
     const redirectUri = `${externalOrigin(c, deps.config)}${paths(slug, kind)}`;
-    const who = kind === 'link' ? { kind, accountId: signedIn(c).account.id, sessionIdHash: signedIn(c).idHash } : { kind, address: clientAddress(c) };
+    const who =
+      kind === 'link'
+        ? { kind, accountId: signedIn(c).account.id, sessionIdHash: signedIn(c).idHash }
+        : { kind, address: clientAddress(c) };
     const started = await startFlow(deps, slug, who, redirectUri);
     // Not confirmed lately: back to the Profile's single sign-on section, which asks "Confirm it's you" first.
-    if (!started.ok && started.reason === 'reauth-required') return c.redirect('/profile?notice=confirm-first-sso#profile-sso', 303);
+    if (!started.ok && started.reason === 'reauth-required')
+      return c.redirect('/profile?notice=confirm-first-sso#profile-sso', 303);
     if (!started.ok && started.reason === 'too-many-starts') {
       c.header('Retry-After', String(Math.ceil(started.retryAfterMs / 1000)));
       return refuse(c, kind, started.reason);
@@ -157,7 +250,13 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
   app.post('/profile/sso/unlink', async (c) => {
     const form = parseForm(c, idSchema);
     // A malformed id (control characters, another alphabet) is refused before any lookup, beside the section.
-    if (!form.ok) return renderProfile(deps, c, { section: 'sso', kind: 'error', message: form.errors.id ?? 'That identity no longer exists.' }, 400);
+    if (!form.ok)
+      return renderProfile(
+        deps,
+        c,
+        { section: 'sso', kind: 'error', message: form.errors.id ?? 'That identity no longer exists.' },
+        400,
+      );
     const removed = await unlinkOwnIdentity(deps, signedIn(c).account.id, form.data.id);
     return c.redirect(`/profile?sso=${removed ? 'unlinked' : 'unchanged'}#profile-sso`, 303);
   });

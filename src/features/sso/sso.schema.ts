@@ -89,5 +89,8 @@ export type CreateProviderInput = ProviderSettings & { client_secret?: string; e
  * A change to a provider: the fields named change, the rest stay. `client_secret`: a string replaces, null clears,
  * absent keeps.
  */
-export type ProviderChange = { id: string } & Partial<ProviderSettings> & { enabled?: boolean; client_secret?: string | null };
+export type ProviderChange = { id: string } & Partial<ProviderSettings> & {
+    enabled?: boolean;
+    client_secret?: string | null;
+  };
 export type ProviderSecretInput = z.output<typeof providerSecretSchema>;

@@ -8,8 +8,23 @@ import type * as oidc from 'openid-client';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
-import { CONFIDENTIAL_CLIENT_ID, makeCertificates, PUBLIC_CLIENT_ID, serveDocument, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import {
+  buildProvider,
+  clearSsoState,
+  newSub,
+  pathOf,
+  redirectUrisFor,
+  roundTrip,
+  startAndAuthorize,
+} from '../../../test/helpers/sso.ts';
+import {
+  CONFIDENTIAL_CLIENT_ID,
+  makeCertificates,
+  PUBLIC_CLIENT_ID,
+  serveDocument,
+  startTestIdp,
+  type TestIdp,
+} from '../../../test/helpers/test-idp.ts';
 import { clientAuth } from './sso.discovery.ts';
 
 let idp: TestIdp;
@@ -38,8 +53,12 @@ forEachDialect((getDb) => {
 
   /** Binds `sub` at provider `providerId` to the account directly (the link flow has its own tests). */
   const bind = (providerId: string, accountId: string, sub: string, label = sub) =>
-    t.deps.db.insertInto('sso_identities').values({ id: `b-${sub}`, provider_id: providerId, sub, account_id: accountId, label, linked_at: 1 }).execute();
-  const sessionsOf = (accountId: string) => t.deps.db.selectFrom('sessions').select('stage').where('account_id', '=', accountId).execute();
+    t.deps.db
+      .insertInto('sso_identities')
+      .values({ id: `b-${sub}`, provider_id: providerId, sub, account_id: accountId, label, linked_at: 1 })
+      .execute();
+  const sessionsOf = (accountId: string) =>
+    t.deps.db.selectFrom('sessions').select('stage').where('account_id', '=', accountId).execute();
 
   test('public client: PKCE S256, state and nonce on the request; no secret at the token endpoint; bound account signed in', async () => {
     const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
@@ -76,9 +95,17 @@ forEachDialect((getDb) => {
     const res = await c.get(pathOf(callback));
     assert.equal(res.status, 303);
     assert.equal(res.location, '/');
-    assert.ok(res.headers.getSetCookie().some((l) => /^svc_sso_flow=;/.test(l) && /Max-Age=0/i.test(l)), 'flow cookie cleared on use');
+    assert.ok(
+      res.headers.getSetCookie().some((l) => /^svc_sso_flow=;/.test(l) && /Max-Age=0/i.test(l)),
+      'flow cookie cleared on use',
+    );
     const exchange = idp.tokenRequests.at(-1)!;
-    assert.deepEqual(exchange, { clientId: PUBLIC_CLIENT_ID, authMethod: 'none', basicHeader: false, hadCodeVerifier: true });
+    assert.deepEqual(exchange, {
+      clientId: PUBLIC_CLIENT_ID,
+      authMethod: 'none',
+      basicHeader: false,
+      hadCodeVerifier: true,
+    });
     const home = await c.get('/');
     assert.equal(home.status, 200);
     assert.ok(home.text.includes(user.username));
@@ -94,14 +121,23 @@ forEachDialect((getDb) => {
     const res = await roundTrip(c, idp, '/login/sso/conf', sub);
     assert.equal(res.status, 303);
     assert.equal(res.location, '/');
-    assert.deepEqual(idp.tokenRequests.at(-1), { clientId: CONFIDENTIAL_CLIENT_ID, authMethod: 'client_secret_basic', basicHeader: true, hadCodeVerifier: true });
+    assert.deepEqual(idp.tokenRequests.at(-1), {
+      clientId: CONFIDENTIAL_CLIENT_ID,
+      authMethod: 'client_secret_basic',
+      basicHeader: true,
+      hadCodeVerifier: true,
+    });
     assert.equal((await c.get('/')).status, 200);
   });
 
   test('an account with TOTP lands on the two-factor step and owes its code; no page is reachable before it', async () => {
     const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
     const user = await buildAccount(t);
-    await t.deps.db.updateTable('accounts').set({ totp_enabled: 1, totp_secret: 'JBSWY3DPEHPK3PXP' }).where('id', '=', user.id).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_enabled: 1, totp_secret: 'JBSWY3DPEHPK3PXP' })
+      .where('id', '=', user.id)
+      .execute();
     const sub = newSub();
     await bind(p.id, user.id, sub);
     const c = t.client();
@@ -176,11 +212,22 @@ forEachDialect((getDb) => {
 
   test('redirect_uri comes from SVC_EXTERNAL_URL or the request itself; X-Forwarded-* has no effect', async () => {
     await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
-    const forwarded = { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', forwarded: 'host=evil.example;proto=https' };
-    const redirectUri = async (app: TestApp) => new URL((await app.client().get('/login/sso/pub', forwarded)).location!).searchParams.get('redirect_uri');
+    const forwarded = {
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-proto': 'https',
+      forwarded: 'host=evil.example;proto=https',
+    };
+    const redirectUri = async (app: TestApp) =>
+      new URL((await app.client().get('/login/sso/pub', forwarded)).location!).searchParams.get('redirect_uri');
     assert.equal(await redirectUri(t), 'http://localhost/login/sso/pub/callback');
-    assert.equal(await redirectUri(buildTestApp(getDb(), { oidcCaFile: idp.caFile, secureCookies: true })), 'https://localhost/login/sso/pub/callback');
-    assert.equal(await redirectUri(buildTestApp(getDb(), { oidcCaFile: idp.caFile, externalUrl: 'https://svc.example.org' })), 'https://svc.example.org/login/sso/pub/callback');
+    assert.equal(
+      await redirectUri(buildTestApp(getDb(), { oidcCaFile: idp.caFile, secureCookies: true })),
+      'https://localhost/login/sso/pub/callback',
+    );
+    assert.equal(
+      await redirectUri(buildTestApp(getDb(), { oidcCaFile: idp.caFile, externalUrl: 'https://svc.example.org' })),
+      'https://svc.example.org/login/sso/pub/callback',
+    );
   });
 
   test('cancelling at the provider is a specific message', async () => {
@@ -213,7 +260,10 @@ forEachDialect((getDb) => {
     assert.equal(tls.status, 502, 'without SVC_OIDC_CA_FILE the private CA is not trusted');
     assert.ok(untrusting.logs.some((l) => l.includes('"reason":"unreachable"')));
 
-    await t.deps.db.updateTable('sso_providers').set({ issuer: `${idp.issuer}/not-an-issuer` }).execute();
+    await t.deps.db
+      .updateTable('sso_providers')
+      .set({ issuer: `${idp.issuer}/not-an-issuer` })
+      .execute();
     const bad = await t.client().get('/login/sso/pub');
     assert.equal(bad.status, 502);
     assert.match(bad.text, /configuration could not be used/);
@@ -235,19 +285,30 @@ forEachDialect((getDb) => {
       assert.match(res.text, /Provider misconfigured/, JSON.stringify(doc));
       assert.match(res.text, /configuration could not be used/, JSON.stringify(doc));
     }
-    assert.equal(t.logs.filter((l) => l.includes('"reason":"discovery-invalid"') && l.includes('"step":"authorize"')).length, documents.length);
+    assert.equal(
+      t.logs.filter((l) => l.includes('"reason":"discovery-invalid"') && l.includes('"step":"authorize"')).length,
+      documents.length,
+    );
     // A malformed optional list is ignored: only openid is asked for.
     broken.document.body = { issuer: broken.url, authorization_endpoint: `${broken.url}/auth`, scopes_supported: 5 };
     const odd = await t.client().get('/login/sso/pub');
     assert.equal(odd.status, 303);
     assert.equal(new URL(odd.location!).searchParams.get('scope'), 'openid');
-    broken.document.body = { issuer: broken.url, authorization_endpoint: `${broken.url}/auth`, scopes_supported: 'email profile' };
+    broken.document.body = {
+      issuer: broken.url,
+      authorization_endpoint: `${broken.url}/auth`,
+      scopes_supported: 'email profile',
+    };
     assert.equal(new URL((await t.client().get('/login/sso/pub')).location!).searchParams.get('scope'), 'openid');
   });
 
   test('an issuer stored with a /.well-known/ path is refused at start: openid-client would skip its issuer check', async () => {
     // Written before validation refused such issuers; the document there names the real issuer, which never matches.
-    await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id, issuer: `${idp.issuer}/.well-known/openid-configuration` });
+    await buildProvider(t, idp, {
+      slug: 'pub',
+      createdBy: admin.id,
+      issuer: `${idp.issuer}/.well-known/openid-configuration`,
+    });
     const res = await t.client().get('/login/sso/pub');
     assert.equal(res.status, 502);
     assert.match(res.text, /configuration could not be used/);
@@ -259,7 +320,10 @@ test('a confidential client reads the token endpoint auth methods only from a li
   const sent = (methods: unknown) => {
     const body = new URLSearchParams();
     const headers = new Headers();
-    const as = { issuer: 'https://idp.example', token_endpoint_auth_methods_supported: methods } as unknown as Parameters<oidc.ClientAuth>[0];
+    const as = {
+      issuer: 'https://idp.example',
+      token_endpoint_auth_methods_supported: methods,
+    } as unknown as Parameters<oidc.ClientAuth>[0];
     clientAuth('s3cret')(as, { client_id: 'svc' }, body, headers);
     return { basic: /^Basic /.test(headers.get('authorization') ?? ''), post: body.get('client_secret') === 's3cret' };
   };

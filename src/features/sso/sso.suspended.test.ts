@@ -31,7 +31,10 @@ forEachDialect((getDb) => {
     const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
     const user = await buildAccount(t);
     const sub = newSub();
-    await t.deps.db.insertInto('sso_identities').values({ id: `b-${sub}`, provider_id: p.id, sub, account_id: user.id, label: sub, linked_at: 1 }).execute();
+    await t.deps.db
+      .insertInto('sso_identities')
+      .values({ id: `b-${sub}`, provider_id: p.id, sub, account_id: user.id, label: sub, linked_at: 1 })
+      .execute();
     await t.deps.db.updateTable('accounts').set({ suspended_at: t.clock.now() }).where('id', '=', user.id).execute();
 
     const c = t.client();
@@ -39,14 +42,30 @@ forEachDialect((getDb) => {
     assert.equal(refused.status, 403);
     assert.match(refused.text, /Account suspended/);
     assert.match(refused.text, /is suspended, so it cannot sign in\. Ask an administrator to reactivate it\./);
-    assert.equal((await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', user.id).execute()).length, 0);
-    assert.equal((await t.deps.db.selectFrom('accounts').select('last_sign_in_at').where('id', '=', user.id).executeTakeFirstOrThrow()).last_sign_in_at, null);
+    assert.equal(
+      (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', user.id).execute()).length,
+      0,
+    );
+    assert.equal(
+      (
+        await t.deps.db
+          .selectFrom('accounts')
+          .select('last_sign_in_at')
+          .where('id', '=', user.id)
+          .executeTakeFirstOrThrow()
+      ).last_sign_in_at,
+      null,
+    );
 
     await t.deps.db.updateTable('accounts').set({ suspended_at: null }).where('id', '=', user.id).execute();
     const res = await roundTrip(t.client(), idp, '/login/sso/pub', sub);
     assert.equal(res.status, 303);
     assert.equal(res.location, '/');
-    const row = await t.deps.db.selectFrom('accounts').select('last_sign_in_at').where('id', '=', user.id).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('accounts')
+      .select('last_sign_in_at')
+      .where('id', '=', user.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.last_sign_in_at, t.clock.now(), 'a single sign-on sign-in is recorded too');
   });
 });

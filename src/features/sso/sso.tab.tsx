@@ -9,7 +9,8 @@ import { pick, SsoTabView, type TabFormState } from './sso.views.tsx';
 /** Fixed notices selected by ?notice=, so no text is reflected from the URL. */
 const NOTICES: Record<string, string> = {
   created: 'Provider declared. Register its callback URLs at the provider.',
-  'created-unchecked': 'Declared without checking discovery: sign-in with this provider fails until svc can reach it. Register its callback URLs at the provider.',
+  'created-unchecked':
+    'Declared without checking discovery: sign-in with this provider fails until svc can reach it. Register its callback URLs at the provider.',
   updated: 'Provider saved.',
   'updated-unchecked': 'Saved without checking discovery: sign-in with this provider fails until svc can reach it.',
   'secret-set': 'Client secret saved.',
@@ -20,7 +21,10 @@ const NOTICES: Record<string, string> = {
   'identity-removed': 'Linked identity removed. The account stays.',
 };
 
-/** After an issuer change: how many bindings went with the old issuer (`?removed=`, digits only, never reflected as text). */
+/**
+ * After an issuer change: how many bindings went with the old issuer (`?removed=`, digits only, never reflected as
+ * text).
+ */
 function issuerChangedNotice(removedParam: string | undefined): string {
   const removed = removedParam !== undefined && /^\d{1,9}$/.test(removedParam) ? Number(removedParam) : undefined;
   const what =

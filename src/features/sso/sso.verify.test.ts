@@ -1,10 +1,19 @@
-// Every check on the provider's answer, each shown to refuse: state, replay, nonce, signature, issuer, audience, expiry, keys.
+// Every check on the provider's answer, each shown to refuse: state, replay, nonce, signature, issuer, audience,
+// expiry, keys.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount } from '../../../test/helpers/factories.ts';
-import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip, startAndAuthorize } from '../../../test/helpers/sso.ts';
+import {
+  buildProvider,
+  clearSsoState,
+  newSub,
+  pathOf,
+  redirectUrisFor,
+  roundTrip,
+  startAndAuthorize,
+} from '../../../test/helpers/sso.ts';
 import { PUBLIC_CLIENT_ID, startTestIdp, type IdTokenTamper, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
 import { openDatabase } from '../../db/connect.ts';
@@ -32,7 +41,10 @@ forEachDialect((getDb) => {
     const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
     user = await buildAccount(t);
     sub = newSub();
-    await t.deps.db.insertInto('sso_identities').values({ id: `b-${sub}`, provider_id: p.id, sub, account_id: user.id, label: sub, linked_at: 1 }).execute();
+    await t.deps.db
+      .insertInto('sso_identities')
+      .values({ id: `b-${sub}`, provider_id: p.id, sub, account_id: user.id, label: sub, linked_at: 1 })
+      .execute();
   });
 
   const sessions = async () => (await t.deps.db.selectFrom('sessions').select('id_hash').execute()).length;
@@ -125,7 +137,11 @@ forEachDialect((getDb) => {
     assert.equal((await t.deps.db.selectFrom('sso_spent_states').select('state_hash').execute()).length, 2);
     t.clock.advance(FLOW_TTL_MS / 2);
     await housekeepOnce(t.deps);
-    assert.equal((await t.deps.db.selectFrom('sso_spent_states').select('state_hash').execute()).length, 1, 'the first flow has expired');
+    assert.equal(
+      (await t.deps.db.selectFrom('sso_spent_states').select('state_hash').execute()).length,
+      1,
+      'the first flow has expired',
+    );
     t.clock.advance(FLOW_TTL_MS / 2);
     await housekeepOnce(t.deps);
     assert.deepEqual(await t.deps.db.selectFrom('sso_spent_states').select('state_hash').execute(), []);
@@ -151,7 +167,9 @@ forEachDialect((getDb) => {
   test('an id_token signed by a foreign key (same kid, valid claims) is refused: the signature is checked', async () => {
     const { c, callback } = await tampered((claims) => ({ claims, signWith: 'foreign' }));
     await assertRefused(c, callback, 502, /could not be verified/);
-    assert.ok(t.logs.some((l) => l.includes('"reason":"token-invalid"') && l.includes('JWT signature verification failed')));
+    assert.ok(
+      t.logs.some((l) => l.includes('"reason":"token-invalid"') && l.includes('JWT signature verification failed')),
+    );
   });
 
   test('a wrong issuer in the id_token is refused', async () => {
@@ -180,7 +198,9 @@ forEachDialect((getDb) => {
       const { c, callback } = await tampered(fn);
       await assertRefused(c, callback, 502, /could not be verified/);
     }
-    const { c, callback } = await tampered((claims) => ({ claims: { ...claims, aud: [PUBLIC_CLIENT_ID, 'another-client'], azp: PUBLIC_CLIENT_ID } }));
+    const { c, callback } = await tampered((claims) => ({
+      claims: { ...claims, aud: [PUBLIC_CLIENT_ID, 'another-client'], azp: PUBLIC_CLIENT_ID },
+    }));
     assert.equal((await c.get(pathOf(callback))).location, '/');
   });
 

@@ -82,15 +82,24 @@ export function SsoTabView(props: {
   const { state } = props;
   const createState = state?.form === 'create' ? state : undefined;
   const askSecret = createState?.askSecret ?? false;
-  const createErrors = withSecretAgain(createState?.errors ?? {}, { field: 'client_secret', ask: askSecret, what: 'client secret', skipLabel: NO_SECRET });
+  const createErrors = withSecretAgain(createState?.errors ?? {}, {
+    field: 'client_secret',
+    ask: askSecret,
+    what: 'client secret',
+    skipLabel: NO_SECRET,
+  });
   return (
     <section>
       <h2>Single sign-on</h2>
-      {props.notice ? <Notice kind={INFO_NOTICES.some((start) => props.notice!.startsWith(start)) ? 'info' : 'success'}>{props.notice}</Notice> : null}
+      {props.notice ? (
+        <Notice kind={INFO_NOTICES.some((start) => props.notice!.startsWith(start)) ? 'info' : 'success'}>
+          {props.notice}
+        </Notice>
+      ) : null}
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
       <p class="hint">
-        Providers only authenticate accounts that already exist: each person links their identity from their Profile. Password
-        sign-in always keeps working.
+        Providers only authenticate accounts that already exist: each person links their identity from their Profile.
+        Password sign-in always keeps working.
       </p>
       <h3>Providers</h3>
       {props.providers.length === 0 ? <p class="empty">No provider is declared.</p> : null}
@@ -104,12 +113,42 @@ export function SsoTabView(props: {
       ))}
       <h3>Declare a provider</h3>
       <Form action="/settings/sso" class="sso-create" id="sso-create" errors={createErrors}>
-        <Field label="Display name" name="display_name" value={createState?.values.display_name} required maxlength={100} />
-        <Field label="Slug" name="slug" value={createState?.values.slug} required maxlength={64} hint="Lowercase letters, digits and hyphens; part of the callback URLs." />
-        <Field label="Issuer URL" name="issuer" type="url" value={createState?.values.issuer} required hint="Must be https; svc checks <issuer>/.well-known/openid-configuration before saving." />
+        <Field
+          label="Display name"
+          name="display_name"
+          value={createState?.values.display_name}
+          required
+          maxlength={100}
+        />
+        <Field
+          label="Slug"
+          name="slug"
+          value={createState?.values.slug}
+          required
+          maxlength={64}
+          hint="Lowercase letters, digits and hyphens; part of the callback URLs."
+        />
+        <Field
+          label="Issuer URL"
+          name="issuer"
+          type="url"
+          value={createState?.values.issuer}
+          required
+          hint="Must be https; svc checks <issuer>/.well-known/openid-configuration before saving."
+        />
         <Field label="Client ID" name="client_id" value={createState?.values.client_id} required maxlength={255} />
-        <Field label="Client secret" name="client_secret" type="password" autocomplete="off" hint="Leave blank for a public client (PKCE only)." />
-        <SecretRetryFields ask={askSecret} skipLabel={NO_SECRET} hint="The provider is saved without a client secret." />
+        <Field
+          label="Client secret"
+          name="client_secret"
+          type="password"
+          autocomplete="off"
+          hint="Leave blank for a public client (PKCE only)."
+        />
+        <SecretRetryFields
+          ask={askSecret}
+          skipLabel={NO_SECRET}
+          hint="The provider is saved without a client secret."
+        />
         <SaveAnyway state={createState} />
         <button type="submit">Declare provider</button>
       </Form>
@@ -121,7 +160,12 @@ export function SsoTabView(props: {
 
 /** What changing the issuer does to a provider's bindings, beside the field. */
 function issuerHint(linked: number): string {
-  const which = linked === 0 ? 'any identity linked through this provider' : linked === 1 ? 'the 1 identity linked through this provider' : `the ${linked} identities linked through this provider`;
+  const which =
+    linked === 0
+      ? 'any identity linked through this provider'
+      : linked === 1
+        ? 'the 1 identity linked through this provider'
+        : `the ${linked} identities linked through this provider`;
   return `Changing the issuer removes ${which}; people then link again from their Profile.`;
 }
 
@@ -132,7 +176,12 @@ function ProviderPanel(props: { provider: ProviderView; origin: string; linked: 
   const sec = props.state?.form === 'secret' ? props.state : undefined;
   const askSecret = sec?.askSecret ?? false;
   const skipLabel = p.secretSet ? KEEP_SECRET : NO_SECRET;
-  const secErrors = withSecretAgain(sec?.errors ?? {}, { field: 'client_secret', ask: askSecret, what: 'new client secret', skipLabel });
+  const secErrors = withSecretAgain(sec?.errors ?? {}, {
+    field: 'client_secret',
+    ask: askSecret,
+    what: 'new client secret',
+    skipLabel,
+  });
   return (
     <article class="sso-provider" id={`provider-${p.slug}`}>
       <h4>
@@ -161,18 +210,47 @@ function ProviderPanel(props: { provider: ProviderView; origin: string; linked: 
         <summary>Change {p.display_name}</summary>
         <Form action="/settings/sso/update" id={`sso-update-${p.id}`} errors={up?.errors}>
           <input type="hidden" name="id" value={p.id} />
-          <Field label="Display name" name="display_name" value={up?.values.display_name ?? p.display_name} required maxlength={100} />
+          <Field
+            label="Display name"
+            name="display_name"
+            value={up?.values.display_name ?? p.display_name}
+            required
+            maxlength={100}
+          />
           <Field label="Slug" name="slug" value={up?.values.slug ?? p.slug} required maxlength={64} />
-          <Field label="Issuer URL" name="issuer" type="url" value={up?.values.issuer ?? p.issuer} required hint={issuerHint(props.linked)} />
-          <Field label="Client ID" name="client_id" value={up?.values.client_id ?? p.client_id} required maxlength={255} />
+          <Field
+            label="Issuer URL"
+            name="issuer"
+            type="url"
+            value={up?.values.issuer ?? p.issuer}
+            required
+            hint={issuerHint(props.linked)}
+          />
+          <Field
+            label="Client ID"
+            name="client_id"
+            value={up?.values.client_id ?? p.client_id}
+            required
+            maxlength={255}
+          />
           <Checkbox label="Enabled" name="enabled" checked={up ? up.values.enabled !== undefined : p.enabled} />
           <SaveAnyway state={up} />
           <button type="submit">Save {p.display_name}</button>
         </Form>
         <Form action="/settings/sso/secret" id={`sso-secret-${p.id}`} errors={secErrors}>
           <input type="hidden" name="id" value={p.id} />
-          <Field label="New client secret" name="client_secret" type="password" autocomplete="off" hint="Blank keeps the stored secret." />
-          <SecretRetryFields ask={askSecret} skipLabel={skipLabel} hint={p.secretSet ? 'The stored secret stays as it is.' : 'The provider stays a public client.'} />
+          <Field
+            label="New client secret"
+            name="client_secret"
+            type="password"
+            autocomplete="off"
+            hint="Blank keeps the stored secret."
+          />
+          <SecretRetryFields
+            ask={askSecret}
+            skipLabel={skipLabel}
+            hint={p.secretSet ? 'The stored secret stays as it is.' : 'The provider stays a public client.'}
+          />
           <Checkbox label="Clear the secret (public client)" name="clear_secret" />
           <button type="submit">Save secret</button>
         </Form>
@@ -199,8 +277,8 @@ export function DeleteProviderConfirm(props: { provider: ProviderView; linked: n
     <section class="confirm">
       <h2>Delete the provider {p.display_name}?</h2>
       <p>
-        Its sign-in button goes at once. {identities} This cannot be undone; to pause the provider instead, change it and untick
-        Enabled.
+        Its sign-in button goes at once. {identities} This cannot be undone; to pause the provider instead, change it
+        and untick Enabled.
       </p>
       <div class="actions">
         <ConfirmedDelete action="/settings/sso/delete" id={p.id}>
@@ -237,7 +315,11 @@ function IdentitiesTable(props: { identities: IdentityListing[] }) {
             <td>
               <Form action="/settings/sso/identity/remove" class="inline">
                 <input type="hidden" name="id" value={i.id} />
-                <button type="submit" class="secondary" aria-label={`Remove ${i.provider_name} identity of ${i.username}`}>
+                <button
+                  type="submit"
+                  class="secondary"
+                  aria-label={`Remove ${i.provider_name} identity of ${i.username}`}
+                >
                   Remove
                 </button>
               </Form>
@@ -250,7 +332,11 @@ function IdentitiesTable(props: { identities: IdentityListing[] }) {
 }
 
 /** The profile section: the caller's identities with Unlink, and a Link button per enabled provider not yet linked. */
-export function SsoProfileView(props: { identities: IdentityListing[]; providers: ProviderView[]; notice?: { kind: 'success' | 'error'; text: string } }): Child {
+export function SsoProfileView(props: {
+  identities: IdentityListing[];
+  providers: ProviderView[];
+  notice?: { kind: 'success' | 'error'; text: string };
+}): Child {
   const linked = new Set(props.identities.map((i) => i.provider_slug));
   const linkable = props.providers.filter((p) => !linked.has(p.slug));
   return (

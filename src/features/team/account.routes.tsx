@@ -45,15 +45,29 @@ import {
 
 const id = idField('Choose an account.');
 const accountSchema = z.object({ account: id });
-const roleSchema = z.object({ account: id, role: z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' }) });
+const roleSchema = z.object({
+  account: id,
+  role: z.enum(['admin', 'viewer'], { error: 'Choose the role admin or viewer.' }),
+});
 /** An unticked checkbox is absent from the form. */
-const signOutSchema = z.object({ account: id, revoke_tokens: z.string().optional().transform((v) => v !== undefined) });
+const signOutSchema = z.object({
+  account: id,
+  revoke_tokens: z
+    .string()
+    .optional()
+    .transform((v) => v !== undefined),
+});
 const removeSchema = z.object({ account: id, confirm: z.string().default('') });
 const reassignSchema = z.object({ account: id, to: idField('Choose the account that receives the records.') });
-const reauthSchema = z.object({ secret: z.string().max(1024).default(''), account: z.string().default(''), at: z.string().default('') });
+const reauthSchema = z.object({
+  secret: z.string().max(1024).default(''),
+  account: z.string().default(''),
+  at: z.string().default(''),
+});
 
 /** The account page's address, with a notice key. */
-const pageOf = (accountId: string, notice?: string) => `/settings/accounts/${accountId}${notice ? `?notice=${notice}` : ''}`;
+const pageOf = (accountId: string, notice?: string) =>
+  `/settings/accounts/${accountId}${notice ? `?notice=${notice}` : ''}`;
 /** The account page that shows a reset link just minted, once (later visits of it say it was shown). */
 const revealPageOf = (accountId: string) => `/settings/accounts/${accountId}?reveal=reset-link#reset-link-result`;
 /** The reveal kind of one account's reset link. */
@@ -65,16 +79,31 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
 
   const gone = (c: Ctx) => errorPage(c, 404, 'Account not found', wordsOf(REMOVE_REFUSALS['not-found'], undefined));
 
-  /** The account page in the settings frame; its reset link asks "Confirm it's you" first unless this session did lately. */
-  const show = async (c: Ctx, detail: AccountDetail, status: ContentfulStatusCode, extra: Omit<AccountPageProps, 'detail' | 'selfId'>) => {
+  /**
+   * The account page in the settings frame; its reset link asks "Confirm it's you" first unless this session did
+   * lately.
+   */
+  const show = async (
+    c: Ctx,
+    detail: AccountDetail,
+    status: ContentfulStatusCode,
+    extra: Omit<AccountPageProps, 'detail' | 'selfId'>,
+  ) => {
     const session = signedIn(c);
-    const owed = extra.reauth ?? ((await recentlyConfirmed(deps, session.idHash)) ? undefined : { withCode: session.account.totp_enabled === 1 });
+    const owed =
+      extra.reauth ??
+      ((await recentlyConfirmed(deps, session.idHash)) ? undefined : { withCode: session.account.totp_enabled === 1 });
     const body = <AccountPage detail={detail} selfId={selfId(c)} {...extra} reauth={owed} />;
     return renderSettings(c, 'team', body, status);
   };
 
   /** The account page, read afresh; 404 when the account is gone. */
-  const page = async (c: Ctx, accountId: string, status: ContentfulStatusCode, extra: Omit<AccountPageProps, 'detail' | 'selfId'>) => {
+  const page = async (
+    c: Ctx,
+    accountId: string,
+    status: ContentfulStatusCode,
+    extra: Omit<AccountPageProps, 'detail' | 'selfId'>,
+  ) => {
     const detail = await loadAccount(deps, accountId);
     return detail ? show(c, detail, status, extra) : gone(c);
   };
@@ -83,12 +112,23 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
    * A refusal from the act's catalogue, on the account's page (or a page of its own when the account is gone or the
    * actor is no administrator). One on a field of the page's forms sits beside it; the others head the page.
    */
-  const refuse = <R extends string>(c: Ctx, accountId: string, catalogue: Record<R, Refusal<TeamFacts>>, reason: R, username = '') => {
+  const refuse = <R extends string>(
+    c: Ctx,
+    accountId: string,
+    catalogue: Record<R, Refusal<TeamFacts>>,
+    reason: R,
+    username = '',
+  ) => {
     const refusal: Refusal<TeamFacts> = catalogue[reason];
     const words = wordsOf(refusal, { username, via: 'session' });
     if (reason === 'not-admin') return errorPage(c, refusal.status, 'Not allowed', words);
     if (reason === 'not-found') return errorPage(c, refusal.status, 'Account not found', words);
-    return page(c, accountId, refusal.status, refusal.field === 'confirm' ? { errors: { confirm: words } } : { error: words });
+    return page(
+      c,
+      accountId,
+      refusal.status,
+      refusal.field === 'confirm' ? { errors: { confirm: words } } : { error: words },
+    );
   };
 
   /** A form that did not validate: on the account's page when its id is well formed, else on the team tab. */
@@ -113,7 +153,13 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     const revealing = c.req.query('reveal') === 'reset-link';
     const resetLink = revealing ? await revealNow(c, resetReveal(accountId)) : undefined;
     const resetLinkGone = revealing && resetLink === undefined;
-    return show(c, detail, 200, { notice, noticeKey: notice === undefined ? undefined : key, resetLink, resetLinkGone, confirm: confirmStep(c, detail) });
+    return show(c, detail, 200, {
+      notice,
+      noticeKey: notice === undefined ? undefined : key,
+      resetLink,
+      resetLinkGone,
+      confirm: confirmStep(c, detail),
+    });
   });
 
   /** The confirmation step asked for by `?confirm=` (and `&to=` for a move), when it applies to this account. */
@@ -129,8 +175,14 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     const form = parseForm(c, roleSchema);
     if (!form.ok) return invalid(c, form.errors);
     const session = signedIn(c);
-    const result = await changeRole(deps, { actorId: session.account.id, sessionIdHash: session.idHash, targetId: form.data.account, role: form.data.role });
-    if (result.ok) return c.redirect(pageOf(form.data.account, result.changed ? 'role-changed' : 'role-unchanged'), 303);
+    const result = await changeRole(deps, {
+      actorId: session.account.id,
+      sessionIdHash: session.idHash,
+      targetId: form.data.account,
+      role: form.data.role,
+    });
+    if (result.ok)
+      return c.redirect(pageOf(form.data.account, result.changed ? 'role-changed' : 'role-unchanged'), 303);
     return refuse(c, form.data.account, ROLE_REFUSALS, result.reason);
   });
 
@@ -139,14 +191,22 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!form.ok) return invalid(c, form.errors);
     const result = await reenrolSecondFactor(deps, { actorId: selfId(c), targetId: form.data.account });
     if (!result.ok) return refuse(c, form.data.account, REENROL_REFUSALS, result.reason);
-    deps.log.info({ event: 'second-factor-reset', account: form.data.account }, 'second factor reset by an administrator');
+    deps.log.info(
+      { event: 'second-factor-reset', account: form.data.account },
+      'second factor reset by an administrator',
+    );
     return c.redirect(pageOf(form.data.account, 'reenrolled'), 303);
   });
 
   // Suspension and its undoing: one form each, the change logged when it happened, a notice either way.
   const STATE_ACTS = [
     { act: 'suspend', run: suspendAccount, notices: ['suspended', 'already-suspended'], event: 'account-suspended' },
-    { act: 'reactivate', run: reactivateAccount, notices: ['reactivated', 'already-active'], event: 'account-reactivated' },
+    {
+      act: 'reactivate',
+      run: reactivateAccount,
+      notices: ['reactivated', 'already-active'],
+      event: 'account-reactivated',
+    },
   ] as const;
   // Reactivation's refusals are suspension's shared ones (the same entries), so one table answers both.
   const stateRefusals = { ...REACTIVATE_REFUSALS, ...SUSPEND_REFUSALS };
@@ -156,7 +216,8 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
       if (!form.ok) return invalid(c, form.errors);
       const result = await run(deps, { actorId: selfId(c), accountId: form.data.account });
       if (!result.ok) return refuse(c, form.data.account, stateRefusals, result.reason);
-      if (result.changed) deps.log.info({ event, account: form.data.account, actor: selfId(c) }, event.replace('-', ' '));
+      if (result.changed)
+        deps.log.info({ event, account: form.data.account, actor: selfId(c) }, event.replace('-', ' '));
       return c.redirect(pageOf(form.data.account, notices[result.changed ? 0 : 1]), 303);
     });
   }
@@ -164,7 +225,11 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   app.post('/settings/accounts/sign-out', async (c) => {
     const form = parseForm(c, signOutSchema);
     if (!form.ok) return invalid(c, form.errors);
-    const result = await signOutEverywhere(deps, { actorId: selfId(c), accountId: form.data.account, revokeTokens: form.data.revoke_tokens });
+    const result = await signOutEverywhere(deps, {
+      actorId: selfId(c),
+      accountId: form.data.account,
+      revokeTokens: form.data.revoke_tokens,
+    });
     if (!result.ok) return refuse(c, form.data.account, SIGN_OUT_REFUSALS, result.reason);
     return c.redirect(pageOf(form.data.account, form.data.revoke_tokens ? 'signed-out-revoked' : 'signed-out'), 303);
   });
@@ -184,14 +249,20 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!form.ok) return invalid(c, form.errors);
     if (!(await spendOnce(c))) return c.redirect(revealPageOf(form.data.account), 303);
     const session = signedIn(c);
-    const input = { actorId: session.account.id, sessionIdHash: session.idHash, accountId: form.data.account, base: externalOrigin(c, deps.config) };
+    const input = {
+      actorId: session.account.id,
+      sessionIdHash: session.idHash,
+      accountId: form.data.account,
+      base: externalOrigin(c, deps.config),
+    };
     const minted = await mintResetLink(deps, input);
     if (!minted.ok) return refuse(c, form.data.account, RESET_LINK_REFUSALS, minted.reason);
     await revealLater(c, resetReveal(form.data.account), minted.url);
     return c.redirect(revealPageOf(form.data.account), 303);
   });
 
-  // "Confirm it's you" for the admin acts that hand out lasting access (an admin invitation, a reset link): the password
+  // "Confirm it's you" for the admin acts that hand out lasting access (an admin invitation, a reset link): the
+  // password
   // or a current authenticator code opens this session's 10-minute window, counted against the per-session limit of
   // every re-confirmation. Back to the account page named by `account`, else to the team tab.
   app.post('/settings/accounts/reauth', async (c) => {
@@ -207,9 +278,17 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
         ? page(c, back, status, { reauth: { withCode, errors, at } })
         : renderSettings(c, 'team', await renderTeamTab(deps, c, { confirmErrors: errors }), status);
     if (!form.ok) return refuseWith({ secret: form.errors.secret ?? 'Check the form and try again.' }, 400);
-    const result = await confirmIdentity(deps, { accountId: session.account.id, sessionIdHash: session.idHash, secret: form.data.secret, address: clientAddress(c) });
+    const result = await confirmIdentity(deps, {
+      accountId: session.account.id,
+      sessionIdHash: session.idHash,
+      secret: form.data.secret,
+      address: clientAddress(c),
+    });
     if (result.ok) {
-      const place = at === 'role' ? `${pageOf(back ?? '', 'confirmed-role')}#account-role` : `${pageOf(back ?? '', 'confirmed')}#account-password`;
+      const place =
+        at === 'role'
+          ? `${pageOf(back ?? '', 'confirmed-role')}#account-role`
+          : `${pageOf(back ?? '', 'confirmed')}#account-password`;
       return c.redirect(back ? place : '/settings?tab=team&notice=confirmed#invite', 303);
     }
     const refused = confirmRefusal(result, withCode);
@@ -227,9 +306,19 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   app.post('/settings/accounts/remove', async (c) => {
     const form = parseForm(c, removeSchema);
     if (!form.ok) return invalid(c, form.errors);
-    const result = await removeAccount(deps, { actorId: selfId(c), targetId: form.data.account, confirmation: form.data.confirm });
+    const result = await removeAccount(deps, {
+      actorId: selfId(c),
+      targetId: form.data.account,
+      confirmation: form.data.confirm,
+    });
     if (result.ok) return c.redirect('/settings?tab=team&notice=removed', 303);
-    return refuse(c, form.data.account, REMOVE_REFUSALS, result.reason, result.reason === 'author' ? result.username : '');
+    return refuse(
+      c,
+      form.data.account,
+      REMOVE_REFUSALS,
+      result.reason,
+      result.reason === 'author' ? result.username : '',
+    );
   });
 
   return app;

@@ -8,23 +8,31 @@ import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import { REAUTH_ACTION, ROLE_OPTIONS, type OwedConfirmation } from './team.views.tsx';
 
 /** Fixed notices selected by a query key after a redirect, so no text is ever reflected from the URL. */
-const CONFIRMED = 'Confirmed. For the next 10 minutes you can make administrators, create password reset links and invite administrators without confirming again.';
+const CONFIRMED =
+  'Confirmed. For the next 10 minutes you can make administrators, create password reset links and invite administrators without confirming again.';
 
 export const ACCOUNT_NOTICES: Record<string, string> = {
   'role-changed': 'Role changed. It applies from that account’s next request.',
   'role-unchanged': 'That account already has this role.',
-  'reenrolled': 'Second factor cleared and recovery codes voided. The account enrols again at its next sign-in; its password and sessions are unchanged.',
-  'suspended': 'Account suspended. Its sessions ended; it cannot sign in, and its API tokens do not work until it is reactivated.',
+  reenrolled:
+    'Second factor cleared and recovery codes voided. The account enrols again at its next sign-in; its password and sessions are unchanged.',
+  suspended:
+    'Account suspended. Its sessions ended; it cannot sign in, and its API tokens do not work until it is reactivated.',
   'already-suspended': 'That account was already suspended.',
-  'reactivated': 'Account reactivated. It can sign in again, and its API tokens work again unless they were revoked or expired.',
+  reactivated:
+    'Account reactivated. It can sign in again, and its API tokens work again unless they were revoked or expired.',
   'already-active': 'That account is already active.',
-  'signed-out': 'Signed out everywhere: every session of this account ended. Its API tokens are untouched and still work.',
-  'signed-out-revoked': 'Signed out everywhere: every session of this account ended, and every API token of it is revoked.',
-  'tokens-revoked': 'Every API token of this account is revoked: each answers 401 from now on. Integrations that used them need new tokens, minted by the account on its Profile.',
+  'signed-out':
+    'Signed out everywhere: every session of this account ended. Its API tokens are untouched and still work.',
+  'signed-out-revoked':
+    'Signed out everywhere: every session of this account ended, and every API token of it is revoked.',
+  'tokens-revoked':
+    'Every API token of this account is revoked: each answers 401 from now on. Integrations that used them need new tokens, minted by the account on its Profile.',
   'no-tokens': 'This account had no API tokens, so nothing was revoked.',
-  'reassigned': 'Its authored records now belong to the account you chose. Nothing it authored keeps it from being removed.',
+  reassigned:
+    'Its authored records now belong to the account you chose. Nothing it authored keeps it from being removed.',
   'nothing-to-reassign': 'This account authored no records, so nothing was moved.',
-  'confirmed': CONFIRMED,
+  confirmed: CONFIRMED,
   'confirmed-role': CONFIRMED,
 };
 
@@ -71,8 +79,8 @@ export function AccountPage(props: AccountPageProps) {
       {props.resetLinkGone ? (
         <div id="reset-link-result">
           <Notice kind="info">
-            This reset link was shown once and is not shown again. If it was lost, create a new one: it replaces the unused
-            link.
+            This reset link was shown once and is not shown again. If it was lost, create a new one: it replaces the
+            unused link.
           </Notice>
         </div>
       ) : null}
@@ -167,7 +175,13 @@ function Tokens(props: { detail: AccountDetail; self: boolean }) {
                 </td>
                 <td>
                   <span class="cell-label">Expires: </span>
-                  {t.expiresAt === null ? 'never' : t.expired ? <span class="badge">expired</span> : <Time at={t.expiresAt} />}
+                  {t.expiresAt === null ? (
+                    'never'
+                  ) : t.expired ? (
+                    <span class="badge">expired</span>
+                  ) : (
+                    <Time at={t.expiresAt} />
+                  )}
                 </td>
               </tr>
             ))}
@@ -177,7 +191,9 @@ function Tokens(props: { detail: AccountDetail; self: boolean }) {
               <a class="button danger" href={`/settings/accounts/${a.id}?confirm=revoke-tokens`}>
                 Revoke all API tokens…
               </a>
-              <span class="hint">Each stops working at once, for good; reactivating the account does not bring them back.</span>
+              <span class="hint">
+                Each stops working at once, for good; reactivating the account does not bring them back.
+              </span>
             </p>
           )}
         </>
@@ -190,8 +206,8 @@ function Tokens(props: { detail: AccountDetail; self: boolean }) {
 function SelfNote() {
   return (
     <p class="hint">
-      This is your own account: another administrator changes its role, suspends or removes it. Change your password, second factor and
-      sessions on your <a href="/profile">Profile</a>.
+      This is your own account: another administrator changes its role, suspends or removes it. Change your password,
+      second factor and sessions on your <a href="/profile">Profile</a>.
     </p>
   );
 }
@@ -259,8 +275,9 @@ function Acts(props: AccountPageProps) {
           <input type="hidden" name="account" value={a.id} />
           <OnceField />
           <p class="hint">
-            A single-use link, valid 24 hours, that lets its holder choose a new password for {a.username}; shown to you once. Using
-            it ends every session of {a.username} and revokes all its API tokens; the second factor stays.{resetLinkExpiresAt !== undefined ? ' Creating one voids the unused link.' : ''}
+            A single-use link, valid 24 hours, that lets its holder choose a new password for {a.username}; shown to you
+            once. Using it ends every session of {a.username} and revokes all its API tokens; the second factor stays.
+            {resetLinkExpiresAt !== undefined ? ' Creating one voids the unused link.' : ''}
           </p>
           <button type="submit" class="secondary">
             Create reset link
@@ -332,7 +349,12 @@ function pick(errors: Record<string, string> | undefined, name: string): Record<
 }
 
 /** What each confirmation says, and its button. */
-function confirmText(act: Confirmable, username: string, detail: AccountDetail, heir?: string): { title: string; text: Child; button: string } {
+function confirmText(
+  act: Confirmable,
+  username: string,
+  detail: AccountDetail,
+  heir?: string,
+): { title: string; text: Child; button: string } {
   switch (act) {
     case 'suspend':
       return {
@@ -386,7 +408,11 @@ function ConfirmStep(props: { act: Confirmable; heir?: { id: string; username: s
     <section class="confirm" id="confirm" aria-labelledby="confirm-title">
       <h3 id="confirm-title">{title}</h3>
       <p>{text}</p>
-      <Form action={`/settings/accounts/${props.act}`} class="actions" id={props.act === 'sign-out' ? 'account-sign-out' : undefined}>
+      <Form
+        action={`/settings/accounts/${props.act}`}
+        class="actions"
+        id={props.act === 'sign-out' ? 'account-sign-out' : undefined}
+      >
         <input type="hidden" name="account" value={a.id} />
         {props.heir ? <input type="hidden" name="to" value={props.heir.id} /> : null}
         {props.act === 'sign-out' && props.detail.tokenList.length > 0 ? (
@@ -418,8 +444,8 @@ function RevealedLink(props: { url: string; detail: AccountDetail }) {
               , valid until <Time at={resetLinkExpiresAt} />
             </>
           ) : null}
-          . Send it to them over a channel you trust; it is shown only this once, works once, and is not in any log. When it
-          is used, every session of {a.username} ends and every API token of it is revoked:
+          . Send it to them over a channel you trust; it is shown only this once, works once, and is not in any log.
+          When it is used, every session of {a.username} ends and every API token of it is revoked:
         </p>
         <p>
           <code class="secret" id="reset-link">

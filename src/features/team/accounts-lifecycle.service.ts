@@ -6,7 +6,16 @@ import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { endAccountSessions, listOwnSessions } from '../auth/sessions.service.ts';
 import { listTokens, revokeAccountTokens, type TokenSummary } from '../tokens/tokens.service.ts';
 import { findLiveResetExpiry } from '../reset/reset.repo.ts';
-import { countAuthored, countCredentials, countLiveInvitationsBy, findTeamAccount, listAccounts, lockAccount, moveAuthored, type TeamAccountRow } from './team.repo.ts';
+import {
+  countAuthored,
+  countCredentials,
+  countLiveInvitationsBy,
+  findTeamAccount,
+  listAccounts,
+  lockAccount,
+  moveAuthored,
+  type TeamAccountRow,
+} from './team.repo.ts';
 
 /** What the account page shows about one account. */
 export interface AccountDetail {
@@ -41,8 +50,19 @@ export async function loadAccount(deps: Deps, accountId: string): Promise<Accoun
     countCredentials(deps.db, accountId, now),
     listTokens(deps, accountId),
   ]);
-  const heirs = all.filter((a) => a.id !== accountId && a.suspended_at === null).map((a) => ({ id: a.id, username: a.username }));
-  return { account, authored, heirs, resetLinkExpiresAt, liveInvitations, sessions: sessions.length, ...credentials, tokenList };
+  const heirs = all
+    .filter((a) => a.id !== accountId && a.suspended_at === null)
+    .map((a) => ({ id: a.id, username: a.username }));
+  return {
+    account,
+    authored,
+    heirs,
+    resetLinkExpiresAt,
+    liveInvitations,
+    sessions: sessions.length,
+    ...credentials,
+    tokenList,
+  };
 }
 
 export type SignOutResult =
@@ -70,14 +90,19 @@ export async function signOutEverywhere(
   });
 }
 
-export type RevokeTokensResult = { ok: true; username: string; revoked: number } | { ok: false; reason: 'not-admin' | 'not-found' | 'self' };
+export type RevokeTokensResult =
+  | { ok: true; username: string; revoked: number }
+  | { ok: false; reason: 'not-admin' | 'not-found' | 'self' };
 
 /**
  * Revokes every API token of another account (recovery after a leak, or before reactivating an account whose tokens
  * must not come back): they answer 401 from the next request on, on every instance. Only an active administrator (or
  * the host's command line) may; an administrator's own tokens are revoked one by one on its Profile ('self').
  */
-export async function revokeAllTokens(deps: Deps, input: AdminActor & { accountId: string }): Promise<RevokeTokensResult> {
+export async function revokeAllTokens(
+  deps: Deps,
+  input: AdminActor & { accountId: string },
+): Promise<RevokeTokensResult> {
   if (!(await actorIsAdmin(deps, input))) return { ok: false, reason: 'not-admin' };
   if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
   return deps.db.transaction().execute(async (trx): Promise<RevokeTokensResult> => {
@@ -98,7 +123,10 @@ export type ReassignResult =
  * account can be removed. The receiving account is locked first, so it cannot be suspended or removed meanwhile.
  * Only an administrator moves them ('not-admin').
  */
-export async function reassignAuthored(deps: Deps, input: AdminActor & { fromId: string; toId: string }): Promise<ReassignResult> {
+export async function reassignAuthored(
+  deps: Deps,
+  input: AdminActor & { fromId: string; toId: string },
+): Promise<ReassignResult> {
   if (input.fromId === input.toId) return { ok: false, reason: 'same' };
   return deps.db.transaction().execute(async (trx): Promise<ReassignResult> => {
     if (!(await actorIsAdmin(deps, input, trx))) return { ok: false, reason: 'not-admin' };
@@ -114,5 +142,8 @@ export async function reassignAuthored(deps: Deps, input: AdminActor & { fromId:
 
 /** The log line of a revocation of every token of an account (never a token or its hash). */
 function logRevoked(deps: Deps, accountId: string, actorId: string | null, revoked: number): void {
-  deps.log.info({ event: 'api-tokens-revoked', account: accountId, actor: actorId ?? 'cli', revoked }, 'every API token of an account revoked');
+  deps.log.info(
+    { event: 'api-tokens-revoked', account: accountId, actor: actorId ?? 'cli', revoked },
+    'every API token of an account revoked',
+  );
 }

@@ -1,7 +1,17 @@
 // The team's accounts over the JSON API, admin-only (reads included): the list, one account's facts, and every act of
 // its console page, each calling the same domain function as the page and refused for the same reasons (one table).
 import type { Deps } from '../../deps.ts';
-import { apiAccount, apiApp, badCursor, invalid, iso, pageFrom, problem, timeIdCursor, type FieldError } from '../../http/api.ts';
+import {
+  apiAccount,
+  apiApp,
+  badCursor,
+  invalid,
+  iso,
+  pageFrom,
+  problem,
+  timeIdCursor,
+  type FieldError,
+} from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
 import { externalOrigin } from '../../http/request.ts';
 import { isId } from '../../http/text.ts';
@@ -52,15 +62,23 @@ export function accountsApiRoutes(deps: Deps) {
   /** The account after an act, read afresh (404 when it went meanwhile). */
   const changed = async (c: Ctx, id: string, wasChanged: boolean) => {
     const account = await findAccount(deps, id);
-    return account ? c.json({ changed: wasChanged, account: toAccount(account) }, 200) : refuse(c, REACTIVATE_REFUSALS, 'not-found');
+    return account
+      ? c.json({ changed: wasChanged, account: toAccount(account) }, 200)
+      : refuse(c, REACTIVATE_REFUSALS, 'not-found');
   };
-  const log = (c: Ctx, event: string, account: string) => deps.log.info({ event, account, actor: apiAccount(c).id, via: 'api' }, event.replaceAll('-', ' '));
+  const log = (c: Ctx, event: string, account: string) =>
+    deps.log.info({ event, account, actor: apiAccount(c).id, via: 'api' }, event.replaceAll('-', ' '));
 
   app.openapi(op.list, async (c) => {
     const { cursor, limit, role, state } = c.req.valid('query');
     const after = cursor === undefined ? undefined : timeIdCursor(cursor);
     if (after === null) return badCursor(c);
-    const rows = await listAccountsAfter(deps, { after: after && { createdAt: after.at, id: after.id }, limit: limit + 1, role, state });
+    const rows = await listAccountsAfter(deps, {
+      after: after && { createdAt: after.at, id: after.id },
+      limit: limit + 1,
+      role,
+      state,
+    });
     const page = pageFrom(rows, limit, (r) => ({ at: r.created_at, id: r.id }));
     return c.json({ items: page.rows.map(toAccount), next_cursor: page.next_cursor }, 200);
   });
@@ -73,7 +91,13 @@ export function accountsApiRoutes(deps: Deps) {
   app.openapi(op.setRole, async (c) => {
     const { id } = c.req.valid('param');
     const { id: actorId, tokenId } = apiAccount(c);
-    const result = await changeRole(deps, { actorId, via: 'token', tokenId, targetId: id, role: c.req.valid('json').role });
+    const result = await changeRole(deps, {
+      actorId,
+      via: 'token',
+      tokenId,
+      targetId: id,
+      role: c.req.valid('json').role,
+    });
     if (!result.ok) return refuse(c, ROLE_REFUSALS, result.reason);
     if (result.changed) log(c, 'role-changed', id);
     return changed(c, id, result.changed);
@@ -102,7 +126,9 @@ export function accountsApiRoutes(deps: Deps) {
 
   app.openapi(op.revokeTokens, async (c) => {
     const result = await revokeAllTokens(deps, { actorId: apiAccount(c).id, accountId: c.req.valid('param').id });
-    return result.ok ? c.json({ tokens_revoked: result.revoked }, 200) : refuse(c, REVOKE_TOKENS_REFUSALS, result.reason);
+    return result.ok
+      ? c.json({ tokens_revoked: result.revoked }, 200)
+      : refuse(c, REVOKE_TOKENS_REFUSALS, result.reason);
   });
 
   app.openapi(op.resetSecondFactor, async (c) => {
@@ -116,15 +142,28 @@ export function accountsApiRoutes(deps: Deps) {
 
   app.openapi(op.resetLink, async (c) => {
     const { id: actorId, tokenId } = apiAccount(c);
-    const input = { actorId, via: 'token', tokenId, accountId: c.req.valid('param').id, base: externalOrigin(c, deps.config) } as const;
+    const input = {
+      actorId,
+      via: 'token',
+      tokenId,
+      accountId: c.req.valid('param').id,
+      base: externalOrigin(c, deps.config),
+    } as const;
     const minted = await mintResetLink(deps, input);
     if (!minted.ok) return refuse(c, RESET_LINK_REFUSALS, minted.reason);
-    return c.json({ reset_link: minted.url, expires_at: iso(minted.expiresAt), account_suspended: minted.suspended }, 201);
+    return c.json(
+      { reset_link: minted.url, expires_at: iso(minted.expiresAt), account_suspended: minted.suspended },
+      201,
+    );
   });
 
   app.openapi(op.reassign, async (c) => {
     const { to } = c.req.valid('json');
-    const result = await reassignAuthored(deps, { actorId: apiAccount(c).id, fromId: c.req.valid('param').id, toId: to });
+    const result = await reassignAuthored(deps, {
+      actorId: apiAccount(c).id,
+      fromId: c.req.valid('param').id,
+      toId: to,
+    });
     if (!result.ok) return refuse(c, REASSIGN_REFUSALS, result.reason);
     return c.json({ moved: result.moved, to: { id: to, username: result.to } }, 200);
   });
@@ -133,8 +172,13 @@ export function accountsApiRoutes(deps: Deps) {
     const { id } = c.req.valid('param');
     // An id of another shape names no account: nothing to remove.
     if (!isId(id)) return c.body(null, 204);
-    const result = await removeAccount(deps, { actorId: apiAccount(c).id, targetId: id, confirmation: c.req.valid('query').confirm });
-    if (!result.ok && result.reason !== 'not-found') return refuse(c, REMOVE_REFUSALS, result.reason, result.reason === 'author' ? result.username : '');
+    const result = await removeAccount(deps, {
+      actorId: apiAccount(c).id,
+      targetId: id,
+      confirmation: c.req.valid('query').confirm,
+    });
+    if (!result.ok && result.reason !== 'not-found')
+      return refuse(c, REMOVE_REFUSALS, result.reason, result.reason === 'author' ? result.username : '');
     if (result.ok) log(c, 'account-removed', id);
     return c.body(null, 204);
   });

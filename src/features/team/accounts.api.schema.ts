@@ -9,11 +9,26 @@ import { AccountChangeSchema, AccountDetailSchema, AccountSchema } from './team.
 export const NO_ACCOUNT = 'No account has this id.';
 
 const tags = ['Accounts'];
-const ListQuery = PageQuery.extend({ role: z.enum(['admin', 'viewer']).optional(), state: z.enum(['active', 'suspended']).optional() });
+const ListQuery = PageQuery.extend({
+  role: z.enum(['admin', 'viewer']).optional(),
+  state: z.enum(['active', 'suspended']).optional(),
+});
 const RoleBody = z.strictObject({ role: z.enum(['admin', 'viewer']) });
-const ReassignBody = z.strictObject({ to: z.string().regex(ID_PATTERN, NO_ACCOUNT).openapi({ description: 'The id of the active account that receives the records.' }) });
-const RemoveQuery = z.object({ confirm: z.string({ error: 'Type the account’s exact username to confirm.' }).max(256).openapi({ description: 'The account’s exact username.' }) });
-const ReassignedSchema = z.strictObject({ moved: z.number().int(), to: z.strictObject({ id: z.string(), username: z.string() }) }).openapi('Reassigned');
+const ReassignBody = z.strictObject({
+  to: z
+    .string()
+    .regex(ID_PATTERN, NO_ACCOUNT)
+    .openapi({ description: 'The id of the active account that receives the records.' }),
+});
+const RemoveQuery = z.object({
+  confirm: z
+    .string({ error: 'Type the account’s exact username to confirm.' })
+    .max(256)
+    .openapi({ description: 'The account’s exact username.' }),
+});
+const ReassignedSchema = z
+  .strictObject({ moved: z.number().int(), to: z.strictObject({ id: z.string(), username: z.string() }) })
+  .openapi('Reassigned');
 const ResetLinkSchema = z
   .strictObject({
     reset_link: z.string().openapi({ description: 'Shown in this answer only: never stored, logged or shown again.' }),
@@ -51,12 +66,19 @@ const setRole = apiRoute({
   description:
     'Applies from that account’s next request. Never your own role, and never leaving no active administrator. Making an account an admin hands out every power of the service: like an admin invitation, it needs a writing token of an active account.',
   request: { params: IdParam, body: jsonBody(RoleBody) },
-  refusals: { 403: '`confirmation-required`: making an admin with a token that cannot prove it (see the description).', 404: NO_ACCOUNT, 409: '`own-role`: your own role; `last-admin`: it would leave no active administrator.' },
+  refusals: {
+    403: '`confirmation-required`: making an admin with a token that cannot prove it (see the description).',
+    404: NO_ACCOUNT,
+    409: '`own-role`: your own role; `last-admin`: it would leave no active administrator.',
+  },
   responses: { 200: jsonAnswer(AccountChangeSchema, 'The account; `changed` is false when it already had the role.') },
 });
 
 /** An act posted to /api/accounts/{id}/<path> without a body. */
-function act<S extends z.ZodType>(path: string, doc: { summary: string; description: string; conflict?: string; answer: S; answered: string }) {
+function act<S extends z.ZodType>(
+  path: string,
+  doc: { summary: string; description: string; conflict?: string; answer: S; answered: string },
+) {
   return apiRoute({
     method: 'post',
     path: `/api/accounts/{id}/${path}`,
@@ -71,7 +93,8 @@ function act<S extends z.ZodType>(path: string, doc: { summary: string; descript
 
 const suspend = act('suspend', {
   summary: 'Suspend an account',
-  description: 'Its sessions end; it cannot sign in and its API tokens answer 401 until it is reactivated (they are kept).',
+  description:
+    'Its sessions end; it cannot sign in and its API tokens answer 401 until it is reactivated (they are kept).',
   conflict: '`own-account`: your own account; `last-admin`: the last active administrator.',
   answer: AccountChangeSchema,
   answered: 'The account; `changed` is false when it was already suspended.',
@@ -103,7 +126,8 @@ const revokeTokens = act('revoke-tokens', {
 
 const resetSecondFactor = act('reset-second-factor', {
   summary: 'Reset an account’s second factor',
-  description: 'Clears its TOTP secret and voids its recovery codes; it enrols again at its next sign-in. Its password and sessions are untouched.',
+  description:
+    'Clears its TOTP secret and voids its recovery codes; it enrols again at its next sign-in. Its password and sessions are untouched.',
   conflict: '`own-account`: another administrator resets yours.',
   answer: AccountSchema,
   answered: 'The account, without a second factor.',
@@ -127,7 +151,8 @@ const reassign = apiRoute({
   path: '/api/accounts/{id}/reassign',
   tags,
   summary: 'Move an account’s authored records',
-  description: 'Every row it authored (invitations, channels, SSO providers) passes to `to`, an active account; afterwards it can be removed.',
+  description:
+    'Every row it authored (invitations, channels, SSO providers) passes to `to`, an active account; afterwards it can be removed.',
   request: { params: IdParam, body: jsonBody(ReassignBody) },
   refusals: { 404: NO_ACCOUNT, 409: '`heir-suspended`: the receiving account is suspended.' },
   responses: { 200: jsonAnswer(ReassignedSchema, 'How many rows moved, and to whom.') },
@@ -138,11 +163,26 @@ const remove = apiRoute({
   path: '/api/accounts/{id}',
   tags,
   summary: 'Remove an account',
-  description: 'Needs `confirm` equal to its exact username. Its sessions and API tokens go with it. Idempotent: an account that is not there answers 204.',
+  description:
+    'Needs `confirm` equal to its exact username. Its sessions and API tokens go with it. Idempotent: an account that is not there answers 204.',
   request: { params: AnyIdParam, query: RemoveQuery },
-  refusals: { 409: '`own-account`, `last-admin`, or `has-authored-records`: reassign its records first, or demote it to viewer to retire it.' },
+  refusals: {
+    409: '`own-account`, `last-admin`, or `has-authored-records`: reassign its records first, or demote it to viewer to retire it.',
+  },
   responses: { 204: { description: 'Removed, or there was no such account.' } },
 });
 
 /** Every accounts operation, by name. */
-export const accountOperations = { list, one, setRole, suspend, reactivate, signOut, revokeTokens, resetSecondFactor, resetLink, reassign, remove };
+export const accountOperations = {
+  list,
+  one,
+  setRole,
+  suspend,
+  reactivate,
+  signOut,
+  revokeTokens,
+  resetSecondFactor,
+  resetLink,
+  reassign,
+  remove,
+};

@@ -12,7 +12,18 @@ import { sha256 } from '../../deps.ts';
 import { createToken } from '../tokens/tokens.service.ts';
 import { RESET_TTL_MS } from '../reset/reset.service.ts';
 
-const TABLES = ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'channels', 'sso_identities', 'sso_providers', 'password_resets', 'auth_throttle', 'accounts'] as const;
+const TABLES = [
+  'sessions',
+  'recovery_codes',
+  'api_tokens',
+  'invitations',
+  'channels',
+  'sso_identities',
+  'sso_providers',
+  'password_resets',
+  'auth_throttle',
+  'accounts',
+] as const;
 
 forEachDialect((getDb) => {
   let t: TestApp;
@@ -27,10 +38,12 @@ forEachDialect((getDb) => {
   });
 
   const row = (id: string) => t.deps.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
-  const sessionsOf = async (id: string) => (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', id).execute()).length;
+  const sessionsOf = async (id: string) =>
+    (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', id).execute()).length;
   /** No answer may carry a credential or its hash: tokens, password hashes, TOTP secrets. */
   const assertNoSecrets = (text: string, ...secrets: string[]) => {
-    for (const secret of [adminToken, sha256(adminToken), ...secrets]) assert.ok(!text.includes(secret), `a secret leaked: ${text.slice(0, 300)}`);
+    for (const secret of [adminToken, sha256(adminToken), ...secrets])
+      assert.ok(!text.includes(secret), `a secret leaked: ${text.slice(0, 300)}`);
     assert.doesNotMatch(text, /\$argon2|password_hash|totp_secret|token_hash/);
   };
 
@@ -41,11 +54,18 @@ forEachDialect((getDb) => {
     const otto = await buildAccount(t, { username: 'otto', role: 'admin' });
     t.clock.advance(1000);
     const sam = await buildAccount(t, { username: 'sam' });
-    await t.deps.db.updateTable('accounts').set({ suspended_at: t.clock.now(), totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', sam.id).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ suspended_at: t.clock.now(), totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 })
+      .where('id', '=', sam.id)
+      .execute();
 
     const first = await api.get('/api/accounts?limit=2');
     assert.equal(first.status, 200);
-    assert.deepEqual(first.body.items.map((a: { id: string }) => a.id), [adminId, vera.id]);
+    assert.deepEqual(
+      first.body.items.map((a: { id: string }) => a.id),
+      [adminId, vera.id],
+    );
     assert.deepEqual(first.body.items[1], {
       id: vera.id,
       username: 'vera',
@@ -58,21 +78,37 @@ forEachDialect((getDb) => {
     });
     assert.equal(typeof first.body.next_cursor, 'string');
     const second = await api.get(`/api/accounts?limit=2&cursor=${first.body.next_cursor}`);
-    assert.deepEqual(second.body.items.map((a: { username: string }) => a.username), ['otto', 'sam']);
+    assert.deepEqual(
+      second.body.items.map((a: { username: string }) => a.username),
+      ['otto', 'sam'],
+    );
     assert.equal(second.body.next_cursor, null);
     assert.deepEqual(second.body.items[1].state, 'suspended');
     assert.equal(second.body.items[1].second_factor_enabled, true);
     assertNoSecrets(first.text + second.text, 'JBSWY3DPEHPK3PXP');
 
     const admins = await api.get('/api/accounts?role=admin');
-    assert.deepEqual(admins.body.items.map((a: { id: string }) => a.id), [adminId, otto.id]);
+    assert.deepEqual(
+      admins.body.items.map((a: { id: string }) => a.id),
+      [adminId, otto.id],
+    );
     const suspended = await api.get('/api/accounts?state=suspended');
-    assert.deepEqual(suspended.body.items.map((a: { id: string }) => a.id), [sam.id]);
+    assert.deepEqual(
+      suspended.body.items.map((a: { id: string }) => a.id),
+      [sam.id],
+    );
 
-    for (const cursor of ['nope', Buffer.from('["x"]').toString('base64url'), Buffer.from('[1,"bad id!"]').toString('base64url')]) {
+    for (const cursor of [
+      'nope',
+      Buffer.from('["x"]').toString('base64url'),
+      Buffer.from('[1,"bad id!"]').toString('base64url'),
+    ]) {
       const bad = await api.get(`/api/accounts?cursor=${cursor}`);
       assertProblem(bad, 422, 'invalid');
-      assert.deepEqual(bad.body.errors.map((e: { field: string }) => e.field), ['cursor']);
+      assert.deepEqual(
+        bad.body.errors.map((e: { field: string }) => e.field),
+        ['cursor'],
+      );
     }
     for (const query of ['limit=0', 'limit=101', 'role=owner', 'state=gone']) {
       const bad = await api.get(`/api/accounts?${query}`);
@@ -88,9 +124,30 @@ forEachDialect((getDb) => {
     const { token } = await createToken(t.deps, vera.id, { name: 'ci', expiry: '30' });
     await buildInvitation(t, vera.id);
     const now = t.clock.now();
-    const provider = { id: 'p1', slug: 'corp', display_name: 'Corp', issuer: 'https://idp.example', client_id: 'svc', client_secret: 'hush-hush', enabled: 1 };
-    await t.deps.db.insertInto('sso_providers').values({ ...provider, created_at: now, updated_at: now, created_by: vera.id }).execute();
-    await t.deps.db.insertInto('sso_identities').values({ id: 'i1', provider_id: 'p1', sub: 'sub-1', account_id: vera.id, label: 'vera@example.com', linked_at: now }).execute();
+    const provider = {
+      id: 'p1',
+      slug: 'corp',
+      display_name: 'Corp',
+      issuer: 'https://idp.example',
+      client_id: 'svc',
+      client_secret: 'hush-hush',
+      enabled: 1,
+    };
+    await t.deps.db
+      .insertInto('sso_providers')
+      .values({ ...provider, created_at: now, updated_at: now, created_by: vera.id })
+      .execute();
+    await t.deps.db
+      .insertInto('sso_identities')
+      .values({
+        id: 'i1',
+        provider_id: 'p1',
+        sub: 'sub-1',
+        account_id: vera.id,
+        label: 'vera@example.com',
+        linked_at: now,
+      })
+      .execute();
     const res = await api.get(`/api/accounts/${vera.id}`);
     assert.equal(res.status, 200);
     assert.equal(res.body.username, 'vera');
@@ -152,12 +209,22 @@ forEachDialect((getDb) => {
     assert.match(own.body.detail, /You cannot change your own role/);
     assert.equal((await row(adminId))?.role, 'admin');
 
-    for (const [body, field] of [[{ role: 'owner' }, 'role'], [{}, 'role'], [{ role: 'viewer', username: 'x' }, '']] as const) {
+    for (const [body, field] of [
+      [{ role: 'owner' }, 'role'],
+      [{}, 'role'],
+      [{ role: 'viewer', username: 'x' }, ''],
+    ] as const) {
       const bad = await api.patch(`/api/accounts/${vera.id}`, body);
       assertProblem(bad, 422, 'invalid');
       if (field) assert.equal(bad.body.errors[0].field, field);
     }
-    assertProblem(await api.request('PATCH', `/api/accounts/${vera.id}`, undefined, { raw: 'role=viewer', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415);
+    assertProblem(
+      await api.request('PATCH', `/api/accounts/${vera.id}`, undefined, {
+        raw: 'role=viewer',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+    );
     assertProblem(await api.patch('/api/accounts/no-such-account', { role: 'viewer' }), 404, 'not-found');
     assert.equal((await row(vera.id))?.role, 'admin');
   });
@@ -169,7 +236,10 @@ forEachDialect((getDb) => {
       const { account: a, api: apiA } = await buildApiUser(t, 'admin');
       const { account: b, api: apiB } = await buildApiUser(t, 'admin');
       await t.deps.db.updateTable('accounts').set({ role: 'viewer' }).where('id', 'not in', [a.id, b.id]).execute();
-      const [first, second] = await Promise.all([apiA.patch(`/api/accounts/${b.id}`, { role: 'viewer' }), apiB.patch(`/api/accounts/${a.id}`, { role: 'viewer' })]);
+      const [first, second] = await Promise.all([
+        apiA.patch(`/api/accounts/${b.id}`, { role: 'viewer' }),
+        apiB.patch(`/api/accounts/${a.id}`, { role: 'viewer' }),
+      ]);
       const statuses = [first.status, second.status].sort();
       assert.equal(statuses[0], 200, String(statuses));
       const lost = first.status === 200 ? second : first;
@@ -191,17 +261,28 @@ forEachDialect((getDb) => {
 
     const suspended = await api.post(`/api/accounts/${vera.id}/suspend`);
     assert.equal(suspended.status, 200);
-    assert.deepEqual([suspended.body.changed, suspended.body.account.state, suspended.body.account.suspended_at], [true, 'suspended', '2026-01-15T12:00:00.000Z']);
+    assert.deepEqual(
+      [suspended.body.changed, suspended.body.account.state, suspended.body.account.suspended_at],
+      [true, 'suspended', '2026-01-15T12:00:00.000Z'],
+    );
     assertProblem(await veraApi.get('/api/me'), 401, 'unauthorized');
     assert.equal(await sessionsOf(vera.id), 0);
     assert.equal((await veraBrowser.get('/')).location, '/login');
     assert.ok(t.logs.some((l) => l.includes('"event":"account-suspended"') && l.includes(`"actor":"${adminId}"`)));
     assert.equal((await api.post(`/api/accounts/${vera.id}/suspend`)).body.changed, false);
     // The console shows what the API did.
-    assert.match((await admin.get('/settings?tab=team')).text, new RegExp(`${vera.id}">vera</a></td>\\s*<td><span class="role role-viewer">viewer</span></td>\\s*<td><span class="badge state-suspended">suspended</span>`));
+    assert.match(
+      (await admin.get('/settings?tab=team')).text,
+      new RegExp(
+        `${vera.id}">vera</a></td>\\s*<td><span class="role role-viewer">viewer</span></td>\\s*<td><span class="badge state-suspended">suspended</span>`,
+      ),
+    );
 
     const reactivated = await api.post(`/api/accounts/${vera.id}/reactivate`);
-    assert.deepEqual([reactivated.status, reactivated.body.changed, reactivated.body.account.state], [200, true, 'active']);
+    assert.deepEqual(
+      [reactivated.status, reactivated.body.changed, reactivated.body.account.state],
+      [200, true, 'active'],
+    );
     assert.equal((await veraApi.get('/api/me')).status, 200);
     assert.equal((await api.post(`/api/accounts/${vera.id}/reactivate`)).body.changed, false);
 
@@ -232,8 +313,15 @@ forEachDialect((getDb) => {
 
   test('reset second factor clears it and voids the recovery codes; one’s own is refused', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
-    await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', vera.id).execute();
-    await t.deps.db.insertInto('recovery_codes').values({ id: 'rc1', account_id: vera.id, code_hash: sha256('code'), used_at: null, created_at: t.clock.now() }).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 })
+      .where('id', '=', vera.id)
+      .execute();
+    await t.deps.db
+      .insertInto('recovery_codes')
+      .values({ id: 'rc1', account_id: vera.id, code_hash: sha256('code'), used_at: null, created_at: t.clock.now() })
+      .execute();
     assert.equal((await api.get(`/api/accounts/${vera.id}`)).body.second_factor_enabled, true);
     const res = await api.post(`/api/accounts/${vera.id}/reset-second-factor`);
     assert.equal(res.status, 200);
@@ -241,7 +329,11 @@ forEachDialect((getDb) => {
     assertNoSecrets(res.text, 'JBSWY3DPEHPK3PXP');
     const after = await row(vera.id);
     assert.deepEqual([after?.totp_secret, after?.totp_enabled], [null, 0]);
-    assert.equal((await t.deps.db.selectFrom('recovery_codes').select('account_id').where('account_id', '=', vera.id).execute()).length, 0);
+    assert.equal(
+      (await t.deps.db.selectFrom('recovery_codes').select('account_id').where('account_id', '=', vera.id).execute())
+        .length,
+      0,
+    );
     assertProblem(await api.post(`/api/accounts/${adminId}/reset-second-factor`), 409, 'own-account');
     assertProblem(await api.post('/api/accounts/no-such-account/reset-second-factor'), 404, 'not-found');
   });
@@ -255,11 +347,18 @@ forEachDialect((getDb) => {
     assert.equal(res.body.account_suspended, false);
     const token = new URL(res.body.reset_link).searchParams.get('token')!;
     assert.ok(!t.logs.join('').includes(token), 'the link is never logged');
-    assert.ok(t.logs.some((l) => l.includes('"event":"reset-link-created"')), 'the event is');
+    assert.ok(
+      t.logs.some((l) => l.includes('"event":"reset-link-created"')),
+      'the event is',
+    );
     const read = await api.get(`/api/accounts/${vera.id}`);
     assert.equal(read.body.reset_link_expires_at, res.body.expires_at);
     assert.ok(!read.text.includes(token) && !(await api.get('/api/accounts')).text.includes(token));
-    const stored = await t.deps.db.selectFrom('password_resets').select('token_hash').where('account_id', '=', vera.id).executeTakeFirstOrThrow();
+    const stored = await t.deps.db
+      .selectFrom('password_resets')
+      .select('token_hash')
+      .where('account_id', '=', vera.id)
+      .executeTakeFirstOrThrow();
     assert.equal(stored.token_hash, sha256(token));
     // The link works, and the console's account page shows one unused link without showing it.
     assert.equal((await t.client().get(`/reset?token=${token}`)).status, 200);
@@ -280,13 +379,19 @@ forEachDialect((getDb) => {
     for (const query of ['?confirm=vera', '?confirm=Vera%20', '?confirm=', '']) {
       const res = await api.delete(`/api/accounts/${vera.id}${query}`);
       assertProblem(res, 422, 'invalid');
-      assert.deepEqual(res.body.errors.map((e: { in: string; field: string }) => `${e.in}:${e.field}`), ['query:confirm']);
+      assert.deepEqual(
+        res.body.errors.map((e: { in: string; field: string }) => `${e.in}:${e.field}`),
+        ['query:confirm'],
+      );
     }
     assert.ok(await row(vera.id), 'nothing was removed');
 
     const author = await api.delete(`/api/accounts/${vera.id}?confirm=Vera`);
     assertProblem(author, 409, 'has-authored-records');
-    assert.match(author.body.detail, /^Vera authored records .*Reassign those records to another account, or keep the account and demote it to viewer/);
+    assert.match(
+      author.body.detail,
+      /^Vera authored records .*Reassign those records to another account, or keep the account and demote it to viewer/,
+    );
     assert.ok(await row(vera.id));
 
     const otto = await buildAccount(t, { username: 'otto', role: 'admin' });
@@ -309,7 +414,11 @@ forEachDialect((getDb) => {
     assert.equal(moved.status, 200);
     assert.equal(moved.body.moved, 1);
     assert.equal(moved.body.to.id, adminId);
-    const inv = await t.deps.db.selectFrom('invitations').select('created_by').where('id', '=', invitation).executeTakeFirstOrThrow();
+    const inv = await t.deps.db
+      .selectFrom('invitations')
+      .select('created_by')
+      .where('id', '=', invitation)
+      .executeTakeFirstOrThrow();
     assert.equal(inv.created_by, adminId);
     assert.equal((await api.get(`/api/accounts/${vera.id}`)).body.authored_records, 0);
 
@@ -320,7 +429,9 @@ forEachDialect((getDb) => {
     assertProblem(await api.get(`/api/accounts/${vera.id}`), 404, 'not-found');
     assert.doesNotMatch((await admin.get('/settings?tab=team')).text, />Vera</, 'gone from the console too');
 
-    const own = await api.delete(`/api/accounts/${adminId}?confirm=${encodeURIComponent((await row(adminId))!.username)}`);
+    const own = await api.delete(
+      `/api/accounts/${adminId}?confirm=${encodeURIComponent((await row(adminId))!.username)}`,
+    );
     assertProblem(own, 409, 'own-account');
     assert.ok(await row(adminId));
   });
@@ -331,9 +442,15 @@ forEachDialect((getDb) => {
     assert.equal((await admin.post('/settings/accounts/role', { account: vera.id, role: 'admin' })).status, 303);
     assert.equal((await api.get(`/api/accounts/${vera.id}`)).body.role, 'admin');
     assert.equal((await api.patch(`/api/accounts/${vera.id}`, { role: 'viewer' })).status, 200);
-    assert.match((await admin.get(`/settings/accounts/${vera.id}`)).text, /<span class="role role-viewer">viewer<\/span>/);
+    assert.match(
+      (await admin.get(`/settings/accounts/${vera.id}`)).text,
+      /<span class="role role-viewer">viewer<\/span>/,
+    );
     // The account's page lists it; its removal through the console ends its API listing.
-    assert.equal((await admin.post('/settings/accounts/remove', { account: vera.id, confirm: 'vera' })).location, '/settings?tab=team&notice=removed');
+    assert.equal(
+      (await admin.post('/settings/accounts/remove', { account: vera.id, confirm: 'vera' })).location,
+      '/settings?tab=team&notice=removed',
+    );
     assert.ok(!(await api.get('/api/accounts')).body.items.some((a: { id: string }) => a.id === vera.id));
   });
 });

@@ -13,7 +13,15 @@ import { mintResetLink } from '../reset/reset.service.ts';
 import { createToken } from '../tokens/tokens.service.ts';
 import { INVITATION_TTL_MS, mintInvitation } from './invitations.service.ts';
 
-const TABLES = ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'password_resets', 'auth_throttle', 'accounts'] as const;
+const TABLES = [
+  'sessions',
+  'recovery_codes',
+  'api_tokens',
+  'invitations',
+  'password_resets',
+  'auth_throttle',
+  'accounts',
+] as const;
 const JOIN_LINK = /^http:\/\/localhost\/invite\?token=([A-Za-z0-9_-]{43})$/;
 
 forEachDialect((getDb) => {
@@ -34,16 +42,22 @@ forEachDialect((getDb) => {
     assert.equal(res.status, 201);
     const token = JOIN_LINK.exec(res.body.join_link)?.[1];
     assert.ok(token, res.body.join_link);
-    assert.deepEqual({ ...res.body, id: undefined, join_link: undefined }, {
-      id: undefined,
-      join_link: undefined,
-      role: 'viewer',
-      note: 'for Dana, on-call',
-      created_at: '2026-01-15T12:00:00.000Z',
-      expires_at: new Date(t.clock.now() + INVITATION_TTL_MS).toISOString(),
-    });
+    assert.deepEqual(
+      { ...res.body, id: undefined, join_link: undefined },
+      {
+        id: undefined,
+        join_link: undefined,
+        role: 'viewer',
+        note: 'for Dana, on-call',
+        created_at: '2026-01-15T12:00:00.000Z',
+        expires_at: new Date(t.clock.now() + INVITATION_TTL_MS).toISOString(),
+      },
+    );
     const [row] = await rows();
-    assert.deepEqual([row!.id, row!.created_by, row!.token_hash, row!.note], [res.body.id, adminId, sha256(token), 'for Dana, on-call']);
+    assert.deepEqual(
+      [row!.id, row!.created_by, row!.token_hash, row!.note],
+      [res.body.id, adminId, sha256(token), 'for Dana, on-call'],
+    );
     // The join link is written to the log, once (for operators without the page at hand); the hash never is.
     assert.equal(t.logs.filter((l) => l.includes(res.body.join_link)).length, 1);
     assert.ok(!t.logs.join('').includes(row!.token_hash));
@@ -58,7 +72,16 @@ forEachDialect((getDb) => {
         state: 'pending',
         created_at: '2026-01-15T12:00:00.000Z',
         expires_at: res.body.expires_at,
-        created_by: { id: adminId, username: (await t.deps.db.selectFrom('accounts').select('username').where('id', '=', adminId).executeTakeFirstOrThrow()).username },
+        created_by: {
+          id: adminId,
+          username: (
+            await t.deps.db
+              .selectFrom('accounts')
+              .select('username')
+              .where('id', '=', adminId)
+              .executeTakeFirstOrThrow()
+          ).username,
+        },
       },
     ]);
     assert.ok(!list.text.includes(token) && !list.text.includes(row!.token_hash));
@@ -106,8 +129,20 @@ forEachDialect((getDb) => {
       if (field) assert.equal(res.body.errors[0].field, field, JSON.stringify(body));
       if (message) assert.match(res.body.errors[0].detail, message);
     }
-    assertProblem(await api.request('POST', '/api/invitations', undefined, { raw: 'role=viewer', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415);
-    assertProblem(await api.request('POST', '/api/invitations', undefined, { raw: '{"role":', headers: { 'content-type': 'application/json' } }), 400);
+    assertProblem(
+      await api.request('POST', '/api/invitations', undefined, {
+        raw: 'role=viewer',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+    );
+    assertProblem(
+      await api.request('POST', '/api/invitations', undefined, {
+        raw: '{"role":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+    );
     assert.equal((await rows()).length, 0);
     assert.ok(!t.logs.some((l) => l.includes('invitation-created')));
   });
@@ -151,22 +186,36 @@ forEachDialect((getDb) => {
     const acceptedToken = JOIN_LINK.exec(accepted.body.join_link)![1]!;
     const invitee = t.client();
     await invitee.get(`/invite?token=${acceptedToken}`);
-    assert.equal((await invitee.post('/invite', { token: acceptedToken, username: 'dana', password: 'a long enough password' })).status, 303);
+    assert.equal(
+      (await invitee.post('/invite', { token: acceptedToken, username: 'dana', password: 'a long enough password' }))
+        .status,
+      303,
+    );
     const spent = await api.delete(`/api/invitations/${accepted.body.id}`);
     assertProblem(spent, 409, 'invitation-spent');
     assert.match(spent.body.detail, /already accepted/);
-    const row = await t.deps.db.selectFrom('invitations').select(['spent_at', 'revoked_at']).where('id', '=', accepted.body.id).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('invitations')
+      .select(['spent_at', 'revoked_at'])
+      .where('id', '=', accepted.body.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual([row.spent_at !== null, row.revoked_at], [true, null]);
   });
 
   test('an invitation minted through the API is on the console’s team tab, and one minted there is in the API list', async () => {
     const viaApi = await api.post('/api/invitations', { role: 'viewer', note: 'made over the API' });
     const tab = await admin.get('/settings?tab=team');
-    assert.match(tab.text, /<td><span class="cell-label">Note: <\/span>made over the API<\/td>\s*<td><span class="cell-label">Created by: <\/span>[^<]+<\/td>/);
+    assert.match(
+      tab.text,
+      /<td><span class="cell-label">Note: <\/span>made over the API<\/td>\s*<td><span class="cell-label">Created by: <\/span>[^<]+<\/td>/,
+    );
     assert.ok(tab.text.includes(`name="invitation" value="${viaApi.body.id}"`));
     assert.ok(!tab.text.includes(viaApi.body.join_link), 'the console does not show the API’s link');
 
-    const { post } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', { role: 'viewer', note: 'made on the page' });
+    const { post } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', {
+      role: 'viewer',
+      note: 'made on the page',
+    });
     assert.equal(post.status, 303);
     const list = await api.get('/api/invitations');
     const fromPage = list.body.items.find((i: { note: string }) => i.note === 'made on the page');
@@ -174,7 +223,10 @@ forEachDialect((getDb) => {
     assert.equal(fromPage.created_by.id, adminId);
 
     // Revoked on the page, gone from the API list.
-    assert.equal((await admin.post('/settings/accounts/invitations/revoke', { invitation: viaApi.body.id })).location, '/settings?tab=team&notice=revoked');
+    assert.equal(
+      (await admin.post('/settings/accounts/invitations/revoke', { invitation: viaApi.body.id })).location,
+      '/settings?tab=team&notice=revoked',
+    );
     assert.ok(!ids(await api.get('/api/invitations')).includes(viaApi.body.id));
   });
 
@@ -182,36 +234,82 @@ forEachDialect((getDb) => {
     const base = 'http://localhost';
     const vera = await buildAccount(t, { username: 'vera' });
     const tokenOf = async (accountId: string, options: { readOnly?: boolean; expiry?: string } = {}) =>
-      (await createToken(t.deps, accountId, { name: 'x', expiry: options.expiry ?? 'never', readOnly: options.readOnly })).id;
+      (
+        await createToken(t.deps, accountId, {
+          name: 'x',
+          expiry: options.expiry ?? 'never',
+          readOnly: options.readOnly,
+        })
+      ).id;
     const refused = { ok: false, reason: 'reauth-required' };
     // A session without a recent confirmation is still refused, and no credential at all too, although this admin holds
     // a writing token (made in beforeEach): the credential is named explicitly, never inferred from what exists.
     await admin.get('/settings?tab=team');
-    const session = (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', adminId).executeTakeFirstOrThrow()).id_hash;
-    assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: session, role: 'admin', base }), refused);
+    const session = (
+      await t.deps.db
+        .selectFrom('sessions')
+        .select('id_hash')
+        .where('account_id', '=', adminId)
+        .executeTakeFirstOrThrow()
+    ).id_hash;
+    assert.deepEqual(
+      await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: session, role: 'admin', base }),
+      refused,
+    );
     assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, role: 'admin', base }), refused);
-    assert.deepEqual(await mintResetLink(t.deps, { actorId: adminId, sessionIdHash: session, accountId: vera.id, base }), refused);
+    assert.deepEqual(
+      await mintResetLink(t.deps, { actorId: adminId, sessionIdHash: session, accountId: vera.id, base }),
+      refused,
+    );
     const { post } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', { role: 'admin' });
     assert.equal(post.status, 403, 'the page still asks for the confirmation');
     await confirmInSettings(admin, TEST_PASSWORD);
-    assert.equal((await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: session, role: 'admin', base })).ok, true);
+    assert.equal(
+      (await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: session, role: 'admin', base })).ok,
+      true,
+    );
     const own = await tokenOf(adminId);
-    assert.equal((await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId: own, role: 'admin', base })).ok, true);
-    assert.equal((await mintResetLink(t.deps, { actorId: adminId, via: 'token', tokenId: own, accountId: vera.id, base })).ok, true);
+    assert.equal(
+      (await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId: own, role: 'admin', base })).ok,
+      true,
+    );
+    assert.equal(
+      (await mintResetLink(t.deps, { actorId: adminId, via: 'token', tokenId: own, accountId: vera.id, base })).ok,
+      true,
+    );
 
     // Not a read-only token, not another account's, not an expired one, not one of a suspended account.
     const readOnly = await tokenOf(adminId, { readOnly: true });
     const foreign = await tokenOf(vera.id);
     const short = await tokenOf(adminId, { expiry: '30' });
     for (const tokenId of [readOnly, foreign, 'no-such-token']) {
-      assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId, role: 'admin', base }), refused, tokenId);
-      assert.deepEqual(await mintResetLink(t.deps, { actorId: adminId, via: 'token', tokenId, accountId: vera.id, base }), refused, tokenId);
+      assert.deepEqual(
+        await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId, role: 'admin', base }),
+        refused,
+        tokenId,
+      );
+      assert.deepEqual(
+        await mintResetLink(t.deps, { actorId: adminId, via: 'token', tokenId, accountId: vera.id, base }),
+        refused,
+        tokenId,
+      );
     }
-    assert.equal((await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId: short, role: 'admin', base })).ok, true);
+    assert.equal(
+      (await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId: short, role: 'admin', base })).ok,
+      true,
+    );
     t.clock.advance(31 * 24 * 60 * 60 * 1000);
-    assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId: short, role: 'admin', base }), refused, 'expired');
+    assert.deepEqual(
+      await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId: short, role: 'admin', base }),
+      refused,
+      'expired',
+    );
     await t.deps.db.updateTable('accounts').set({ suspended_at: t.clock.now() }).where('id', '=', adminId).execute();
-    assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId: own, role: 'admin', base }), refused, 'suspended');
+    assert.deepEqual(
+      await mintInvitation(t.deps, { actorId: adminId, via: 'token', tokenId: own, role: 'admin', base }),
+      refused,
+      'suspended',
+    );
     await t.deps.db.updateTable('accounts').set({ suspended_at: null }).where('id', '=', adminId).execute();
 
     assert.equal((await mintInvitation(t.deps, { actorId: null, role: 'admin', base })).ok, true);

@@ -8,7 +8,14 @@ import { hashPassword } from '../auth/passwords.ts';
 import type { Actor } from '../auth/reauth-window.ts';
 import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
 import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
-import { findInvitationByTokenHash, findInvitationState, insertInvitation, revokeInvitation as revokeRow, spendInvitation, type Role } from './team.repo.ts';
+import {
+  findInvitationByTokenHash,
+  findInvitationState,
+  insertInvitation,
+  revokeInvitation as revokeRow,
+  spendInvitation,
+  type Role,
+} from './team.repo.ts';
 import { hasInvisibleCharacters } from '../text-rules.ts';
 
 /** An invitation is valid this long after minting. */
@@ -35,14 +42,20 @@ export interface MintedInvitation {
  * The note as stored (trimmed; empty is no note), or the reason it is refused: at most 200 code points, no control or
  * invisible characters. Every door checks it with this before minting.
  */
-export function checkInvitationNote(raw: string | undefined): { ok: true; note: string | null } | { ok: false; message: string } {
+export function checkInvitationNote(
+  raw: string | undefined,
+): { ok: true; note: string | null } | { ok: false; message: string } {
   const note = (raw ?? '').trim();
-  if (hasInvisibleCharacters(note)) return { ok: false, message: 'A note cannot contain control or invisible characters.' };
-  if ([...note].length > INVITATION_NOTE_MAX) return { ok: false, message: `A note is at most ${INVITATION_NOTE_MAX} characters.` };
+  if (hasInvisibleCharacters(note))
+    return { ok: false, message: 'A note cannot contain control or invisible characters.' };
+  if ([...note].length > INVITATION_NOTE_MAX)
+    return { ok: false, message: `A note is at most ${INVITATION_NOTE_MAX} characters.` };
   return { ok: true, note: note === '' ? null : note };
 }
 
-export type MintInvitationResult = ({ ok: true } & MintedInvitation) | { ok: false; reason: 'reauth-required' | 'not-admin' };
+export type MintInvitationResult =
+  | ({ ok: true } & MintedInvitation)
+  | { ok: false; reason: 'reauth-required' | 'not-admin' };
 
 /**
  * Mints an invitation for `role`, authored by `actorId` (null: from the host command line), with an optional note
@@ -58,7 +71,8 @@ export async function mintInvitation(
 ): Promise<MintInvitationResult> {
   const checked = checkInvitationNote(input.note);
   if (!checked.ok) throw new RangeError(checked.message);
-  if (input.role === 'admin' && !(await actorRecentlyConfirmed(deps, input))) return { ok: false, reason: 'reauth-required' };
+  if (input.role === 'admin' && !(await actorRecentlyConfirmed(deps, input)))
+    return { ok: false, reason: 'reauth-required' };
   if (!(await actorIsAdmin(deps, input))) return { ok: false, reason: 'not-admin' };
   const token = randomToken(deps.random, TOKEN_BYTES);
   const now = deps.clock.now();
@@ -75,7 +89,10 @@ export async function mintInvitation(
   });
   const joinLink = `${input.base}/invite?token=${token}`;
   // The join link is also written to the web service's log, for operators without the page at hand.
-  deps.log.info({ event: 'invitation-created', invitation: id, role: input.role, expiresAt, joinLink }, `invitation created: ${joinLink}`);
+  deps.log.info(
+    { event: 'invitation-created', invitation: id, role: input.role, expiresAt, joinLink },
+    `invitation created: ${joinLink}`,
+  );
   return { ok: true, id, role: input.role, note: checked.note, joinLink, createdAt: now, expiresAt };
 }
 
@@ -115,7 +132,13 @@ export async function acceptInvitation(
       const now = deps.clock.now();
       const row = await findInvitationByTokenHash(trx, sha256(input.token));
       if (!row || !(await spendInvitation(trx, row.id, now))) return { ok: false, reason: 'invalid' };
-      await insertAccount(trx, { id: accountId, username: input.username, password_hash: passwordHash, role: row.role, created_at: now });
+      await insertAccount(trx, {
+        id: accountId,
+        username: input.username,
+        password_hash: passwordHash,
+        role: row.role,
+        created_at: now,
+      });
       return { ok: true, accountId, role: row.role };
     });
   } catch (err) {
@@ -131,13 +154,18 @@ export async function acceptInvitation(
  * of an existing account's, or free (undefined). The join form uses it to name every problem at once; acceptance itself
  * still relies on the unique indexes.
  */
-export async function usernameClash(deps: Deps, username: string): Promise<'username-taken' | 'username-lookalike' | undefined> {
+export async function usernameClash(
+  deps: Deps,
+  username: string,
+): Promise<'username-taken' | 'username-lookalike' | undefined> {
   if (username.trim() === '') return undefined;
   if (await findAccountByUsername(deps.db, username)) return 'username-taken';
   return (await findAccountBySkeleton(deps.db, usernameSkeleton(username))) ? 'username-lookalike' : undefined;
 }
 
-/** Revoked (`changed` false when it already was, or is not there), or refused: an accepted one, or a non-admin actor. */
+/**
+ * Revoked (`changed` false when it already was, or is not there), or refused: an accepted one, or a non-admin actor.
+ */
 export type RevokeInvitationResult = { ok: true; changed: boolean } | { ok: false; reason: 'spent' | 'not-admin' };
 
 /**

@@ -16,9 +16,18 @@ const JOIN_LINK = /<code class="secret" id="join-link">([^<]+)<\/code>/;
  * Mints an invitation through the admin page (POST, redirect, GET) and returns the join link shown after it; an admin
  * invitation confirms it's them first (the test accounts' password).
  */
-async function mint(admin: TestClient, role: 'admin' | 'viewer', note?: string): Promise<{ link: string; token: string; page: string; once: string }> {
+async function mint(
+  admin: TestClient,
+  role: 'admin' | 'viewer',
+  note?: string,
+): Promise<{ link: string; token: string; page: string; once: string }> {
   if (role === 'admin') await confirmInSettings(admin, TEST_PASSWORD);
-  const { post, page, once } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', note === undefined ? { role } : { role, note });
+  const { post, page, once } = await submitMinting(
+    admin,
+    '/settings?tab=team',
+    '/settings/accounts',
+    note === undefined ? { role } : { role, note },
+  );
   assert.equal(post.status, 303, post.text);
   assert.equal(post.location, REVEAL_PATH);
   assert.ok(!post.text.includes('/invite?token='), 'the redirect carries no secret');
@@ -35,7 +44,14 @@ forEachDialect((getDb) => {
   let adminAccount: { username: string; password: string };
   beforeEach(async () => {
     const db = getDb().db;
-    for (const table of ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'auth_throttle', 'accounts'] as const) {
+    for (const table of [
+      'sessions',
+      'recovery_codes',
+      'api_tokens',
+      'invitations',
+      'auth_throttle',
+      'accounts',
+    ] as const) {
       await db.deleteFrom(table).execute();
     }
     t = buildTestApp(getDb());
@@ -71,13 +87,23 @@ forEachDialect((getDb) => {
     const account = await buildAccount(external, { role: 'admin' });
     const client = external.client();
     const origin = { origin: 'https://svc.example.test' };
-    assert.equal((await client.post('/login', { username: account.username, password: account.password }, origin)).status, 303);
+    assert.equal(
+      (await client.post('/login', { username: account.username, password: account.password }, origin)).status,
+      303,
+    );
     await client.get('/settings?tab=team');
     assert.equal((await client.post('/settings/accounts/reauth', { secret: account.password }, origin)).status, 303);
     const form = await client.get('/settings?tab=team');
-    const res = await client.post('/settings/accounts', { role: 'admin', _once: onceOf(form.text, '/settings/accounts') }, origin);
+    const res = await client.post(
+      '/settings/accounts',
+      { role: 'admin', _once: onceOf(form.text, '/settings/accounts') },
+      origin,
+    );
     assert.equal(res.status, 303);
-    assert.match((await client.get(res.location!)).text, /https:\/\/svc\.example\.test\/invite\?token=[A-Za-z0-9_-]{43}/);
+    assert.match(
+      (await client.get(res.location!)).text,
+      /https:\/\/svc\.example\.test\/invite\?token=[A-Za-z0-9_-]{43}/,
+    );
   });
 
   test('a viewer cannot mint; a bad role is a form error', async () => {
@@ -103,7 +129,11 @@ forEachDialect((getDb) => {
     assert.equal(res.location, '/login?notice=invited');
     assert.equal(res.headers.get('referrer-policy'), 'strict-origin');
     assert.equal(invitee.cookies.size, 0, 'no session cookie');
-    const account = await t.deps.db.selectFrom('accounts').selectAll().where('username', '=', 'Vera').executeTakeFirstOrThrow();
+    const account = await t.deps.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('username', '=', 'Vera')
+      .executeTakeFirstOrThrow();
     assert.equal(account.role, 'viewer');
     assert.equal(account.totp_enrol_prompt, 1, 'enrols a second factor at first sign-in');
     assert.match(account.password_hash, /^\$argon2id\$/);
@@ -125,21 +155,42 @@ forEachDialect((getDb) => {
 
   test('an admin invitation creates an admin', async () => {
     const { token } = await mint(admin, 'admin');
-    assert.equal((await t.client().post('/invite', { token, username: 'ada', password: PASSWORD, role: 'viewer' })).status, 303);
-    const row = await t.deps.db.selectFrom('accounts').select('role').where('username', '=', 'ada').executeTakeFirstOrThrow();
+    assert.equal(
+      (await t.client().post('/invite', { token, username: 'ada', password: PASSWORD, role: 'viewer' })).status,
+      303,
+    );
+    const row = await t.deps.db
+      .selectFrom('accounts')
+      .select('role')
+      .where('username', '=', 'ada')
+      .executeTakeFirstOrThrow();
     assert.equal(row.role, 'admin');
   });
 
   test('missing, unknown, malformed, expired and revoked tokens show the invalid page and create nothing', async () => {
     const { token: fresh } = await mint(admin, 'viewer');
     const { token: revoked } = await mint(admin, 'viewer');
-    const revokedRow = await t.deps.db.selectFrom('invitations').select('id').where('token_hash', '=', sha256(revoked)).executeTakeFirstOrThrow();
-    assert.equal((await admin.post('/settings/accounts/invitations/revoke', { invitation: revokedRow.id })).location, '/settings?tab=team&notice=revoked');
+    const revokedRow = await t.deps.db
+      .selectFrom('invitations')
+      .select('id')
+      .where('token_hash', '=', sha256(revoked))
+      .executeTakeFirstOrThrow();
+    assert.equal(
+      (await admin.post('/settings/accounts/invitations/revoke', { invitation: revokedRow.id })).location,
+      '/settings?tab=team&notice=revoked',
+    );
 
     t.clock.advance(INVITATION_TTL_MS - 60_000);
     assert.equal((await t.client().get(`/invite?token=${fresh}`)).status, 200, 'still valid just before 7 days');
     t.clock.advance(60_000);
-    const cases = ['', '?token=', `?token=${'A'.repeat(43)}`, '?token=not-a-token', `?token=${fresh}`, `?token=${revoked}`];
+    const cases = [
+      '',
+      '?token=',
+      `?token=${'A'.repeat(43)}`,
+      '?token=not-a-token',
+      `?token=${fresh}`,
+      `?token=${revoked}`,
+    ];
     for (const query of cases) {
       const res = await t.client().get(`/invite${query}`);
       assert.equal(res.status, 410, query);
@@ -156,7 +207,10 @@ forEachDialect((getDb) => {
     // Seven days on, the admin signs in afresh (sessions last at most 7 days) and sees the invitation expired.
     const list = await (await signIn(t, adminAccount)).get('/settings?tab=team');
     assert.match(list.text, /<span class="badge">expired<\/span>/);
-    assert.equal((await t.deps.db.selectFrom('invitations').select('id').where('revoked_at', 'is not', null).execute()).length, 1);
+    assert.equal(
+      (await t.deps.db.selectFrom('invitations').select('id').where('revoked_at', 'is not', null).execute()).length,
+      1,
+    );
   });
 
   test('bad input and a taken username are form errors that leave the token unspent', async () => {
@@ -178,9 +232,16 @@ forEachDialect((getDb) => {
     // Every problem at once, in the fields' order, under the page's summary: the taken name and the short password.
     const both = await t.client().post('/invite', { token, username: 'TAKEN', password: 'short' });
     assert.equal(both.status, 400);
-    assert.match(both.text, /<h2 id="join-summary">There are 2 problems<\/h2><ul><li><a href="#join-username">That username is taken\. Choose another\.<\/a><\/li><li><a href="#join-password">[^<]*at least 8 characters/);
+    assert.match(
+      both.text,
+      /<h2 id="join-summary">There are 2 problems<\/h2><ul><li><a href="#join-username">That username is taken\. Choose another\.<\/a><\/li><li><a href="#join-password">[^<]*at least 8 characters/,
+    );
     await buildAccount(t, { username: 'pool' });
-    assert.match((await t.client().post('/invite', { token, username: 'p00l', password: 'short' })).text, /looks like an existing one/, 'a look-alike too');
+    assert.match(
+      (await t.client().post('/invite', { token, username: 'p00l', password: 'short' })).text,
+      /looks like an existing one/,
+      'a look-alike too',
+    );
     const row = await t.deps.db.selectFrom('invitations').select('spent_at').executeTakeFirstOrThrow();
     assert.equal(row.spent_at, null);
     assert.equal((await t.client().post('/invite', { token, username: 'fresh-name', password: PASSWORD })).status, 303);
@@ -206,30 +267,52 @@ forEachDialect((getDb) => {
       assert.match(res.text, message, username);
       assert.match(res.text, /aria-invalid="true"/, 'a field message, next to the field');
     }
-    assert.equal((await t.deps.db.selectFrom('invitations').select('spent_at').executeTakeFirstOrThrow()).spent_at, null);
+    assert.equal(
+      (await t.deps.db.selectFrom('invitations').select('spent_at').executeTakeFirstOrThrow()).spent_at,
+      null,
+    );
     for (const username of ['дмитрий', '田中']) {
       const { token: fresh } = await mint(admin, 'viewer');
-      assert.equal((await t.client().post('/invite', { token: fresh, username, password: PASSWORD })).status, 303, username);
+      assert.equal(
+        (await t.client().post('/invite', { token: fresh, username, password: PASSWORD })).status,
+        303,
+        username,
+      );
     }
-    assert.equal((await t.deps.db.selectFrom('accounts').select('id').where('username', 'in', ['дмитрий', '田中']).execute()).length, 2);
+    assert.equal(
+      (await t.deps.db.selectFrom('accounts').select('id').where('username', 'in', ['дмитрий', '田中']).execute())
+        .length,
+      2,
+    );
   });
 
   test('racing acceptances of one token create exactly one account', async () => {
     const { token } = await mint(admin, 'viewer');
     const names = ['racer-1', 'racer-2', 'racer-3', 'racer-4', 'racer-5'];
-    const results = await Promise.all(names.map((username) => t.client().post('/invite', { token, username, password: PASSWORD })));
+    const results = await Promise.all(
+      names.map((username) => t.client().post('/invite', { token, username, password: PASSWORD })),
+    );
     assert.equal(results.filter((r) => r.status === 303).length, 1);
     assert.equal(results.filter((r) => r.status === 410).length, names.length - 1);
-    const created = await t.deps.db.selectFrom('accounts').select('username').where('username', 'like', 'racer-%').execute();
+    const created = await t.deps.db
+      .selectFrom('accounts')
+      .select('username')
+      .where('username', 'like', 'racer-%')
+      .execute();
     assert.equal(created.length, 1);
   });
 
   test('racing acceptances with the same username create one account and spend the token once', async () => {
     const { token } = await mint(admin, 'viewer');
-    const results = await Promise.all([1, 2, 3].map(() => t.client().post('/invite', { token, username: 'twin', password: PASSWORD })));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => t.client().post('/invite', { token, username: 'twin', password: PASSWORD })),
+    );
     assert.equal(results.filter((r) => r.status === 303).length, 1);
     assert.ok(results.every((r) => [303, 409, 410].includes(r.status)));
-    assert.equal((await t.deps.db.selectFrom('accounts').select('id').where('username', '=', 'twin').execute()).length, 1);
+    assert.equal(
+      (await t.deps.db.selectFrom('accounts').select('id').where('username', '=', 'twin').execute()).length,
+      1,
+    );
   });
 
   test('revoking is idempotent and a viewer cannot revoke', async () => {
@@ -237,7 +320,10 @@ forEachDialect((getDb) => {
     const row = await t.deps.db.selectFrom('invitations').select('id').executeTakeFirstOrThrow();
     const { client: viewer } = await signedInAs(t, 'viewer');
     assert.equal((await viewer.post('/settings/accounts/invitations/revoke', { invitation: row.id })).status, 403);
-    assert.equal((await admin.post('/settings/accounts/invitations/revoke', { invitation: row.id })).location, '/settings?tab=team&notice=revoked');
+    assert.equal(
+      (await admin.post('/settings/accounts/invitations/revoke', { invitation: row.id })).location,
+      '/settings?tab=team&notice=revoked',
+    );
     const second = await admin.post('/settings/accounts/invitations/revoke', { invitation: row.id });
     assert.equal(second.location, '/settings?tab=team&notice=not-pending');
     const page = await admin.get(second.location!);
@@ -259,19 +345,27 @@ forEachDialect((getDb) => {
     // A post with no one-time token at all mints nothing either.
     assert.equal((await admin.post('/settings/accounts', { role: 'viewer', _once: '' })).location, REVEAL_PATH);
     assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 1);
-    for (const path of ['/settings?tab=team', '/settings', '/']) assert.ok(!(await admin.get(path)).text.includes(link), path);
+    for (const path of ['/settings?tab=team', '/settings', '/'])
+      assert.ok(!(await admin.get(path)).text.includes(link), path);
   });
 
   test('a note labels the open invitation in the admin list only; it is trimmed, checked, and binds nothing', async () => {
     const { token } = await mint(admin, 'viewer', '  for Dana, on-call  ');
     const row = await t.deps.db.selectFrom('invitations').selectAll().executeTakeFirstOrThrow();
     assert.equal(row.note, 'for Dana, on-call');
-    assert.match((await admin.get('/settings?tab=team')).text, /<td><span class="cell-label">Note: <\/span>for Dana, on-call<\/td>/);
+    assert.match(
+      (await admin.get('/settings?tab=team')).text,
+      /<td><span class="cell-label">Note: <\/span>for Dana, on-call<\/td>/,
+    );
     const invitee = t.client();
     assert.ok(!(await invitee.get(`/invite?token=${token}`)).text.includes('Dana'), 'the invitee never sees it');
     // It binds nothing: any username joins, at the invitation's role.
     assert.equal((await invitee.post('/invite', { token, username: 'Frank', password: PASSWORD })).status, 303);
-    const frank = await t.deps.db.selectFrom('accounts').select('role').where('username', '=', 'Frank').executeTakeFirstOrThrow();
+    const frank = await t.deps.db
+      .selectFrom('accounts')
+      .select('role')
+      .where('username', '=', 'Frank')
+      .executeTakeFirstOrThrow();
     assert.equal(frank.role, 'viewer');
 
     // 200 code points pass (astral characters count once each); 201 do not; control and invisible characters (a bidi
@@ -296,16 +390,32 @@ forEachDialect((getDb) => {
   });
 
   test('an invitation minted from the host command line has no author and is listed as by "command line"', async () => {
-    const minted = await mintInvitation(t.deps, { actorId: null, role: 'admin', note: 'break glass', base: 'http://localhost' });
+    const minted = await mintInvitation(t.deps, {
+      actorId: null,
+      role: 'admin',
+      note: 'break glass',
+      base: 'http://localhost',
+    });
     assert.ok(minted.ok, 'the command line needs no confirmation');
-    const row = await t.deps.db.selectFrom('invitations').select(['created_by', 'note']).where('id', '=', minted.id).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('invitations')
+      .select(['created_by', 'note'])
+      .where('id', '=', minted.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(row, { created_by: null, note: 'break glass' });
-    assert.match((await admin.get('/settings?tab=team')).text, /<td><span class="cell-label">Note: <\/span>break glass<\/td>\s*<td><span class="cell-label">Created by: <\/span>command line<\/td>/);
-    await assert.rejects(mintInvitation(t.deps, { actorId: null, role: 'viewer', note: 'x'.repeat(201), base: 'http://localhost' }), RangeError);
+    assert.match(
+      (await admin.get('/settings?tab=team')).text,
+      /<td><span class="cell-label">Note: <\/span>break glass<\/td>\s*<td><span class="cell-label">Created by: <\/span>command line<\/td>/,
+    );
+    await assert.rejects(
+      mintInvitation(t.deps, { actorId: null, role: 'viewer', note: 'x'.repeat(201), base: 'http://localhost' }),
+      RangeError,
+    );
   });
 
   test('an admin invitation asks "Confirm it’s you" first; a viewer one does not; 10 minutes later it asks again', async () => {
-    const count = async (role: 'admin' | 'viewer') => (await t.deps.db.selectFrom('invitations').select('id').where('role', '=', role).execute()).length;
+    const count = async (role: 'admin' | 'viewer') =>
+      (await t.deps.db.selectFrom('invitations').select('id').where('role', '=', role).execute()).length;
     const tab = await admin.get('/settings?tab=team');
     assert.match(tab.text, /<form method="post" action="\/settings\/accounts\/reauth" id="invite-confirm">/);
     assert.match(tab.text, /To invite an administrator, confirm it’s you below first\./);
@@ -314,9 +424,15 @@ forEachDialect((getDb) => {
     // A viewer invitation needs no confirmation.
     await mint(admin, 'viewer');
     // A post anyway (a stale page, a stolen session) mints nothing: the service refuses, the tab asks for the password.
-    const { post: refused } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', { role: 'admin', note: 'sneaky' });
+    const { post: refused } = await submitMinting(admin, '/settings?tab=team', '/settings/accounts', {
+      role: 'admin',
+      note: 'sneaky',
+    });
     assert.equal(refused.status, 403);
-    assert.match(refused.text, /Confirm it’s you first: your last confirmation is more than 10 minutes old\. Nothing was created\./);
+    assert.match(
+      refused.text,
+      /Confirm it’s you first: your last confirmation is more than 10 minutes old\. Nothing was created\./,
+    );
     assert.match(refused.text, /id="invite-confirm"/);
     assert.equal(await count('admin'), 0);
     assert.ok(!t.logs.some((l) => l.includes('"role":"admin"')), 'no join link was logged');
@@ -345,24 +461,54 @@ forEachDialect((getDb) => {
     // The confirmation belongs to the session: another session of the same admin is not confirmed by it.
     await confirmInSettings(admin, TEST_PASSWORD);
     const other = await signIn(t, adminAccount);
-    assert.equal((await submitMinting(other, '/settings?tab=team', '/settings/accounts', { role: 'admin' })).post.status, 403);
+    assert.equal(
+      (await submitMinting(other, '/settings?tab=team', '/settings/accounts', { role: 'admin' })).post.status,
+      403,
+    );
     assert.equal(await count('admin'), 1);
   });
 
   test('the service refuses an admin invitation without a recently confirmed session of the actor; the command line is exempt', async () => {
     const base = 'http://localhost';
     const sessionOf = async (accountId: string) =>
-      (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', accountId).executeTakeFirstOrThrow()).id_hash;
+      (
+        await t.deps.db
+          .selectFrom('sessions')
+          .select('id_hash')
+          .where('account_id', '=', accountId)
+          .executeTakeFirstOrThrow()
+      ).id_hash;
     const refused = { ok: false, reason: 'reauth-required' };
     assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, role: 'admin', base }), refused);
-    assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: await sessionOf(adminId), role: 'admin', base }), refused);
+    assert.deepEqual(
+      await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: await sessionOf(adminId), role: 'admin', base }),
+      refused,
+    );
     // Another admin's confirmed session does not vouch for this actor.
     const { account: other, client: otherClient } = await signedInAs(t, 'admin');
     await confirmInSettings(otherClient, TEST_PASSWORD);
-    assert.deepEqual(await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: await sessionOf(other.id), role: 'admin', base }), refused);
+    assert.deepEqual(
+      await mintInvitation(t.deps, { actorId: adminId, sessionIdHash: await sessionOf(other.id), role: 'admin', base }),
+      refused,
+    );
     assert.equal((await t.deps.db.selectFrom('invitations').select('id').execute()).length, 0);
-    assert.ok((await mintInvitation(t.deps, { actorId: other.id, sessionIdHash: await sessionOf(other.id), role: 'admin', base })).ok);
-    assert.ok((await mintInvitation(t.deps, { actorId: adminId, role: 'viewer', base })).ok, 'a viewer invitation needs none');
-    assert.ok((await mintInvitation(t.deps, { actorId: null, role: 'admin', base })).ok, 'the host command line needs none');
+    assert.ok(
+      (
+        await mintInvitation(t.deps, {
+          actorId: other.id,
+          sessionIdHash: await sessionOf(other.id),
+          role: 'admin',
+          base,
+        })
+      ).ok,
+    );
+    assert.ok(
+      (await mintInvitation(t.deps, { actorId: adminId, role: 'viewer', base })).ok,
+      'a viewer invitation needs none',
+    );
+    assert.ok(
+      (await mintInvitation(t.deps, { actorId: null, role: 'admin', base })).ok,
+      'the host command line needs none',
+    );
   });
 });

@@ -47,19 +47,33 @@ export function inviteRoutes(deps: Deps) {
     const form = parseForm(c, acceptSchema);
     if (!form.ok) {
       // Every problem at once: a username another account holds is named now, not after the password is fixed.
-      const clash = form.errors.username === undefined ? await usernameClash(deps, form.values.username ?? '') : undefined;
+      const clash =
+        form.errors.username === undefined ? await usernameClash(deps, form.values.username ?? '') : undefined;
       // The clash first, then the parser's errors in the schema's (the fields') order, as the summary lists them.
       const errors = { ...(clash ? { username: CLASH_MESSAGE[clash] } : {}), ...form.errors };
-      return render(c, TITLE, <InvitePage token={token} role={opened.role} values={form.values} errors={errors} />, 400);
+      return render(
+        c,
+        TITLE,
+        <InvitePage token={token} role={opened.role} values={form.values} errors={errors} />,
+        400,
+      );
     }
     const result = await acceptInvitation(deps, form.data);
     if (result.ok) {
-      deps.log.info({ event: 'invitation-accepted', account: result.accountId, role: result.role }, 'invitation accepted');
+      deps.log.info(
+        { event: 'invitation-accepted', account: result.accountId, role: result.role },
+        'invitation accepted',
+      );
       return c.redirect('/login?notice=invited', 303);
     }
     if (result.reason === 'invalid') return invalid(c);
     const errors = { username: CLASH_MESSAGE[result.reason] };
-    return render(c, TITLE, <InvitePage token={token} role={opened.role} values={{ username: form.data.username }} errors={errors} />, 409);
+    return render(
+      c,
+      TITLE,
+      <InvitePage token={token} role={opened.role} values={{ username: form.data.username }} errors={errors} />,
+      409,
+    );
   });
 
   return app;

@@ -14,7 +14,15 @@ import { sha256 } from '../../deps.ts';
 import { createToken } from '../tokens/tokens.service.ts';
 import { revokeAllTokens, suspendAccount, reactivateAccount } from './team.service.ts';
 
-const TABLES = ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'password_resets', 'auth_throttle', 'accounts'] as const;
+const TABLES = [
+  'sessions',
+  'recovery_codes',
+  'api_tokens',
+  'invitations',
+  'password_resets',
+  'auth_throttle',
+  'accounts',
+] as const;
 
 forEachDialect((getDb) => {
   let t: TestApp;
@@ -25,13 +33,18 @@ forEachDialect((getDb) => {
   });
 
   const me = (token: string, app: TestApp = t) => new ApiClient(app, token).get('/api/me');
-  const tokensOf = async (id: string) => (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', id).execute()).length;
-  const sessionsOf = async (id: string) => (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', id).execute()).length;
+  const tokensOf = async (id: string) =>
+    (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', id).execute()).length;
+  const sessionsOf = async (id: string) =>
+    (await t.deps.db.selectFrom('sessions').select('id_hash').where('account_id', '=', id).execute()).length;
 
   test('the account page lists its tokens (name, created, last used, expiry), never a token or its hash', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
     const none = await admin.get(`/settings/accounts/${vera.id}`);
-    assert.match(none.text, /<h3 id="account-tokens">API tokens<\/h3>\s*<p class="empty">This account has no API tokens\.<\/p>/);
+    assert.match(
+      none.text,
+      /<h3 id="account-tokens">API tokens<\/h3>\s*<p class="empty">This account has no API tokens\.<\/p>/,
+    );
     assert.doesNotMatch(none.text, /Revoke all API tokens/, 'nothing to revoke, no button');
 
     const ci = await createToken(t.deps, vera.id, { name: 'ci deploys', expiry: 'never' });
@@ -42,13 +55,24 @@ forEachDialect((getDb) => {
     const page = await admin.get(`/settings/accounts/${vera.id}`);
     assert.equal(page.status, 200);
     assert.match(page.text, /<p>2 tokens:<\/p>/);
-    const rows = [...page.text.matchAll(/<tr><td><span class="cell-label">Name: <\/span>([\s\S]*?)<\/tr>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim());
+    const rows = [...page.text.matchAll(/<tr><td><span class="cell-label">Name: <\/span>([\s\S]*?)<\/tr>/g)].map((m) =>
+      m[1]!
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
     assert.equal(rows.length, 2, page.text);
     assert.match(rows[0]!, /^dashboard read-only Created: .* Last used: never Expires: /);
     assert.match(rows[1]!, /^ci deploys Created: .* Last used: .*2026.* Expires: never$/);
     assert.match(page.text, /Last used: <\/span><time datetime="2026-01-15T12:02:00\.000Z"/, 'when it was last used');
-    for (const secret of [ci.token, ro.token, sha256(ci.token), sha256(ro.token)]) assert.ok(!page.text.includes(secret), 'no token or hash on the page');
-    assert.match(page.text, new RegExp(`<a class="button danger" href="/settings/accounts/${vera.id}\\?confirm=revoke-tokens">Revoke all API tokens…</a>`));
+    for (const secret of [ci.token, ro.token, sha256(ci.token), sha256(ro.token)])
+      assert.ok(!page.text.includes(secret), 'no token or hash on the page');
+    assert.match(
+      page.text,
+      new RegExp(
+        `<a class="button danger" href="/settings/accounts/${vera.id}\\?confirm=revoke-tokens">Revoke all API tokens…</a>`,
+      ),
+    );
 
     // On one's own page the tokens are listed, but revoked from the Profile: no act here.
     await createToken(t.deps, adminId, { name: 'mine', expiry: 'never' });
@@ -78,14 +102,21 @@ forEachDialect((getDb) => {
     const res = await admin.post('/settings/accounts/revoke-tokens', { account: vera.id });
     assert.equal(res.status, 303);
     assert.equal(res.location, `/settings/accounts/${vera.id}?notice=tokens-revoked`);
-    assert.match((await admin.get(res.location!)).text, /Every API token of this account is revoked: each answers 401 from now on\./);
+    assert.match(
+      (await admin.get(res.location!)).text,
+      /Every API token of this account is revoked: each answers 401 from now on\./,
+    );
     await reactivateAccount(t.deps, { actorId: adminId, accountId: vera.id });
     assert.equal((await me(a.token)).status, 401);
     assert.equal((await me(b.token)).status, 401);
     assert.equal((await me(kept.token)).status, 200, 'another account’s token is untouched');
     assert.equal(await tokensOf(vera.id), 0);
-    assert.ok(t.logs.some((l) => /"event":"api-tokens-revoked"/.test(l) && l.includes(vera.id) && /"revoked":2/.test(l)), 'logged');
-    for (const line of t.logs) assert.ok(!line.includes(a.token) && !line.includes(sha256(a.token)), 'no token in the log');
+    assert.ok(
+      t.logs.some((l) => /"event":"api-tokens-revoked"/.test(l) && l.includes(vera.id) && /"revoked":2/.test(l)),
+      'logged',
+    );
+    for (const line of t.logs)
+      assert.ok(!line.includes(a.token) && !line.includes(sha256(a.token)), 'no token in the log');
 
     const again = await admin.post('/settings/accounts/revoke-tokens', { account: vera.id });
     assert.equal(again.location, `/settings/accounts/${vera.id}?notice=no-tokens`);
@@ -104,13 +135,26 @@ forEachDialect((getDb) => {
     const vera = await buildAccount(t, { username: 'vera' });
     await createToken(t.deps, vera.id, { name: 'ci', expiry: 'never' });
     const viewer = await buildAccount(t, { username: 'victor' });
-    assert.deepEqual(await revokeAllTokens(t.deps, { actorId: viewer.id, accountId: vera.id }), { ok: false, reason: 'not-admin' });
+    assert.deepEqual(await revokeAllTokens(t.deps, { actorId: viewer.id, accountId: vera.id }), {
+      ok: false,
+      reason: 'not-admin',
+    });
     const fallen = await buildAccount(t, { username: 'fallen', role: 'admin' });
     await t.deps.db.updateTable('accounts').set({ suspended_at: t.clock.now() }).where('id', '=', fallen.id).execute();
-    assert.deepEqual(await revokeAllTokens(t.deps, { actorId: fallen.id, accountId: vera.id }), { ok: false, reason: 'not-admin' });
-    assert.deepEqual(await revokeAllTokens(t.deps, { actorId: 'A'.repeat(22), accountId: vera.id }), { ok: false, reason: 'not-admin' });
+    assert.deepEqual(await revokeAllTokens(t.deps, { actorId: fallen.id, accountId: vera.id }), {
+      ok: false,
+      reason: 'not-admin',
+    });
+    assert.deepEqual(await revokeAllTokens(t.deps, { actorId: 'A'.repeat(22), accountId: vera.id }), {
+      ok: false,
+      reason: 'not-admin',
+    });
     assert.equal(await tokensOf(vera.id), 1, 'nothing revoked by a refused actor');
-    assert.deepEqual(await revokeAllTokens(t.deps, { actorId: null, accountId: vera.id }), { ok: true, username: 'vera', revoked: 1 });
+    assert.deepEqual(await revokeAllTokens(t.deps, { actorId: null, accountId: vera.id }), {
+      ok: true,
+      username: 'vera',
+      revoked: 1,
+    });
     // A viewer's browser never reaches the act (every /settings route is for administrators).
     const viewerClient = await signIn(t, viewer);
     const form = await viewerClient.post('/settings/accounts/revoke-tokens', { account: vera.id });
@@ -119,12 +163,22 @@ forEachDialect((getDb) => {
 
   test('"sign out everywhere" offers revoking the tokens as a labelled checkbox; unticked, they keep working', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
-    assert.doesNotMatch((await admin.get(`/settings/accounts/${vera.id}?confirm=sign-out`)).text, /revoke_tokens/, 'no tokens, no box');
+    assert.doesNotMatch(
+      (await admin.get(`/settings/accounts/${vera.id}?confirm=sign-out`)).text,
+      /revoke_tokens/,
+      'no tokens, no box',
+    );
     const { token } = await createToken(t.deps, vera.id, { name: 'ci', expiry: 'never' });
     await signIn(t, vera);
     const step = await admin.get(`/settings/accounts/${vera.id}?confirm=sign-out`);
-    assert.match(step.text, /<input id="account-sign-out-revoke_tokens" type="checkbox" name="revoke_tokens" value="on"/);
-    assert.match(step.text, /<label for="account-sign-out-revoke_tokens">Also revoke every API token of vera \(1 token\)<\/label>/);
+    assert.match(
+      step.text,
+      /<input id="account-sign-out-revoke_tokens" type="checkbox" name="revoke_tokens" value="on"/,
+    );
+    assert.match(
+      step.text,
+      /<label for="account-sign-out-revoke_tokens">Also revoke every API token of vera \(1 token\)<\/label>/,
+    );
 
     const plain = await admin.post('/settings/accounts/sign-out', { account: vera.id });
     assert.equal(plain.location, `/settings/accounts/${vera.id}?notice=signed-out`);
@@ -133,7 +187,10 @@ forEachDialect((getDb) => {
     await signIn(t, vera);
     const ticked = await admin.post('/settings/accounts/sign-out', { account: vera.id, revoke_tokens: 'on' });
     assert.equal(ticked.location, `/settings/accounts/${vera.id}?notice=signed-out-revoked`);
-    assert.match((await admin.get(ticked.location!)).text, /every session of this account ended, and every API token of it is revoked/);
+    assert.match(
+      (await admin.get(ticked.location!)).text,
+      /every session of this account ended, and every API token of it is revoked/,
+    );
     assert.equal(await sessionsOf(vera.id), 0);
     assert.equal((await me(token)).status, 401);
   });
@@ -158,7 +215,10 @@ forEachDialect((getDb) => {
     const form = await visitor.get(link);
     assert.match(form.text, /Every session of this account ends and every API token of it is revoked/);
     assert.equal((await me(token)).status, 200);
-    const used = await visitor.post('/reset', { token: new URL(link, 'http://x').searchParams.get('token')!, password: 'a brand new passphrase' });
+    const used = await visitor.post('/reset', {
+      token: new URL(link, 'http://x').searchParams.get('token')!,
+      password: 'a brand new passphrase',
+    });
     assert.equal(used.status, 303);
     assert.equal((await me(token)).status, 401);
     assert.equal(await tokensOf(vera.id), 0);
@@ -179,7 +239,11 @@ forEachDialect((getDb) => {
 
     const own = await api.post(`/api/accounts/${adminId}/revoke-tokens`);
     assertProblem(own, 409, 'own-account');
-    assert.match(own.body.detail, /^Revoke your own API tokens one by one in the API tokens section of your Profile\.$/, 'the page’s words');
+    assert.match(
+      own.body.detail,
+      /^Revoke your own API tokens one by one in the API tokens section of your Profile\.$/,
+      'the page’s words',
+    );
     assert.equal((await me(adminToken)).status, 200, 'its own token still works');
     assertProblem(await api.post(`/api/accounts/${'A'.repeat(22)}/revoke-tokens`), 404, 'not-found');
     const viewer = await buildApiUser(t, 'viewer');
@@ -187,7 +251,11 @@ forEachDialect((getDb) => {
     assert.equal(refused.status, 403);
     const readOnly = await buildApiUser(t, 'admin', { readOnly: true });
     await createToken(t.deps, vera.id, { name: 'three', expiry: 'never' });
-    assert.equal((await readOnly.api.post(`/api/accounts/${vera.id}/revoke-tokens`)).status, 403, 'a read-only token writes nothing');
+    assert.equal(
+      (await readOnly.api.post(`/api/accounts/${vera.id}/revoke-tokens`)).status,
+      403,
+      'a read-only token writes nothing',
+    );
     assert.equal(await tokensOf(vera.id), 1);
   });
 

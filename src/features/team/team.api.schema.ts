@@ -7,12 +7,16 @@ import type { OpenInvitationRow, TeamAccountRow } from './team.repo.ts';
 
 const Role = z.enum(['admin', 'viewer']);
 
-/** The fields of an account in both of its shapes (spread, not extended: an extended strict object is no longer strict). */
+/**
+ * The fields of an account in both of its shapes (spread, not extended: an extended strict object is no longer strict).
+ */
 const accountFields = {
   id: z.string(),
   username: z.string(),
   role: Role,
-  state: z.enum(['active', 'suspended']).openapi({ description: 'A suspended account cannot sign in and its API tokens answer 401.' }),
+  state: z
+    .enum(['active', 'suspended'])
+    .openapi({ description: 'A suspended account cannot sign in and its API tokens answer 401.' }),
   suspended_at: Timestamp.nullable(),
   second_factor_enabled: z.boolean(),
   created_at: Timestamp,
@@ -23,20 +27,30 @@ const accountFields = {
 export const AccountSchema = z.strictObject(accountFields).openapi('Account');
 
 /** One account with the facts of its console page. */
-export const AccountDetailSchema = z.strictObject({
-  ...accountFields,
-  authored_records: z.number().int().openapi({ description: 'Rows it authored (invitations, channels, SSO providers); while any remain it cannot be removed.' }),
-  live_invitations: z.number().int().openapi({ description: 'Invitations it created that can still be accepted (suspending it does not void them).' }),
-  sessions: z.number().int().openapi({ description: 'Live sessions, pending sign-ins included.' }),
-  api_tokens: z.number().int().openapi({ description: 'Unexpired personal API tokens.' }),
-  linked_identities: z.number().int().openapi({ description: 'Single sign-on identities linked to it.' }),
-  reset_link_expires_at: Timestamp.nullable().openapi({ description: 'When its unused password reset link stops working; null when it has none.' }),
-}).openapi('AccountDetail');
+export const AccountDetailSchema = z
+  .strictObject({
+    ...accountFields,
+    authored_records: z.number().int().openapi({
+      description: 'Rows it authored (invitations, channels, SSO providers); while any remain it cannot be removed.',
+    }),
+    live_invitations: z.number().int().openapi({
+      description: 'Invitations it created that can still be accepted (suspending it does not void them).',
+    }),
+    sessions: z.number().int().openapi({ description: 'Live sessions, pending sign-ins included.' }),
+    api_tokens: z.number().int().openapi({ description: 'Unexpired personal API tokens.' }),
+    linked_identities: z.number().int().openapi({ description: 'Single sign-on identities linked to it.' }),
+    reset_link_expires_at: Timestamp.nullable().openapi({
+      description: 'When its unused password reset link stops working; null when it has none.',
+    }),
+  })
+  .openapi('AccountDetail');
 
 /** The answer of an act that may find the account already in the state asked for. */
 export const AccountChangeSchema = z
   .strictObject({
-    changed: z.boolean().openapi({ description: 'False when the account was already in that state (nothing was done).' }),
+    changed: z
+      .boolean()
+      .openapi({ description: 'False when the account was already in that state (nothing was done).' }),
     account: AccountSchema,
   })
   .openapi('AccountChange');
@@ -85,7 +99,9 @@ export function toAccountDetail(d: AccountDetail): z.infer<typeof AccountDetailS
 }
 
 /** An open invitation in the API's words. */
-export function toInvitation(i: OpenInvitationRow & { state: 'pending' | 'expired' }): z.infer<typeof InvitationSchema> {
+export function toInvitation(
+  i: OpenInvitationRow & { state: 'pending' | 'expired' },
+): z.infer<typeof InvitationSchema> {
   return {
     id: i.id,
     role: i.role,

@@ -30,7 +30,15 @@ export interface OpenInvitationRow {
   note: string | null;
 }
 
-const TEAM_ACCOUNT_COLUMNS = ['id', 'username', 'role', 'totp_enabled', 'created_at', 'suspended_at', 'last_sign_in_at'] as const;
+const TEAM_ACCOUNT_COLUMNS = [
+  'id',
+  'username',
+  'role',
+  'totp_enabled',
+  'created_at',
+  'suspended_at',
+  'last_sign_in_at',
+] as const;
 
 /** One account as the team list shows it. */
 export function findTeamAccount(db: Q, id: string): Promise<TeamAccountRow | undefined> {
@@ -39,11 +47,7 @@ export function findTeamAccount(db: Q, id: string): Promise<TeamAccountRow | und
 
 /** Every account, by username. */
 export function listAccounts(db: Q): Promise<TeamAccountRow[]> {
-  return db
-    .selectFrom('accounts')
-    .select(TEAM_ACCOUNT_COLUMNS)
-    .orderBy('username_lower')
-    .execute();
+  return db.selectFrom('accounts').select(TEAM_ACCOUNT_COLUMNS).orderBy('username_lower').execute();
 }
 
 /**
@@ -58,7 +62,13 @@ export function listAccountsPage(
   if (page.role) q = q.where('role', '=', page.role);
   if (page.state) q = q.where('suspended_at', page.state === 'active' ? 'is' : 'is not', null);
   const after = page.after;
-  if (after) q = q.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]));
+  if (after)
+    q = q.where((eb) =>
+      eb.or([
+        eb('created_at', '>', after.createdAt),
+        eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)]),
+      ]),
+    );
   return q.orderBy('created_at').orderBy('id').limit(page.limit).execute();
 }
 
@@ -88,7 +98,10 @@ export function listOpenInvitations(
   const after = page.after;
   if (after) {
     q = q.where((eb) =>
-      eb.or([eb('invitations.created_at', '<', after.createdAt), eb.and([eb('invitations.created_at', '=', after.createdAt), eb('invitations.id', '<', after.id)])]),
+      eb.or([
+        eb('invitations.created_at', '<', after.createdAt),
+        eb.and([eb('invitations.created_at', '=', after.createdAt), eb('invitations.id', '<', after.id)]),
+      ]),
     );
   }
   return q.orderBy('invitations.created_at', 'desc').orderBy('invitations.id', 'desc').limit(page.limit).execute();
@@ -99,8 +112,14 @@ export function findInvitationState(db: Q, id: string) {
   return db.selectFrom('invitations').select(['spent_at', 'revoked_at']).where('id', '=', id).executeTakeFirst();
 }
 
-/** How many API tokens (unexpired, counting those of a suspended account) and linked SSO identities the account holds. */
-export async function countCredentials(db: Q, accountId: string, now: number): Promise<{ tokens: number; identities: number }> {
+/**
+ * How many API tokens (unexpired, counting those of a suspended account) and linked SSO identities the account holds.
+ */
+export async function countCredentials(
+  db: Q,
+  accountId: string,
+  now: number,
+): Promise<{ tokens: number; identities: number }> {
   const [tokens, identities] = await Promise.all([
     db
       .selectFrom('api_tokens')
@@ -131,8 +150,14 @@ export async function countLiveInvitationsBy(db: Q, accountId: string, now: numb
 }
 
 /** Inserts an invitation row (token stored only as its hash). */
-export async function insertInvitation(db: Q, row: Omit<InvitationsTable, 'spent_at' | 'revoked_at' | 'note'> & { note?: string | null }): Promise<void> {
-  await db.insertInto('invitations').values({ note: null, ...row, spent_at: null, revoked_at: null }).execute();
+export async function insertInvitation(
+  db: Q,
+  row: Omit<InvitationsTable, 'spent_at' | 'revoked_at' | 'note'> & { note?: string | null },
+): Promise<void> {
+  await db
+    .insertInto('invitations')
+    .values({ note: null, ...row, spent_at: null, revoked_at: null })
+    .execute();
 }
 
 /** Finds an invitation by the SHA-256 of its token. */
@@ -174,7 +199,12 @@ export async function revokeInvitation(db: Q, id: string, now: number): Promise<
  * row another guard changed meanwhile is re-checked against both conditions once its lock is released.
  */
 export async function lockAdminIds(trx: Transaction<DB>, dialect: Dialect): Promise<string[]> {
-  const q = trx.selectFrom('accounts').select('id').where('role', '=', 'admin').where('suspended_at', 'is', null).orderBy('id');
+  const q = trx
+    .selectFrom('accounts')
+    .select('id')
+    .where('role', '=', 'admin')
+    .where('suspended_at', 'is', null)
+    .orderBy('id');
   const rows = await (dialect === 'postgres' ? q.forUpdate() : q).execute();
   return rows.map((r) => r.id);
 }
@@ -232,7 +262,11 @@ export async function countAuthored(db: Q, accountId: string): Promise<number> {
 export async function moveAuthored(db: Q, fromId: string, toId: string): Promise<number> {
   let moved = 0;
   for (const table of AUTHORED_TABLES) {
-    const result = await db.updateTable(table).set({ created_by: toId }).where('created_by', '=', fromId).executeTakeFirst();
+    const result = await db
+      .updateTable(table)
+      .set({ created_by: toId })
+      .where('created_by', '=', fromId)
+      .executeTakeFirst();
     moved += Number(result.numUpdatedRows);
   }
   return moved;

@@ -38,7 +38,10 @@ export interface Team {
 
 /** Every account and every open invitation, with each invitation's state at the current time. */
 export async function loadTeam(deps: Deps): Promise<Team> {
-  const [accounts, invitations] = await Promise.all([listAccounts(deps.db), listInvitations(deps, { limit: INVITATIONS_SHOWN })]);
+  const [accounts, invitations] = await Promise.all([
+    listAccounts(deps.db),
+    listInvitations(deps, { limit: INVITATIONS_SHOWN }),
+  ]);
   return { accounts, invitations };
 }
 
@@ -48,8 +51,13 @@ export interface Keyset {
   id: string;
 }
 
-/** One page of accounts, oldest first, for a list that pages by keyset (the API); only of `role` and `state` when given. */
-export function listAccountsAfter(deps: Deps, page: { after?: Keyset; limit: number; role?: Role; state?: 'active' | 'suspended' }): Promise<TeamAccountRow[]> {
+/**
+ * One page of accounts, oldest first, for a list that pages by keyset (the API); only of `role` and `state` when given.
+ */
+export function listAccountsAfter(
+  deps: Deps,
+  page: { after?: Keyset; limit: number; role?: Role; state?: 'active' | 'suspended' },
+): Promise<TeamAccountRow[]> {
   return listAccountsPage(deps.db, page);
 }
 
@@ -62,7 +70,10 @@ export function findAccount(deps: Deps, accountId: string): Promise<TeamAccountR
  * One page of open invitations (neither spent nor revoked), newest first, each with its state at the current time;
  * only those in `state` when given.
  */
-export async function listInvitations(deps: Deps, page: { after?: Keyset; limit: number; state?: 'pending' | 'expired' }): Promise<Team['invitations']> {
+export async function listInvitations(
+  deps: Deps,
+  page: { after?: Keyset; limit: number; state?: 'pending' | 'expired' },
+): Promise<Team['invitations']> {
   const now = deps.clock.now();
   const expired = page.state === undefined ? undefined : { is: page.state === 'expired', now };
   const rows = await listOpenInvitations(deps.db, { after: page.after, limit: page.limit, expired });
@@ -72,9 +83,15 @@ export async function listInvitations(deps: Deps, page: { after?: Keyset; limit:
 /** Refusals shared by every team act. */
 type Common = { ok: false; reason: 'not-admin' | 'not-found' };
 
-export type RoleResult = { ok: true; username: string; changed: boolean } | Common | { ok: false; reason: 'self' | 'last-admin' | 'reauth-required' };
+export type RoleResult =
+  | { ok: true; username: string; changed: boolean }
+  | Common
+  | { ok: false; reason: 'self' | 'last-admin' | 'reauth-required' };
 export type ReenrolResult = { ok: true; username: string } | Common | { ok: false; reason: 'self' };
-export type SuspendResult = { ok: true; username: string; changed: boolean } | Common | { ok: false; reason: 'self' | 'last-admin' };
+export type SuspendResult =
+  | { ok: true; username: string; changed: boolean }
+  | Common
+  | { ok: false; reason: 'self' | 'last-admin' };
 export type ReactivateResult = { ok: true; username: string; changed: boolean } | Common;
 export type RemoveResult =
   | { ok: true; username: string }
@@ -139,7 +156,10 @@ export async function changeRole(deps: Deps, input: Actor & { targetId: string; 
  * Clears another account's second factor and voids its recovery codes; its password and sessions stay as they are.
  * Never one's own (null is the host CLI): that would strip a second factor without Profile's "Confirm it's you".
  */
-export async function reenrolSecondFactor(deps: Deps, input: { actorId: string | null; targetId: string }): Promise<ReenrolResult> {
+export async function reenrolSecondFactor(
+  deps: Deps,
+  input: { actorId: string | null; targetId: string },
+): Promise<ReenrolResult> {
   if (input.actorId === input.targetId) return { ok: false, reason: 'self' };
   const result = await guarded(
     deps,
@@ -159,7 +179,10 @@ export async function reenrolSecondFactor(deps: Deps, input: { actorId: string |
  * Suspends another account: it can no longer sign in (password, SSO) or use its API tokens, and its sessions and
  * pending sign-ins end in the same transaction. Its tokens are kept, so they work again after reactivation.
  */
-export async function suspendAccount(deps: Deps, input: { actorId: string | null; accountId: string }): Promise<SuspendResult> {
+export async function suspendAccount(
+  deps: Deps,
+  input: { actorId: string | null; accountId: string },
+): Promise<SuspendResult> {
   if (input.actorId === input.accountId) return { ok: false, reason: 'self' };
   return guarded(
     deps,
@@ -177,7 +200,10 @@ export async function suspendAccount(deps: Deps, input: { actorId: string | null
 }
 
 /** Lifts a suspension: the account may sign in again and its unrevoked, unexpired API tokens work again. */
-export async function reactivateAccount(deps: Deps, input: { actorId: string | null; accountId: string }): Promise<ReactivateResult> {
+export async function reactivateAccount(
+  deps: Deps,
+  input: { actorId: string | null; accountId: string },
+): Promise<ReactivateResult> {
   const result = await guarded(
     deps,
     { actorId: input.actorId, targetId: input.accountId },
@@ -209,7 +235,8 @@ export async function removeAccount(
       input,
       (target): { removesAdmin: boolean; refusal?: RemoveResult } => ({
         removesAdmin: true,
-        refusal: input.confirmation.normalize('NFC') === target.username ? undefined : { ok: false, reason: 'confirmation' },
+        refusal:
+          input.confirmation.normalize('NFC') === target.username ? undefined : { ok: false, reason: 'confirmation' },
       }),
       async (trx, target): Promise<RemoveResult> => {
         targetName = target.username;

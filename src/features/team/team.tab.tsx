@@ -38,7 +38,17 @@ export async function renderTeamTab(deps: Deps, c: Ctx, extra: TeamTabExtra = {}
   const minted = held === undefined ? undefined : (JSON.parse(held) as MintedInvitation);
   const [team, confirmed] = await Promise.all([loadTeam(deps), recentlyConfirmed(deps, session.idHash)]);
   const confirm = confirmed ? undefined : { withCode: session.account.totp_enabled === 1, errors: confirmErrors };
-  return <TeamTab team={team} selfId={session.account.id} notice={notice} minted={minted} mintedGone={revealing && !minted} confirm={confirm} {...inBand} />;
+  return (
+    <TeamTab
+      team={team}
+      selfId={session.account.id}
+      notice={notice}
+      minted={minted}
+      mintedGone={revealing && !minted}
+      confirm={confirm}
+      {...inBand}
+    />
+  );
 }
 
 export const teamTab: SettingsTab = {

@@ -13,15 +13,28 @@ forEachDialect((getDb) => {
   let admin: TestClient;
   let adminId: string;
   beforeEach(async () => {
-    ({ t, admin, adminId } = await startAsAdmin(getDb(), ['sessions', 'recovery_codes', 'api_tokens', 'invitations', 'auth_throttle', 'accounts']));
+    ({ t, admin, adminId } = await startAsAdmin(getDb(), [
+      'sessions',
+      'recovery_codes',
+      'api_tokens',
+      'invitations',
+      'auth_throttle',
+      'accounts',
+    ]));
   });
 
-  const adminCount = async () => (await t.deps.db.selectFrom('accounts').select('id').where('role', '=', 'admin').execute()).length;
-  const roleOf = async (id: string) => (await t.deps.db.selectFrom('accounts').select('role').where('id', '=', id).executeTakeFirst())?.role;
+  const adminCount = async () =>
+    (await t.deps.db.selectFrom('accounts').select('id').where('role', '=', 'admin').execute()).length;
+  const roleOf = async (id: string) =>
+    (await t.deps.db.selectFrom('accounts').select('role').where('id', '=', id).executeTakeFirst())?.role;
 
   test('the team tab is the default settings tab and lists every account compactly, without secrets', async () => {
     const other = await buildAccount(t, { username: 'Otto', role: 'viewer' });
-    await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', other.id).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 })
+      .where('id', '=', other.id)
+      .execute();
     const res = await admin.get('/settings');
     assert.equal(res.status, 200);
     assert.match(res.text, /<a href="\/settings\?tab=team" aria-current="page">Team<\/a>/);
@@ -42,8 +55,14 @@ forEachDialect((getDb) => {
     assert.match(page.text, /<form method="post" action="\/settings\/accounts\/reauth" id="account-role-confirm">/);
     assert.ok(!page.text.includes('Role for Otto'));
     const otherAdmin = await buildAccount(t, { username: 'Ada', role: 'admin' });
-    assert.match((await admin.get(`/settings/accounts/${otherAdmin.id}`)).text, /<label for="account-role-role">Role for Ada<\/label>/);
-    assert.ok(!page.text.includes('JBSWY3DPEHPK3PXP') && !page.text.includes('$argon2id$'), 'no secrets on the account page');
+    assert.match(
+      (await admin.get(`/settings/accounts/${otherAdmin.id}`)).text,
+      /<label for="account-role-role">Role for Ada<\/label>/,
+    );
+    assert.ok(
+      !page.text.includes('JBSWY3DPEHPK3PXP') && !page.text.includes('$argon2id$'),
+      'no secrets on the account page',
+    );
     assert.equal((await admin.get('/settings?tab=team')).status, 200);
   });
 
@@ -53,11 +72,20 @@ forEachDialect((getDb) => {
     assert.equal((await viewer.get(`/settings/accounts/${adminId}`)).status, 403);
     const acts = ['role', 'reenroll', 'remove', 'suspend', 'reactivate', 'sign-out', 'reset-link', 'reassign'];
     for (const act of acts) {
-      const res = await viewer.post(`/settings/accounts/${act}`, { account: adminId, role: 'viewer', confirm: 'x', to: adminId });
+      const res = await viewer.post(`/settings/accounts/${act}`, {
+        account: adminId,
+        role: 'viewer',
+        confirm: 'x',
+        to: adminId,
+      });
       assert.equal(res.status, 403, act);
     }
     assert.equal(await roleOf(adminId), 'admin');
-    const admins = await t.deps.db.selectFrom('accounts').select(['suspended_at']).where('id', '=', adminId).executeTakeFirstOrThrow();
+    const admins = await t.deps.db
+      .selectFrom('accounts')
+      .select(['suspended_at'])
+      .where('id', '=', adminId)
+      .executeTakeFirstOrThrow();
     assert.equal(admins.suspended_at, null);
     assert.equal((await t.deps.db.selectFrom('password_resets').select('account_id').execute()).length, 0);
   });
@@ -68,23 +96,45 @@ forEachDialect((getDb) => {
     // A stolen admin session alone cannot make another administrator (an old page's form, or a forged post).
     const unconfirmed = await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' });
     assert.equal(unconfirmed.status, 403);
-    assert.match(unconfirmed.text, /Confirm it’s you first: your last confirmation is more than 10 minutes old\. The role was not changed\./);
+    assert.match(
+      unconfirmed.text,
+      /Confirm it’s you first: your last confirmation is more than 10 minutes old\. The role was not changed\./,
+    );
     assert.match(unconfirmed.text, /id="account-role-confirm"/);
     assert.equal(await roleOf(vic.id), 'viewer');
-    const wrong = await admin.post('/settings/accounts/reauth', { secret: 'not the password', account: vic.id, at: 'role' });
+    const wrong = await admin.post('/settings/accounts/reauth', {
+      secret: 'not the password',
+      account: vic.id,
+      at: 'role',
+    });
     assert.equal(wrong.status, 401);
-    assert.match(wrong.text, /<form method="post" action="\/settings\/accounts\/reauth" id="account-role-confirm">[\s\S]*?Incorrect password/, 'the error at the form used');
-    const confirmed = await admin.post('/settings/accounts/reauth', { secret: TEST_PASSWORD, account: vic.id, at: 'role' });
+    assert.match(
+      wrong.text,
+      /<form method="post" action="\/settings\/accounts\/reauth" id="account-role-confirm">[\s\S]*?Incorrect password/,
+      'the error at the form used',
+    );
+    const confirmed = await admin.post('/settings/accounts/reauth', {
+      secret: TEST_PASSWORD,
+      account: vic.id,
+      at: 'role',
+    });
     assert.equal(confirmed.location, `/settings/accounts/${vic.id}?notice=confirmed-role#account-role`);
     const back = await admin.get(confirmed.location!.replace(/#.*/, ''));
-    assert.match(back.text, /<h3>Role<\/h3><div class="notice success"[^>]*>Confirmed\./, 'the notice at the Role section');
+    assert.match(
+      back.text,
+      /<h3>Role<\/h3><div class="notice success"[^>]*>Confirmed\./,
+      'the notice at the Role section',
+    );
     assert.match(back.text, /<label for="account-role-role">Role for /);
     const res = await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' });
     assert.equal(res.status, 303);
     assert.equal(res.location, `/settings/accounts/${vic.id}?notice=role-changed`);
     assert.match((await admin.get(res.location!)).text, /Role changed/);
     assert.equal((await viewer.get('/settings')).status, 200);
-    assert.equal((await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' })).location, `/settings/accounts/${vic.id}?notice=role-unchanged`);
+    assert.equal(
+      (await admin.post('/settings/accounts/role', { account: vic.id, role: 'admin' })).location,
+      `/settings/accounts/${vic.id}?notice=role-unchanged`,
+    );
     assert.equal((await admin.post('/settings/accounts/role', { account: vic.id, role: 'viewer' })).status, 303);
     assert.equal((await viewer.get('/settings')).status, 403);
   });
@@ -92,17 +142,41 @@ forEachDialect((getDb) => {
   test('making an administrator needs a confirmed session or a writing token of the actor; a demotion and the command line need none', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
     const refused = { ok: false, reason: 'reauth-required' };
-    const tokenOf = async (accountId: string, readOnly = false) => (await createToken(t.deps, accountId, { name: `t-${newId(systemRandom)}`, expiry: 'never', readOnly })).id;
+    const tokenOf = async (accountId: string, readOnly = false) =>
+      (await createToken(t.deps, accountId, { name: `t-${newId(systemRandom)}`, expiry: 'never', readOnly })).id;
     const [readOnly, foreign, own] = [await tokenOf(adminId, true), await tokenOf(vera.id), await tokenOf(adminId)];
     for (const tokenId of [readOnly, foreign, 'no-such-token']) {
-      assert.deepEqual(await changeRole(t.deps, { actorId: adminId, via: 'token', tokenId, targetId: vera.id, role: 'admin' }), refused, tokenId);
+      assert.deepEqual(
+        await changeRole(t.deps, { actorId: adminId, via: 'token', tokenId, targetId: vera.id, role: 'admin' }),
+        refused,
+        tokenId,
+      );
     }
-    assert.deepEqual(await changeRole(t.deps, { actorId: adminId, targetId: vera.id, role: 'admin' }), refused, 'no credential named');
+    assert.deepEqual(
+      await changeRole(t.deps, { actorId: adminId, targetId: vera.id, role: 'admin' }),
+      refused,
+      'no credential named',
+    );
     assert.equal(await roleOf(vera.id), 'viewer');
-    assert.deepEqual(await changeRole(t.deps, { actorId: adminId, via: 'token', tokenId: own, targetId: vera.id, role: 'admin' }), { ok: true, username: 'vera', changed: true });
-    assert.deepEqual(await changeRole(t.deps, { actorId: adminId, targetId: vera.id, role: 'admin' }), { ok: true, username: 'vera', changed: false }, 'no change needs nothing');
-    assert.equal((await changeRole(t.deps, { actorId: adminId, targetId: vera.id, role: 'viewer' })).ok, true, 'a demotion');
-    assert.equal((await changeRole(t.deps, { actorId: null, targetId: vera.id, role: 'admin' })).ok, true, 'the command line');
+    assert.deepEqual(
+      await changeRole(t.deps, { actorId: adminId, via: 'token', tokenId: own, targetId: vera.id, role: 'admin' }),
+      { ok: true, username: 'vera', changed: true },
+    );
+    assert.deepEqual(
+      await changeRole(t.deps, { actorId: adminId, targetId: vera.id, role: 'admin' }),
+      { ok: true, username: 'vera', changed: false },
+      'no change needs nothing',
+    );
+    assert.equal(
+      (await changeRole(t.deps, { actorId: adminId, targetId: vera.id, role: 'viewer' })).ok,
+      true,
+      'a demotion',
+    );
+    assert.equal(
+      (await changeRole(t.deps, { actorId: null, targetId: vera.id, role: 'admin' })).ok,
+      true,
+      'the command line',
+    );
   });
 
   test('changing one’s own role is refused; bad forms are clear errors', async () => {
@@ -133,7 +207,10 @@ forEachDialect((getDb) => {
         changeRole(t.deps, { actorId: b.id, targetId: a.id, role: 'viewer' }),
       ]);
       assert.equal(results.filter((r) => r.ok).length, 1, JSON.stringify(results));
-      assert.deepEqual(results.find((r) => !r.ok), { ok: false, reason: 'last-admin' });
+      assert.deepEqual(
+        results.find((r) => !r.ok),
+        { ok: false, reason: 'last-admin' },
+      );
       assert.equal(await adminCount(), 1);
     }
   });
@@ -165,20 +242,39 @@ forEachDialect((getDb) => {
     const now = t.clock.now();
     await t.deps.db
       .insertInto('recovery_codes')
-      .values([1, 2].map((n) => ({ id: newId(systemRandom), account_id: target.id, code_hash: `hash-${n}`, used_at: null, created_at: now })))
+      .values(
+        [1, 2].map((n) => ({
+          id: newId(systemRandom),
+          account_id: target.id,
+          code_hash: `hash-${n}`,
+          used_at: null,
+          created_at: now,
+        })),
+      )
       .execute();
-    const before = await t.deps.db.selectFrom('accounts').selectAll().where('id', '=', target.id).executeTakeFirstOrThrow();
+    const before = await t.deps.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', target.id)
+      .executeTakeFirstOrThrow();
 
     const res = await admin.post('/settings/accounts/reenroll', { account: target.id });
     assert.equal(res.location, `/settings/accounts/${target.id}?notice=reenrolled`);
-    const after = await t.deps.db.selectFrom('accounts').selectAll().where('id', '=', target.id).executeTakeFirstOrThrow();
+    const after = await t.deps.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', target.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(
       [after.totp_secret, after.totp_enabled, after.totp_last_step, after.totp_enrol_prompt],
       [null, 0, null, 1],
     );
     assert.equal(after.password_hash, before.password_hash);
     assert.equal(after.role, 'viewer');
-    assert.equal((await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', target.id).execute()).length, 0);
+    assert.equal(
+      (await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', target.id).execute()).length,
+      0,
+    );
     assert.equal((await targetClient.get('/')).status, 200, 'the account’s session still works');
     const page = await admin.get(res.location!);
     assert.match(page.text, /Second factor cleared/);
@@ -187,17 +283,38 @@ forEachDialect((getDb) => {
   });
 
   test('an admin cannot reset its own second factor from the team pages (Profile asks "Confirm it’s you"); the CLI can', async () => {
-    await t.deps.db.updateTable('accounts').set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }).where('id', '=', adminId).execute();
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 })
+      .where('id', '=', adminId)
+      .execute();
     const now = t.clock.now();
-    await t.deps.db.insertInto('recovery_codes').values({ id: newId(systemRandom), account_id: adminId, code_hash: 'hash', used_at: null, created_at: now }).execute();
+    await t.deps.db
+      .insertInto('recovery_codes')
+      .values({ id: newId(systemRandom), account_id: adminId, code_hash: 'hash', used_at: null, created_at: now })
+      .execute();
     const res = await admin.post('/settings/accounts/reenroll', { account: adminId });
     assert.equal(res.status, 409);
     assert.match(res.text, /You cannot reset your own second factor\. Another administrator can\./);
-    const row = await t.deps.db.selectFrom('accounts').select(['totp_secret', 'totp_enabled']).where('id', '=', adminId).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('accounts')
+      .select(['totp_secret', 'totp_enabled'])
+      .where('id', '=', adminId)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(row, { totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 }, 'nothing was cleared');
-    assert.equal((await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', adminId).execute()).length, 1);
-    assert.deepEqual(await reenrolSecondFactor(t.deps, { actorId: adminId, targetId: adminId }), { ok: false, reason: 'self' });
-    assert.equal((await reenrolSecondFactor(t.deps, { actorId: null, targetId: adminId })).ok, true, 'the host CLI has no self-rule');
+    assert.equal(
+      (await t.deps.db.selectFrom('recovery_codes').select('id').where('account_id', '=', adminId).execute()).length,
+      1,
+    );
+    assert.deepEqual(await reenrolSecondFactor(t.deps, { actorId: adminId, targetId: adminId }), {
+      ok: false,
+      reason: 'self',
+    });
+    assert.equal(
+      (await reenrolSecondFactor(t.deps, { actorId: null, targetId: adminId })).ok,
+      true,
+      'the host CLI has no self-rule',
+    );
   });
 
   test('removal needs the exact username; never oneself', async () => {
@@ -208,7 +325,12 @@ forEachDialect((getDb) => {
       assert.match(res.text, /did not match the username exactly/);
     }
     assert.equal(await roleOf(target.id), 'viewer', 'still there');
-    const self = await admin.post('/settings/accounts/remove', { account: adminId, confirm: (await t.deps.db.selectFrom('accounts').select('username').where('id', '=', adminId).executeTakeFirstOrThrow()).username });
+    const self = await admin.post('/settings/accounts/remove', {
+      account: adminId,
+      confirm: (
+        await t.deps.db.selectFrom('accounts').select('username').where('id', '=', adminId).executeTakeFirstOrThrow()
+      ).username,
+    });
     assert.equal(self.status, 409);
     assert.match(self.text, /cannot remove your own account/);
     assert.equal(await roleOf(adminId), 'admin');
@@ -221,7 +343,16 @@ forEachDialect((getDb) => {
     const now = t.clock.now();
     await t.deps.db
       .insertInto('api_tokens')
-      .values({ id: newId(systemRandom), account_id: target.id, name: 'ci', token_hash: 'h'.repeat(64), created_at: now, expires_at: null, last_used_at: null, read_only: 0 })
+      .values({
+        id: newId(systemRandom),
+        account_id: target.id,
+        name: 'ci',
+        token_hash: 'h'.repeat(64),
+        created_at: now,
+        expires_at: null,
+        last_used_at: null,
+        read_only: 0,
+      })
       .execute();
     assert.equal((await targetClient.get('/settings')).status, 200);
 
@@ -229,7 +360,11 @@ forEachDialect((getDb) => {
     assert.equal(res.location, '/settings?tab=team&notice=removed');
     assert.equal(await roleOf(target.id), undefined);
     for (const table of ['sessions', 'api_tokens'] as const) {
-      assert.equal((await t.deps.db.selectFrom(table).select('account_id').where('account_id', '=', target.id).execute()).length, 0, table);
+      assert.equal(
+        (await t.deps.db.selectFrom(table).select('account_id').where('account_id', '=', target.id).execute()).length,
+        0,
+        table,
+      );
     }
     const next = await targetClient.get('/settings');
     assert.equal(next.status, 303);
@@ -245,7 +380,11 @@ forEachDialect((getDb) => {
     assert.equal(res.status, 409);
     assert.match(res.text, /Author authored records/);
     assert.match(res.text, /Reassign those records to another account, or keep the account and demote it to viewer/);
-    assert.match(res.text, /<label for="[^"]+">Move its authored records to<\/label>/, 'the refusal offers the reassignment');
+    assert.match(
+      res.text,
+      /<label for="[^"]+">Move its authored records to<\/label>/,
+      'the refusal offers the reassignment',
+    );
     assert.equal(await roleOf(author.id), 'admin');
     assert.equal((await authorClient.get('/settings')).status, 200, 'nothing was deleted, sessions included');
     assert.equal((await admin.post('/settings/accounts/role', { account: author.id, role: 'viewer' })).status, 303);
@@ -261,7 +400,10 @@ forEachDialect((getDb) => {
       removeAccount(t.deps, { actorId: b.id, targetId: a.id, confirmation: 'ann' }),
     ]);
     assert.equal(results.filter((r) => r.ok).length, 1, JSON.stringify(results));
-    assert.deepEqual(results.find((r) => !r.ok), { ok: false, reason: 'last-admin' });
+    assert.deepEqual(
+      results.find((r) => !r.ok),
+      { ok: false, reason: 'last-admin' },
+    );
     assert.equal(await adminCount(), 1);
   });
 });

@@ -8,10 +8,11 @@ import type { Team } from './team.service.ts';
 
 /** Fixed notices selected by a query key after a redirect, so no text is ever reflected from the URL. */
 export const TEAM_NOTICES: Record<string, string> = {
-  'removed': 'Account removed. Its sessions and API tokens stopped working.',
-  'revoked': 'Invitation revoked. Its link no longer works.',
+  removed: 'Account removed. Its sessions and API tokens stopped working.',
+  revoked: 'Invitation revoked. Its link no longer works.',
   'not-pending': 'That invitation was already used or revoked.',
-  'confirmed': 'Confirmed. For the next 10 minutes you can invite administrators and create password reset links without confirming again.',
+  confirmed:
+    'Confirmed. For the next 10 minutes you can invite administrators and create password reset links without confirming again.',
 };
 
 /** The two roles, as select options. */
@@ -67,7 +68,10 @@ export function TeamTab(props: {
       {team.invitations.length === 0 ? (
         <p class="empty">No pending or expired invitations.</p>
       ) : (
-        <StackedTable class="invitations" columns={['Role', 'State', 'Created', 'Expires', 'Note', 'Created by', 'Revoke']}>
+        <StackedTable
+          class="invitations"
+          columns={['Role', 'State', 'Created', 'Expires', 'Note', 'Created by', 'Revoke']}
+        >
           {team.invitations.map((i) => (
             <tr>
               <td>{i.role}</td>
@@ -113,8 +117,8 @@ function MintedInvitationNotice(props: { minted?: MintedInvitation; gone?: boole
     return (
       <div id="invite-result">
         <Notice kind="info">
-          This join link was shown once and is not shown again. The invitation is listed under Open invitations; if you lost
-          the link, revoke that invitation and create a new one.
+          This join link was shown once and is not shown again. The invitation is listed under Open invitations; if you
+          lost the link, revoke that invitation and create a new one.
         </Notice>
       </div>
     );
@@ -122,17 +126,17 @@ function MintedInvitationNotice(props: { minted?: MintedInvitation; gone?: boole
   if (!minted) return null;
   return (
     <div id="invite-result">
-    <Notice kind="success">
-      <p>
-        Invitation created for the role <strong>{minted.role}</strong>, valid until <Time at={minted.expiresAt} />. Send this join
-        link to the invitee; it is shown only once and works once:
-      </p>
-      <p>
-        <code class="secret" id="join-link">
-          {minted.joinLink}
-        </code>
-      </p>
-    </Notice>
+      <Notice kind="success">
+        <p>
+          Invitation created for the role <strong>{minted.role}</strong>, valid until <Time at={minted.expiresAt} />.
+          Send this join link to the invitee; it is shown only once and works once:
+        </p>
+        <p>
+          <code class="secret" id="join-link">
+            {minted.joinLink}
+          </code>
+        </p>
+      </Notice>
     </div>
   );
 }
@@ -213,7 +217,12 @@ function AccountsTable(props: { accounts: Team['accounts']; selfId: string }) {
 }
 
 /** The acceptance form: the role being granted, then username and password. */
-export function InvitePage(props: { token: string; role: string; values?: Record<string, string>; errors?: Record<string, string> }) {
+export function InvitePage(props: {
+  token: string;
+  role: string;
+  values?: Record<string, string>;
+  errors?: Record<string, string>;
+}) {
   const e = props.errors ?? {};
   return (
     <section class="narrow">
@@ -222,8 +231,22 @@ export function InvitePage(props: { token: string; role: string; values?: Record
       </p>
       <Form action="/invite" id="join" errors={e}>
         <input type="hidden" name="token" value={props.token} />
-        <Field label="Username" name="username" value={props.values?.username} autocomplete="username" required maxlength={64} />
-        <Field label="Password" name="password" type="password" autocomplete="new-password" required hint="8 to 72 characters." />
+        <Field
+          label="Username"
+          name="username"
+          value={props.values?.username}
+          autocomplete="username"
+          required
+          maxlength={64}
+        />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          required
+          hint="8 to 72 characters."
+        />
         <button type="submit">Create account</button>
       </Form>
     </section>
@@ -236,8 +259,8 @@ export function InvitationInvalid() {
     <section class="narrow">
       <p class="lead">This invitation is not valid.</p>
       <p>
-        It may have been used already, been revoked, or be older than 7 days. Ask an administrator for a new invitation. If you
-        already have an account, <a href="/login">sign in</a>.
+        It may have been used already, been revoked, or be older than 7 days. Ask an administrator for a new invitation.
+        If you already have an account, <a href="/login">sign in</a>.
       </p>
     </section>
   );

@@ -11,7 +11,9 @@ const Me = z
     id: z.string(),
     username: z.string(),
     role: z.enum(['admin', 'viewer']),
-    token: z.strictObject({ id: z.string(), read_only: z.boolean() }).openapi({ description: 'The token this request came with.' }),
+    token: z
+      .strictObject({ id: z.string(), read_only: z.boolean() })
+      .openapi({ description: 'The token this request came with.' }),
   })
   .openapi('Me');
 
@@ -27,14 +29,13 @@ const Token = z
   })
   .openapi('Token');
 
-
 const me = apiRoute({
   method: 'get',
   path: '/api/me',
   tags: ['Tokens'],
   summary: 'Who the token acts as',
   description: 'The account behind the token, with its role as read on this request.',
-  responses: { 200: jsonAnswer(Me, 'The token\'s account.') },
+  responses: { 200: jsonAnswer(Me, "The token's account.") },
 });
 
 const list = apiRoute({
@@ -43,7 +44,7 @@ const list = apiRoute({
   tags: ['Tokens'],
   summary: 'Your own tokens',
   description: 'Never the tokens themselves nor their hashes. Minting happens on the Profile page.',
-  responses: { 200: jsonAnswer(z.strictObject({ items: z.array(Token) }), 'The caller\'s tokens, newest first.') },
+  responses: { 200: jsonAnswer(z.strictObject({ items: z.array(Token) }), "The caller's tokens, newest first.") },
 });
 
 const revoke = apiRoute({
@@ -51,7 +52,8 @@ const revoke = apiRoute({
   path: '/api/tokens/{id}',
   tags: ['Tokens'],
   summary: 'Revoke one of your tokens',
-  description: 'Idempotent: an id that is not one of your tokens (already revoked, or never yours) is a no-op. Revoking the token the request came with is allowed: it stops working at once.',
+  description:
+    'Idempotent: an id that is not one of your tokens (already revoked, or never yours) is a no-op. Revoking the token the request came with is allowed: it stops working at once.',
   request: { params: AnyIdParam },
   responses: { 204: { description: 'Revoked, or there was nothing to revoke.' } },
 });
@@ -61,7 +63,15 @@ export function tokensApiRoutes(deps: Deps) {
 
   app.openapi(me, (c) => {
     const account = apiAccount(c);
-    return c.json({ id: account.id, username: account.username, role: account.role, token: { id: account.tokenId, read_only: account.readOnly } }, 200);
+    return c.json(
+      {
+        id: account.id,
+        username: account.username,
+        role: account.role,
+        token: { id: account.tokenId, read_only: account.readOnly },
+      },
+      200,
+    );
   });
 
   app.openapi(list, async (c) => {

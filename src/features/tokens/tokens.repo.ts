@@ -6,7 +6,10 @@ type Q = Kysely<DB> | Transaction<DB>;
 
 /** Inserts a token row (the hash only, never the token). */
 export async function insertToken(db: Q, row: Omit<ApiTokensTable, 'last_used_at'>): Promise<void> {
-  await db.insertInto('api_tokens').values({ ...row, last_used_at: null }).execute();
+  await db
+    .insertInto('api_tokens')
+    .values({ ...row, last_used_at: null })
+    .execute();
 }
 
 /** The account's tokens without their hashes, newest first. */
@@ -22,7 +25,11 @@ export function listTokensOf(db: Q, accountId: string) {
 
 /** Deletes a token only when it belongs to the account; returns how many rows went (0 or 1). */
 export async function deleteTokenOf(db: Q, accountId: string, id: string): Promise<number> {
-  const result = await db.deleteFrom('api_tokens').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('api_tokens')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
@@ -37,7 +44,16 @@ export function findTokenWithAccount(db: Q, tokenHash: string) {
   return db
     .selectFrom('api_tokens')
     .innerJoin('accounts', 'accounts.id', 'api_tokens.account_id')
-    .select(['api_tokens.id as tokenId', 'api_tokens.expires_at', 'api_tokens.last_used_at', 'api_tokens.read_only', 'accounts.id', 'accounts.username', 'accounts.role', 'accounts.suspended_at'])
+    .select([
+      'api_tokens.id as tokenId',
+      'api_tokens.expires_at',
+      'api_tokens.last_used_at',
+      'api_tokens.read_only',
+      'accounts.id',
+      'accounts.username',
+      'accounts.role',
+      'accounts.suspended_at',
+    ])
     .where('api_tokens.token_hash', '=', tokenHash)
     .executeTakeFirst();
 }
@@ -52,7 +68,9 @@ export async function touchToken(db: Q, id: string, now: number, everyMs: number
     .execute();
 }
 
-/** One token of the account by id (never its hash), with whether the account is suspended; undefined when not its own. */
+/**
+ * One token of the account by id (never its hash), with whether the account is suspended; undefined when not its own.
+ */
 export function findTokenOf(db: Q, accountId: string, id: string) {
   return db
     .selectFrom('api_tokens')

@@ -45,11 +45,20 @@ export function tokensRoutes(deps: Deps, renderProfile: RenderProfile) {
     }
     if (!(await spendOnce(c))) return c.redirect(TOKEN_REVEAL_PATH, 303);
     const { name, expiry, read_only: readOnly } = form.data;
-    const minted = await mintToken(deps, { accountId: session.account.id, sessionIdHash: session.idHash, name, expiry, readOnly });
+    const minted = await mintToken(deps, {
+      accountId: session.account.id,
+      sessionIdHash: session.idHash,
+      name,
+      expiry,
+      readOnly,
+    });
     if (!minted.ok) {
-      if (minted.reason === 'reauth-required') return c.redirect('/profile?notice=confirm-first-tokens#profile-tokens', 303);
+      if (minted.reason === 'reauth-required')
+        return c.redirect('/profile?notice=confirm-first-tokens#profile-tokens', 303);
       // 'name-taken': at the name field, the form as it was sent.
-      const errors = { name: `You already have a token named “${name}”. Choose another name, or revoke that token first.` };
+      const errors = {
+        name: `You already have a token named “${name}”. Choose another name, or revoke that token first.`,
+      };
       const refused = { id: 'token-mint', errors, values: { name, expiry, ...(readOnly ? { read_only: 'on' } : {}) } };
       return renderProfile(deps, c, { section: 'tokens', kind: 'error', message: '', form: refused }, 409);
     }
@@ -59,8 +68,15 @@ export function tokensRoutes(deps: Deps, renderProfile: RenderProfile) {
 
   app.post('/profile/tokens/revoke', async (c) => {
     const form = parseForm(c, revokeSchema);
-    if (!form.ok && form.control) return renderProfile(deps, c, { section: 'tokens', kind: 'error', message: form.errors.token ?? 'Check the form and try again.' }, 400);
-    // Only the caller's own token matches; a foreign, stale or malformed id is a no-op (a malformed one is never looked up).
+    if (!form.ok && form.control)
+      return renderProfile(
+        deps,
+        c,
+        { section: 'tokens', kind: 'error', message: form.errors.token ?? 'Check the form and try again.' },
+        400,
+      );
+    // Only the caller's own token matches; a foreign, stale or malformed id is a no-op (a malformed one is never looked
+    // up).
     if (form.ok) await revokeToken(deps, signedIn(c).account.id, form.data.token);
     return c.redirect('/profile?notice=token-revoked', 303);
   });

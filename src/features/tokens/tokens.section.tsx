@@ -39,7 +39,11 @@ function NewToken(props: { held: HeldToken | 'gone' }) {
   return (
     <Notice kind="success">
       <p>
-        {held.readOnly ? <>Read-only token “{held.name}” created: it can read through the API but never change anything.</> : <>Token “{held.name}” created.</>}{' '}
+        {held.readOnly ? (
+          <>Read-only token “{held.name}” created: it can read through the API but never change anything.</>
+        ) : (
+          <>Token “{held.name}” created.</>
+        )}{' '}
         Copy it now: it is shown only this once.
       </p>
       <p>
@@ -68,9 +72,9 @@ function RevokeStep(props: { token: TokenSummary }) {
     <section class="confirm" id="token-revoke" aria-labelledby="token-revoke-title">
       <h3 id="token-revoke-title">Revoke the token {tokenTitle(t)}?</h3>
       <p>
-        Created <Time at={t.createdAt} />, last used {t.lastUsedAt === null ? 'never' : <Time at={t.lastUsedAt} />}. Anything that
-        uses it (a script, a dashboard) is refused from the next request on. This cannot be undone: to restore access, create a new
-        token and give it to that integration.
+        Created <Time at={t.createdAt} />, last used {t.lastUsedAt === null ? 'never' : <Time at={t.lastUsedAt} />}.
+        Anything that uses it (a script, a dashboard) is refused from the next request on. This cannot be undone: to
+        restore access, create a new token and give it to that integration.
       </p>
       <Form action="/profile/tokens/revoke" class="actions">
         <input type="hidden" name="token" value={t.id} />
@@ -112,7 +116,11 @@ export const tokensSection: ProfileSection = {
   key: 'tokens',
   render: async (deps, c, feedback) => {
     const session = signedIn(c);
-    const [tokens, held, confirmed] = await Promise.all([listTokens(deps, session.account.id), heldToken(c), recentlyConfirmed(deps, session.idHash)]);
+    const [tokens, held, confirmed] = await Promise.all([
+      listTokens(deps, session.account.id),
+      heldToken(c),
+      recentlyConfirmed(deps, session.idHash),
+    ]);
     // Only one of the caller's own tokens has a step; a stale or foreign id shows none.
     const revoking = tokens.find((t) => t.id === c.req.query('revoke'));
     return (
@@ -163,7 +171,11 @@ export const tokensSection: ProfileSection = {
                   {t.lastUsedAt === null ? 'never' : <Time at={t.lastUsedAt} />}
                 </td>
                 <td>
-                  <a class="button secondary" href={`/profile?revoke=${encodeURIComponent(t.id)}#token-revoke`} aria-label={`Revoke… ${tokenTitle(t)}`}>
+                  <a
+                    class="button secondary"
+                    href={`/profile?revoke=${encodeURIComponent(t.id)}#token-revoke`}
+                    aria-label={`Revoke… ${tokenTitle(t)}`}
+                  >
                     Revoke…
                   </a>
                 </td>

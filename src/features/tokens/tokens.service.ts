@@ -6,7 +6,14 @@ import { newId, randomToken, sha256 } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
 import { ADDRESS_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from '../auth/throttle.service.ts';
-import { deleteTokenOf, deleteTokensOfAccount, findTokenWithAccount, insertToken, listTokensOf, touchToken } from './tokens.repo.ts';
+import {
+  deleteTokenOf,
+  deleteTokensOfAccount,
+  findTokenWithAccount,
+  insertToken,
+  listTokensOf,
+  touchToken,
+} from './tokens.repo.ts';
 
 /** Recognisable prefix, so secret scanners can spot a leaked token. */
 export const TOKEN_PREFIX = 'svc_pat_';
@@ -63,7 +70,9 @@ export async function mintToken(
 }
 
 /** A mint's outcome: the token (shown once), or why nothing was minted. */
-export type MintResult = { ok: true; id: string; token: string } | { ok: false; reason: 'reauth-required' | 'name-taken' };
+export type MintResult =
+  | { ok: true; id: string; token: string }
+  | { ok: false; reason: 'reauth-required' | 'name-taken' };
 
 /**
  * Whether the account already has an unexpired token of this name (compared without regard to case): two tokens of one
@@ -79,8 +88,15 @@ function sameNameKey(name: string): string {
   return name.trim().normalize('NFC').toLowerCase();
 }
 
-/** Creates a token for the account with no session or name check (tests and seeding; every door mints through mintToken). */
-export async function createToken(deps: Deps, accountId: string, input: { name: string; expiry: string; readOnly?: boolean }): Promise<{ id: string; token: string }> {
+/**
+ * Creates a token for the account with no session or name check (tests and seeding; every door mints through
+ * mintToken).
+ */
+export async function createToken(
+  deps: Deps,
+  accountId: string,
+  input: { name: string; expiry: string; readOnly?: boolean },
+): Promise<{ id: string; token: string }> {
   const choice = EXPIRY_CHOICES[Object.hasOwn(EXPIRY_CHOICES, input.expiry) ? input.expiry : DEFAULT_EXPIRY]!;
   const token = TOKEN_PREFIX + randomToken(deps.random, 32);
   const id = newId(deps.random);
@@ -125,7 +141,10 @@ export async function revokeAccountTokens(db: Kysely<DB> | Transaction<DB>, acco
   return deleteTokensOfAccount(db, accountId);
 }
 
-/** The account a presented token acts as; undefined when unknown, malformed, expired, revoked, or its account removed or suspended. */
+/**
+ * The account a presented token acts as; undefined when unknown, malformed, expired, revoked, or its account removed or
+ * suspended.
+ */
 export async function authenticateToken(deps: Deps, presented: string): Promise<ApiAccount | undefined> {
   if (!TOKEN_SHAPE.test(presented)) return undefined;
   const row = await findTokenWithAccount(deps.db, sha256(presented));
@@ -140,9 +159,14 @@ export async function authenticateToken(deps: Deps, presented: string): Promise<
   return { id: row.id, username: row.username, role: row.role, tokenId: row.tokenId, readOnly: row.read_only === 1 };
 }
 
-export type BearerResult = { ok: true; account: ApiAccount } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'throttled'; retryAfterMs: number };
+export type BearerResult =
+  | { ok: true; account: ApiAccount }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'throttled'; retryAfterMs: number };
 
-/** Bad bearer tokens per client address (IPv6 by /64): 30 in 15 minutes lock the address out of /api/ for 15 minutes. */
+/**
+ * Bad bearer tokens per client address (IPv6 by /64): 30 in 15 minutes lock the address out of /api/ for 15 minutes.
+ */
 function bearerKey(address: string): ThrottleKey {
   return { key: `bearer:addr:${throttleBucket(address)}`, policy: ADDRESS_POLICY };
 }

@@ -17,7 +17,12 @@ const NEW_TOKEN = /id="new-token">(svc_pat_[A-Za-z0-9_-]{43})</;
 /** Confirms the session's password, mints a token (POST, redirect, GET) and returns it as shown on the page after. */
 async function mint(client: TestClient, name: string, expiry?: string): Promise<string> {
   await confirmItsMe(client, TEST_PASSWORD);
-  const { post, page } = await submitMinting(client, '/profile', '/profile/tokens', expiry === undefined ? { name } : { name, expiry });
+  const { post, page } = await submitMinting(
+    client,
+    '/profile',
+    '/profile/tokens',
+    expiry === undefined ? { name } : { name, expiry },
+  );
   assert.equal(post.status, 303);
   assert.equal(post.location, REVEAL_PATH);
   const m = NEW_TOKEN.exec(page!.text);
@@ -56,8 +61,19 @@ forEachDialect((getDb) => {
     const res = await me(token);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /application\/json/);
-    const tokenId = (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).executeTakeFirstOrThrow()).id;
-    assert.deepEqual(JSON.parse(res.text), { id: account.id, username: account.username, role: 'viewer', token: { id: tokenId, read_only: false } });
+    const tokenId = (
+      await t.deps.db
+        .selectFrom('api_tokens')
+        .select('id')
+        .where('account_id', '=', account.id)
+        .executeTakeFirstOrThrow()
+    ).id;
+    assert.deepEqual(JSON.parse(res.text), {
+      id: account.id,
+      username: account.username,
+      role: 'viewer',
+      token: { id: tokenId, read_only: false },
+    });
     await t.deps.db.updateTable('accounts').set({ role: 'admin' }).where('id', '=', account.id).execute();
     assert.equal(JSON.parse((await me(token)).text).role, 'admin');
   });
@@ -80,7 +96,11 @@ forEachDialect((getDb) => {
       assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
       assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer/);
     }
-    assert.equal((await anonymous.get('/api/me', { authorization: `bearer  ${token}` })).status, 200, 'the scheme is case-insensitive');
+    assert.equal(
+      (await anonymous.get('/api/me', { authorization: `bearer  ${token}` })).status,
+      200,
+      'the scheme is case-insensitive',
+    );
     // A signed-in browser's cookie does not authenticate the API.
     assert.equal((await client.get('/api/me')).status, 401);
     // A token does not open a page or mint another token.
@@ -100,29 +120,50 @@ forEachDialect((getDb) => {
     await confirmItsMe(client, TEST_PASSWORD);
     const form = await client.get('/profile');
     assert.match(form.text, /<input id="token-mint-read_only" type="checkbox" name="read_only" value="on"/);
-    assert.match(form.text, /<label for="token-mint-read_only">Read-only \(can only read, never change anything\)<\/label>/);
-    const { post, page } = await submitMinting(client, '/profile', '/profile/tokens', { name: 'dashboard', read_only: 'on' });
+    assert.match(
+      form.text,
+      /<label for="token-mint-read_only">Read-only \(can only read, never change anything\)<\/label>/,
+    );
+    const { post, page } = await submitMinting(client, '/profile', '/profile/tokens', {
+      name: 'dashboard',
+      read_only: 'on',
+    });
     assert.equal(post.location, REVEAL_PATH);
-    assert.match(page!.text, /Read-only token “dashboard” created: it can read through the API but never change anything\./);
+    assert.match(
+      page!.text,
+      /Read-only token “dashboard” created: it can read through the API but never change anything\./,
+    );
     const token = NEW_TOKEN.exec(page!.text)![1]!;
-    const row = await t.deps.db.selectFrom('api_tokens').select(['id', 'read_only']).where('account_id', '=', account.id).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('api_tokens')
+      .select(['id', 'read_only'])
+      .where('account_id', '=', account.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.read_only, 1);
     assert.match((await client.get('/profile')).text, /<td>dashboard <span class="badge">read-only<\/span><\/td>/);
 
     const res = await me(token);
     assert.equal(res.status, 200);
     assert.deepEqual(JSON.parse(res.text).token, { id: row.id, read_only: true });
-    const write = await t.client().request(`/api/tokens/${row.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+    const write = await t
+      .client()
+      .request(`/api/tokens/${row.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
     assert.equal(write.status, 403);
     assert.equal(JSON.parse(write.text).type, 'urn:svc:problem:read-only-token');
     assert.equal((await me(token)).status, 200, 'not revoked: the write was refused');
 
     // Unticked, a token may write (an admin's token here revokes itself).
     const writer = await mint(client, 'deploy');
-    const writerRow = await t.deps.db.selectFrom('api_tokens').select(['id', 'read_only']).where('name', '=', 'deploy').executeTakeFirstOrThrow();
+    const writerRow = await t.deps.db
+      .selectFrom('api_tokens')
+      .select(['id', 'read_only'])
+      .where('name', '=', 'deploy')
+      .executeTakeFirstOrThrow();
     assert.equal(writerRow.read_only, 0);
     assert.doesNotMatch((await client.get('/profile')).text, /<td>deploy <span class="badge">read-only/);
-    const revoked = await t.client().request(`/api/tokens/${writerRow.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } });
+    const revoked = await t
+      .client()
+      .request(`/api/tokens/${writerRow.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } });
     assert.equal(revoked.status, 204);
   });
 
@@ -137,7 +178,9 @@ forEachDialect((getDb) => {
   test('expiry: the chosen lifetime, the 90-day default, and no expiry', async () => {
     const { account, client } = await signedInAs(t, 'viewer');
     assert.deepEqual(
-      [...(await client.get('/profile')).text.matchAll(/<option value="([^"]+)"/g)].map((m) => m[1]).filter((v) => v !== undefined),
+      [...(await client.get('/profile')).text.matchAll(/<option value="([^"]+)"/g)]
+        .map((m) => m[1])
+        .filter((v) => v !== undefined),
       [],
       'no lifetime is offered before confirming',
     );
@@ -178,14 +221,23 @@ forEachDialect((getDb) => {
       assert.match(res.text, message);
       assert.match(res.text, /class="error-summary"/);
     }
-    assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length, 4);
+    assert.equal(
+      (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length,
+      4,
+    );
   });
 
   test('last used is written at most once a minute', async () => {
     const { account, client } = await signedInAs(t, 'viewer');
     const token = await mint(client, 'poller');
     const lastUsed = async () =>
-      (await t.deps.db.selectFrom('api_tokens').select('last_used_at').where('account_id', '=', account.id).executeTakeFirstOrThrow()).last_used_at;
+      (
+        await t.deps.db
+          .selectFrom('api_tokens')
+          .select('last_used_at')
+          .where('account_id', '=', account.id)
+          .executeTakeFirstOrThrow()
+      ).last_used_at;
     const start = t.clock.now();
     await me(token);
     assert.equal(await lastUsed(), start);
@@ -203,12 +255,26 @@ forEachDialect((getDb) => {
     const bob = await signedInAs(t, 'viewer');
     const aliceToken = await mint(alice.client, 'a');
     const bobToken = await mint(bob.client, 'b');
-    const bobRow = await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', bob.account.id).executeTakeFirstOrThrow();
-    const aliceRow = await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', alice.account.id).executeTakeFirstOrThrow();
+    const bobRow = await t.deps.db
+      .selectFrom('api_tokens')
+      .select('id')
+      .where('account_id', '=', bob.account.id)
+      .executeTakeFirstOrThrow();
+    const aliceRow = await t.deps.db
+      .selectFrom('api_tokens')
+      .select('id')
+      .where('account_id', '=', alice.account.id)
+      .executeTakeFirstOrThrow();
 
-    assert.equal((await alice.client.post('/profile/tokens/revoke', { token: bobRow.id })).location, '/profile?notice=token-revoked');
+    assert.equal(
+      (await alice.client.post('/profile/tokens/revoke', { token: bobRow.id })).location,
+      '/profile?notice=token-revoked',
+    );
     assert.equal((await me(bobToken)).status, 200, 'a foreign id is a no-op');
-    assert.equal((await alice.client.post('/profile/tokens/revoke', { token: 'stale' })).location, '/profile?notice=token-revoked');
+    assert.equal(
+      (await alice.client.post('/profile/tokens/revoke', { token: 'stale' })).location,
+      '/profile?notice=token-revoked',
+    );
     await alice.client.post('/profile/tokens/revoke', { token: aliceRow.id });
     assert.equal((await me(aliceToken)).status, 401);
     assert.match((await alice.client.get('/profile?notice=token-revoked')).text, /The token no longer works/);
@@ -219,14 +285,24 @@ forEachDialect((getDb) => {
   test('a token name is unique among the account\u2019s own unexpired tokens: a second one is refused at its field', async () => {
     const { account, client } = await signedInAs(t, 'viewer');
     const other = await signedInAs(t, 'viewer');
-    const count = async (id = account.id) => (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', id).execute()).length;
+    const count = async (id = account.id) =>
+      (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', id).execute()).length;
     await mint(client, 'ci script');
     await mint(other.client, 'ci script'); // another account's names are its own
     // Same name, whatever the case and surrounding spaces: refused at the field, nothing minted, the values kept.
     for (const name of ['ci script', '  CI Script ']) {
-      const { post } = await submitMinting(client, '/profile', '/profile/tokens', { name, expiry: '30', read_only: 'on' });
+      const { post } = await submitMinting(client, '/profile', '/profile/tokens', {
+        name,
+        expiry: '30',
+        read_only: 'on',
+      });
       assert.equal(post.status, 409, name);
-      assert.ok(post.text.includes(`You already have a token named “${name.trim()}”. Choose another name, or revoke that token first.`), name);
+      assert.ok(
+        post.text.includes(
+          `You already have a token named “${name.trim()}”. Choose another name, or revoke that token first.`,
+        ),
+        name,
+      );
       assert.match(post.text, /<form[^>]*id="token-mint"/, 'the form is shown again with its error');
       assert.ok(post.text.includes(`name="name" type="text" value="${name.trim()}"`), 'the typed name is kept');
       assert.match(post.text, /<option value="30" selected/);
@@ -239,7 +315,12 @@ forEachDialect((getDb) => {
     t.clock.advance(31 * DAY);
     const later = await signIn(t, account); // the first session has expired meanwhile
     await mint(later, 'short');
-    const row = await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).where('name', '=', 'ci script').executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('api_tokens')
+      .select('id')
+      .where('account_id', '=', account.id)
+      .where('name', '=', 'ci script')
+      .executeTakeFirstOrThrow();
     await later.post('/profile/tokens/revoke', { token: row.id });
     await mint(later, 'ci script');
     assert.equal(await count(), 3);
@@ -250,7 +331,11 @@ forEachDialect((getDb) => {
     const stranger = await signedInAs(t, 'viewer');
     const first = await mint(client, 'ci script');
     const second = await mint(client, 'ci script 2');
-    const rows = await t.deps.db.selectFrom('api_tokens').select(['id', 'name']).where('account_id', '=', account.id).execute();
+    const rows = await t.deps.db
+      .selectFrom('api_tokens')
+      .select(['id', 'name'])
+      .where('account_id', '=', account.id)
+      .execute();
     const row = rows.find((r) => r.name === 'ci script')!;
     const short = row.id.slice(0, 8);
     const list = (await client.get('/profile')).text;
@@ -269,8 +354,13 @@ forEachDialect((getDb) => {
     assert.ok(!step.includes(first) && !step.includes(second), 'never the secret');
     assert.equal((await me(first)).status, 200, 'showing the step revokes nothing');
     // A stale or foreign id shows no step.
-    const strangerRow = await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', stranger.account.id).executeTakeFirst();
-    for (const id of ['stale', strangerRow?.id ?? 'none']) assert.doesNotMatch((await client.get(`/profile?revoke=${id}`)).text, /id="token-revoke"/);
+    const strangerRow = await t.deps.db
+      .selectFrom('api_tokens')
+      .select('id')
+      .where('account_id', '=', stranger.account.id)
+      .executeTakeFirst();
+    for (const id of ['stale', strangerRow?.id ?? 'none'])
+      assert.doesNotMatch((await client.get(`/profile?revoke=${id}`)).text, /id="token-revoke"/);
 
     const done = await client.post('/profile/tokens/revoke', { token: row.id });
     assert.equal(done.location, '/profile?notice=token-revoked');
@@ -280,7 +370,8 @@ forEachDialect((getDb) => {
 
   test('minting needs "Confirm it\u2019s you" within the last 10 minutes of this very session', async () => {
     const { account, client } = await signedInAs(t, 'viewer');
-    const count = async () => (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length;
+    const count = async () =>
+      (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length;
     const before = await client.get('/profile');
     assert.match(before.text, /Confirm it\u2019s you/);
     assert.ok(!before.text.includes('id="token-mint"'), 'the mint form waits for the confirmation');
@@ -294,18 +385,31 @@ forEachDialect((getDb) => {
     assert.match(wrong.text, /id="confirm-secret-error">Incorrect password\./);
     const ok = await client.post('/profile/reauth', { secret: TEST_PASSWORD });
     assert.equal(ok.location, '/profile?notice=confirmed#profile-confirm');
-    const row = await t.deps.db.selectFrom('sessions').select('reauthed_at').where('account_id', '=', account.id).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('sessions')
+      .select('reauthed_at')
+      .where('account_id', '=', account.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.reauthed_at, t.clock.now());
     assert.match((await client.get('/profile')).text, /id="token-mint"/);
 
     // Another session of the same account is not confirmed by it.
     const other = await signIn(t, account);
-    assert.equal((await other.post('/profile/tokens', { name: 'other', _once: newFormToken() })).location, '/profile?notice=confirm-first-tokens#profile-tokens');
+    assert.equal(
+      (await other.post('/profile/tokens', { name: 'other', _once: newFormToken() })).location,
+      '/profile?notice=confirm-first-tokens#profile-tokens',
+    );
 
     t.clock.advance(10 * 60_000 - 1);
-    assert.equal((await client.post('/profile/tokens', { name: 'in time', _once: newFormToken() })).location, REVEAL_PATH);
+    assert.equal(
+      (await client.post('/profile/tokens', { name: 'in time', _once: newFormToken() })).location,
+      REVEAL_PATH,
+    );
     t.clock.advance(1);
-    assert.equal((await client.post('/profile/tokens', { name: 'too late', _once: newFormToken() })).location, '/profile?notice=confirm-first-tokens#profile-tokens');
+    assert.equal(
+      (await client.post('/profile/tokens', { name: 'too late', _once: newFormToken() })).location,
+      '/profile?notice=confirm-first-tokens#profile-tokens',
+    );
     assert.equal(await count(), 1);
   });
 
@@ -328,7 +432,8 @@ forEachDialect((getDb) => {
   test('five wrong confirmations lock this session\u2019s confirmations, not another session\u2019s', async () => {
     const { account, client } = await signedInAs(t, 'viewer');
     client.address = '198.51.100.7';
-    for (let i = 0; i < 5; i++) assert.equal((await client.post('/profile/reauth', { secret: `guess-${i}-guess` })).status, 401);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await client.post('/profile/reauth', { secret: `guess-${i}-guess` })).status, 401);
     const locked = await client.post('/profile/reauth', { secret: TEST_PASSWORD });
     assert.equal(locked.status, 429);
     assert.match(locked.text, /Too many failed attempts/);
@@ -351,7 +456,11 @@ forEachDialect((getDb) => {
     const replay = await client.post('/profile/tokens', { name: 'once', _once: once });
     assert.equal(replay.location, REVEAL_PATH);
     assert.ok(!(await client.get(REVEAL_PATH)).text.includes(token));
-    assert.equal((await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length, 1);
-    for (const path of ['/profile', '/', '/profile?reveal=token']) assert.ok(!(await client.get(path)).text.includes(token), path);
+    assert.equal(
+      (await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', account.id).execute()).length,
+      1,
+    );
+    for (const path of ['/profile', '/', '/profile?reveal=token'])
+      assert.ok(!(await client.get(path)).text.includes(token), path);
   });
 });

@@ -21,7 +21,13 @@ const FormContext = createContext<FormState | undefined>(undefined);
  * opens at the form. Not a `#fragment` on the action: a browser carries that fragment over the redirect after a
  * successful post, which would scroll the next page away from its notice.
  */
-export function Form(props: { action: string; children: Child; class?: string; id?: string; errors?: Record<string, string> }) {
+export function Form(props: {
+  action: string;
+  children: Child;
+  class?: string;
+  id?: string;
+  errors?: Record<string, string>;
+}) {
   const csrf = useContext(CsrfContext);
   const id = props.id;
   const errors = props.errors ?? {};
@@ -124,7 +130,14 @@ export function Field(props: {
 }
 
 /** A labelled select with its hint and error message underneath. */
-export function Select(props: { label: string; name: string; options: [string, string][]; value?: string; error?: string; hint?: string }) {
+export function Select(props: {
+  label: string;
+  name: string;
+  options: [string, string][];
+  value?: string;
+  error?: string;
+  hint?: string;
+}) {
   const c = control(props.name, props);
   return (
     <div class={c.error ? 'field has-error' : 'field'}>
@@ -146,7 +159,14 @@ export function Select(props: { label: string; name: string; options: [string, s
  * `<form id>-<name>-<value>`; the error summary's link for that name then belongs on their fieldset
  * (`id="<form id>-<name>"`).
  */
-export function Checkbox(props: { label: string; name: string; value?: string; checked?: boolean; error?: string; hint?: string }) {
+export function Checkbox(props: {
+  label: string;
+  name: string;
+  value?: string;
+  checked?: boolean;
+  error?: string;
+  hint?: string;
+}) {
   const own = props.value !== undefined && props.value !== 'on' ? props.value : undefined;
   const c = control(props.name, { error: props.error, hint: props.hint, suffix: own });
   return (
@@ -211,9 +231,7 @@ export function StackedTable(props: { class: string; columns: (string | null)[];
     <div class="table-wrap">
       <table class={`${props.class} stacked`}>
         <thead>
-          <tr>
-            {props.columns.map((name) => (name === null ? null : <th scope="col">{name}</th>))}
-          </tr>
+          <tr>{props.columns.map((name) => (name === null ? null : <th scope="col">{name}</th>))}</tr>
         </thead>
         <tbody>{props.children}</tbody>
       </table>

@@ -74,7 +74,10 @@ export function Layout(props: { title: string; viewer?: Viewer; csrf?: string; p
               ) : null}
               {v ? (
                 <div class="who">
-                  <span class="username" title={v.username}>{v.username}</span> <span class={`role role-${v.role}`}>{v.role}</span>
+                  <span class="username" title={v.username}>
+                    {v.username}
+                  </span>{' '}
+                  <span class={`role role-${v.role}`}>{v.role}</span>
                   <Form action="/logout" class="inline">
                     <button type="submit" class="secondary">
                       Sign out

@@ -27,7 +27,12 @@ export interface ProfileSection {
 }
 
 /** Renders the whole profile page, optionally with feedback for one section. */
-export type RenderProfile = (deps: Deps, c: Ctx, feedback?: ProfileFeedback, status?: ContentfulStatusCode) => Promise<Response>;
+export type RenderProfile = (
+  deps: Deps,
+  c: Ctx,
+  feedback?: ProfileFeedback,
+  status?: ContentfulStatusCode,
+) => Promise<Response>;
 
 /** The anchor of the page's one "Confirm it's you" section (the page wraps each section in `profile-<key>`). */
 export const CONFIRM_ANCHOR = '#profile-confirm';

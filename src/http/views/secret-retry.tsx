@@ -12,7 +12,10 @@ const SECRET_SKIP_FIELD = 'secret_skip';
 export interface SecretRetry {
   /** The form shown after this submission, if it is refused, asks for the secret again (one was typed, or is owed). */
   ask: boolean;
-  /** This submission must be refused: a secret was given in the refused attempt before, none now, and nobody chose to go without. */
+  /**
+   * This submission must be refused: a secret was given in the refused attempt before, none now, and nobody chose to go
+   * without.
+   */
   owed: boolean;
 }
 
@@ -32,18 +35,30 @@ export function secretRetry(form: URLSearchParams | undefined, field: string, cl
  * `errors` with "enter it again" at the secret `field` when the form asks for it again (`what` names the secret,
  * `skipLabel` is the box's label); an error of the field's own, such as its length, is kept instead.
  */
-export function withSecretAgain(errors: Record<string, string>, secret: { field: string; ask: boolean; what: string; skipLabel: string }): Record<string, string> {
+export function withSecretAgain(
+  errors: Record<string, string>,
+  secret: { field: string; ask: boolean; what: string; skipLabel: string },
+): Record<string, string> {
   if (!secret.ask || errors[secret.field] !== undefined) return errors;
-  return { ...errors, [secret.field]: `The ${secret.what} was not kept because the form was refused. Enter it again, or tick "${secret.skipLabel}".` };
+  return {
+    ...errors,
+    [secret.field]: `The ${secret.what} was not kept because the form was refused. Enter it again, or tick "${secret.skipLabel}".`,
+  };
 }
 
-/** The marker and the skip box, placed right after the secret field; nothing unless the form asks for the secret again. */
+/**
+ * The marker and the skip box, placed right after the secret field; nothing unless the form asks for the secret again.
+ */
 export function SecretRetryFields(props: { ask: boolean; skipLabel: string; hint?: string }) {
   if (!props.ask) return null;
   return (
     <>
       <input type="hidden" name={SECRET_RETRY_FIELD} value="1" />
-      <Checkbox label={props.skipLabel} name={SECRET_SKIP_FIELD} hint={`${props.hint ?? ''} Only when the field above is left blank: a secret typed there is used.`.trim()} />
+      <Checkbox
+        label={props.skipLabel}
+        name={SECRET_SKIP_FIELD}
+        hint={`${props.hint ?? ''} Only when the field above is left blank: a secret typed there is used.`.trim()}
+      />
     </>
   );
 }
