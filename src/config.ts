@@ -30,8 +30,7 @@ function isWellFormedPostgresUrl(v: string): boolean {
   return !(v.includes('@') && url.username === '' && url.password === '');
 }
 
-// DATABASE_URL: a postgres:// URL, else a SQLite file path. Anything else is refused here, so a typo never becomes a
-// new,
+// DATABASE_URL: a postgres:// URL, else a SQLite file path. Anything else is refused here, so a typo never becomes a new,
 // empty database (a blank value was once a throwaway in-memory one; `mysql://foo` a directory "mysql:"). The messages
 // never repeat the value: it may carry a password.
 const databaseUrl = z

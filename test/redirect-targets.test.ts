@@ -18,8 +18,7 @@ forEachDialect((getDb) => {
 
   /**
    * Each route with a `back` field: how to post it with a given return address, the Location it answers when the
-   * address
-   * is refused, and one address of its own pages it accepts (with the Location that follows).
+   * address is refused, and one address of its own pages it accepts (with the Location that follows).
    */
   const routes = async () => {
     const message = await buildMessage(t);

@@ -1,7 +1,6 @@
 // One wording per refusal: each act's catalogue (the *.refusals.ts files beside the services) holds the words, and
-// every
-// door shows exactly those words for the same reason: the page (heading it or beside the field), the JSON API (`detail`
-// of the problem, or of the field's error) and `svc accounts` where the act has a command.
+// every door shows exactly those words for the same reason: the page (heading it or beside the field), the JSON API
+// (`detail` of the problem, or of the field's error) and `svc accounts` where the act has a command.
 import assert from 'node:assert/strict';
 import { before, beforeEach, test } from 'node:test';
 import { build } from '../scripts/build.mjs';

@@ -1,6 +1,6 @@
 // svc backup <file>: a consistent copy of the SQLite database while svc runs (SQLite's online backup API on a
-// connection
-// of its own), checked with PRAGMA integrity_check before it takes the file's name. PostgreSQL: pg_dump's job.
+// connection of its own), checked with PRAGMA integrity_check before it takes the file's name. PostgreSQL: pg_dump's
+// job.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -112,10 +112,7 @@ function sqliteSetting(db: Extract<Config['database'], { kind: 'sqlite' }>): str
     : `${db.path} (SQLite at ${absent}; does not exist yet: svc serve or svc migrate creates it)`;
 }
 
-/**
- * A postgres:// URL without its password (in the authority or a `password`/`sslpassword` parameter), saying whether one
- * was set.
- */
+/** A postgres:// URL without its password (in the authority or a `password`/`sslpassword` parameter), saying whether one was set. */
 function withoutPassword(raw: string): string {
   const url = new URL(raw);
   const secretParams = [...url.searchParams.keys()].filter((name) => /password/i.test(name));

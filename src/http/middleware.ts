@@ -231,8 +231,7 @@ const READ_ONLY_METHODS = new Set(['GET', 'HEAD']);
 
 /**
  * Enforces gate.ts: anonymous to /login, pending sessions to their step, viewers 403 on admin routes (every write
- * outside
- * the self-service list), /api/ bearer-only with the same rule for a viewer's token.
+ * outside the self-service list), /api/ bearer-only with the same rule for a viewer's token.
  */
 export function enforceGate(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {

@@ -1,8 +1,7 @@
 // Home, Profile and the team list on a phone (390 px) for an account with the longest username (64 characters): the
-// page never
-// scrolls sideways, the header cuts the name with an ellipsis (the full name in its title), a wrapped link in the
-// home page's list keeps its bullet by its first line, and the sessions and tokens tables stack so every button is
-// on screen. Revoking a token goes through its confirmation step.
+// page never scrolls sideways, the header cuts the name with an ellipsis (the full name in its title), a wrapped link
+// in the home page's list keeps its bullet by its first line, and the sessions and tokens tables stack so every button
+// is on screen. Revoking a token goes through its confirmation step.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';

@@ -35,12 +35,10 @@ export function createLimiter(limit: number): <T>(task: () => Promise<T>) => Pro
 
 /**
  * The code of a hashing thread: argon2 run synchronously on a thread of its own, one hash at a time. On Linux the
- * thread
- * first lowers its own scheduling priority (nice 19; Linux keeps a nice value per thread, and `os.setPriority()` with
- * no
- * pid names the calling thread), so a flood of sign-ins never takes a core from the event loop that serves everyone
- * else's pages, nor from the database: hashing runs on what CPU they leave. Elsewhere the thread runs at normal
- * priority.
+ * thread first lowers its own scheduling priority (nice 19; Linux keeps a nice value per thread, and `os.setPriority()`
+ * with no pid names the calling thread), so a flood of sign-ins never takes a core from the event loop that serves
+ * everyone else's pages, nor from the database: hashing runs on what CPU they leave. Elsewhere the thread runs at
+ * normal priority.
  */
 const HASHING_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');

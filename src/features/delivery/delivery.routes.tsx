@@ -1,7 +1,6 @@
 // Re-sends (admin-only by the /settings gate): POST /settings/deliveries/resend re-sends one dead-lettered (or
-// cancelled)
-// delivery and returns to the page it came from, which says what happened; GET /settings/deliveries/resend-all?channel=
-// asks to confirm re-sending a channel's dead letters, POST acts.
+// cancelled) delivery and returns to the page it came from, which says what happened; GET
+// /settings/deliveries/resend-all?channel= asks to confirm re-sending a channel's dead letters, POST acts.
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';

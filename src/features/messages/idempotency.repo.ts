@@ -9,8 +9,7 @@ export type IdempotencyRow = ApiIdempotencyTable;
 
 /**
  * Claims (account, key) for a new request: inserts the row, or takes over one created at or before `expiredThrough`.
- * False
- * when a live row holds the key. On PostgreSQL a concurrent claim of the same key waits here until the first
+ * False when a live row holds the key. On PostgreSQL a concurrent claim of the same key waits here until the first
  * transaction ends (the primary key's lock), then sees its row: that is what makes two racing requests store one
  * message.
  */

@@ -192,8 +192,7 @@ export class PrometheusMetrics implements Metrics {
 
 /**
  * The Prometheus metrics of an app whose config has a metrics token: made once and set as `deps.metrics`, so the
- * delivery
- * worker and sign-in steps sharing these deps count into the same registry. Reuses metrics already attached.
+ * delivery worker and sign-in steps sharing these deps count into the same registry. Reuses metrics already attached.
  */
 export function attachMetrics(deps: Deps): PrometheusMetrics {
   if (deps.metrics instanceof PrometheusMetrics) return deps.metrics;

@@ -2,9 +2,9 @@
 // for DISCOVERY_TTL_MS so unauthenticated starts cannot make svc hit the provider at will. Keyed by the provider's id
 // AND its issuer, client settings and last save, so an admin's edit (read from the database on each request, by any
 // instance) is never served a stale configuration and any save drops the cached keys. Provider traffic goes through one
-// fetch that can record the token response
-// of a callback and replay it once, so an id_token signature or key-id failure can be retried against a fresh
-// discovery without spending the single-use authorization code twice; such forced discoveries are capped per provider.
+// fetch that can record the token response of a callback and replay it once, so an id_token signature or key-id failure
+// can be retried against a fresh discovery without spending the single-use authorization code twice; such forced
+// discoveries are capped per provider.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import tls from 'node:tls';
@@ -126,8 +126,8 @@ function cacheOf(deps: Deps): Map<string, Entry> {
 /**
  * The provider's configuration: the cached one while it is younger than DISCOVERY_TTL_MS and was discovered with
  * the same issuer and client settings and no admin save since, else a fresh discovery (shared by concurrent callers; a
- * failure is not kept).
- * `cached` says whether it came from an earlier request, so a verification failure with it is worth one retry.
+ * failure is not kept). `cached` says whether it came from an earlier request, so a verification failure with it is
+ * worth one retry.
  */
 export async function configurationFor(
   deps: Deps,

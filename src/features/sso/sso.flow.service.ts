@@ -77,11 +77,11 @@ export async function flowCookieKey(deps: Deps): Promise<string> {
  * Starts a login or link at an enabled provider: fresh state, nonce and verifier, and the URL to send the browser to.
  * A sign-in start at an enabled provider counts against (client address, provider) before anything is fetched
  * (START_POLICY); unknown and disabled slugs are answered from a read and write no counter. A link asks the provider to
- * authenticate the user afresh (`prompt=login`), so the identity bound is one
- * the user just signed in as, not whatever session the browser happened to hold at the provider. A linked identity
- * signs in as the account for as long as it stays linked, so a link starts only from the account's session
- * `sessionIdHash` confirmed within the last 10 minutes ("Confirm it's you"), else 'reauth-required' before anything
- * else; the round trip that follows is bound to this browser and account and lasts at most FLOW_TTL_MS.
+ * authenticate the user afresh (`prompt=login`), so the identity bound is one the user just signed in as, not whatever
+ * session the browser happened to hold at the provider. A linked identity signs in as the account for as long as it
+ * stays linked, so a link starts only from the account's session `sessionIdHash` confirmed within the last 10 minutes
+ * ("Confirm it's you"), else 'reauth-required' before anything else; the round trip that follows is bound to this
+ * browser and account and lasts at most FLOW_TTL_MS.
  */
 export async function startFlow(
   deps: Deps,

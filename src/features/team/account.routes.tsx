@@ -262,9 +262,8 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
   });
 
   // "Confirm it's you" for the admin acts that hand out lasting access (an admin invitation, a reset link): the
-  // password
-  // or a current authenticator code opens this session's 10-minute window, counted against the per-session limit of
-  // every re-confirmation. Back to the account page named by `account`, else to the team tab.
+  // password or a current authenticator code opens this session's 10-minute window, counted against the per-session
+  // limit of every re-confirmation. Back to the account page named by `account`, else to the team tab.
   app.post('/settings/accounts/reauth', async (c) => {
     const session = signedIn(c);
     const form = parseForm(c, reauthSchema);
