@@ -107,12 +107,39 @@ const reactivate = act('reactivate', {
   answered: 'The account; `changed` is false when it was already active.',
 });
 
-const signOut = act('sign-out-everywhere', {
+const SignOutBody = z
+  .strictObject({
+    revoke_tokens: z.boolean().optional().openapi({
+      description:
+        'Also revoke every API token of the account, in the same transaction (each answers 401 from the next request on). Absent or false: its tokens keep working.',
+      example: true,
+    }),
+  })
+  .openapi('SignOut');
+
+const signOut = apiRoute({
+  method: 'post',
+  path: '/api/accounts/{id}/sign-out-everywhere',
+  tags,
   summary: 'Sign an account out everywhere',
-  description: 'Ends every session of the account, pending sign-ins included. Its API tokens keep working.',
-  conflict: '`own-account`: end your own sessions on your Profile.',
-  answer: z.strictObject({ sessions_ended: z.number().int() }).openapi('SignedOut'),
-  answered: 'How many sessions ended.',
+  description:
+    'Ends every session of the account, pending sign-ins included. Its API tokens keep working unless the optional body asks `{"revoke_tokens": true}`: then every one is revoked in the same transaction, as the account page’s checkbox does. No body, or `{}`, ends the sessions only.',
+  request: { params: IdParam, body: { ...jsonBody(SignOutBody), required: false } },
+  refusals: { 404: NO_ACCOUNT, 409: '`own-account`: end your own sessions on your Profile.' },
+  responses: {
+    200: jsonAnswer(
+      z
+        .strictObject({
+          sessions_ended: z.number().int(),
+          tokens_revoked: z
+            .number()
+            .int()
+            .openapi({ description: 'How many API tokens were revoked: 0 unless asked.' }),
+        })
+        .openapi('SignedOut'),
+      'How many sessions ended, and how many API tokens were revoked.',
+    ),
+  },
 });
 
 const revokeTokens = act('revoke-tokens', {
