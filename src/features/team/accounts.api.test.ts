@@ -2,7 +2,7 @@
 // for the same reasons; each answer is also checked against the OpenAPI document (test/helpers/api.ts).
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
-import { ApiClient, assertProblem, buildApiUser } from '../../../test/helpers/api.ts';
+import { ApiClient, assertProblem, buildApiUser, openApiDocument } from '../../../test/helpers/api.ts';
 import type { TestApp, TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
@@ -346,6 +346,32 @@ forEachDialect((getDb) => {
     const none = await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', vera.id).execute();
     assert.deepEqual(none, []);
     assert.equal((await api.get('/api/me')).status, 200, 'the admin’s own token is untouched');
+  });
+
+  test('each act on an account that is gone answers 404 in the words its OpenAPI operation documents', async () => {
+    const doc = await openApiDocument(t);
+    const gone = 'AAAAAAAAAAAAAAAAAAAAAA';
+    const reads: [string, string, Record<string, unknown>?][] = [['GET', '']];
+    const acts: [string, string, Record<string, unknown>?][] = [
+      ['PATCH', '', { role: 'admin' }],
+      ['POST', '/suspend'],
+      ['POST', '/reactivate'],
+      ['POST', '/sign-out-everywhere'],
+      ['POST', '/revoke-tokens'],
+      ['POST', '/reset-second-factor'],
+      ['POST', '/reset-link'],
+      ['POST', '/reassign', { to: adminId }],
+    ];
+    for (const [method, suffix, body] of [...reads, ...acts]) {
+      const res = await api.request(method, `/api/accounts/${gone}${suffix}`, body);
+      assertProblem(res, 404, 'not-found');
+      const documented = doc.paths[`/api/accounts/{id}${suffix}`][method.toLowerCase()].responses['404'].description;
+      assert.equal(res.body.detail, documented, `${method} ${suffix}`);
+    }
+    for (const [method, suffix, body] of acts) {
+      const res = await api.request(method, `/api/accounts/${gone}${suffix}`, body);
+      assert.equal(res.body.detail, 'That account no longer exists.', `${method} ${suffix}: the catalogue's words`);
+    }
   });
 
   test('reset second factor clears it and voids the recovery codes; one’s own is refused', async () => {
