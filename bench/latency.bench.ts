@@ -13,6 +13,7 @@ import { Pool, request } from 'undici';
 import type { Deps } from '../src/deps.ts';
 import { createDeliveryWorker } from '../src/features/delivery/delivery.worker.ts';
 import { wireWakeups } from '../src/features/delivery/wakeup.listener.ts';
+import { CLI_ACTOR } from '../src/features/auth/admin-actor.ts';
 import { emit } from '../src/features/messages/emit.service.ts';
 import { createTestDatabase } from '../test/helpers/db.ts';
 import { allowTestLoopback } from '../test/helpers/delivery.ts';
@@ -72,14 +73,14 @@ async function rawRoundTrip(url: string): Promise<Figures> {
 }
 
 async function emitOne(deps: Deps): Promise<void> {
-  const result = await emit(deps, {
+  const result = await emit(deps, CLI_ACTOR, {
     cause: 'drift',
     subject: { kind: 'host', key: 'web-1.example.net' },
     instant: Date.now(),
     headline: 'Port 22 opened on web-1.',
     census: 1,
   });
-  if (!result.ok) throw new Error(`emit refused: ${JSON.stringify(result.errors)}`);
+  if (!result.ok) throw new Error(`emit refused: ${JSON.stringify(result)}`);
 }
 
 /**

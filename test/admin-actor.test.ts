@@ -19,6 +19,8 @@ import {
   updateChannel,
 } from '../src/features/channels/channels.service.ts';
 import { resendDeadOfChannel, resendDelivery } from '../src/features/delivery/resend.service.ts';
+import { emit } from '../src/features/messages/emit.service.ts';
+import { emitOnce } from '../src/features/messages/idempotency.service.ts';
 import { setRetentionDays } from '../src/features/messages/retention.service.ts';
 import {
   changeProvider,
@@ -53,6 +55,7 @@ const WRITTEN: (keyof DB)[] = [
   'sso_providers',
   'sso_identities',
   'meta',
+  'api_idempotency',
 ];
 const CLEARED = [
   'sessions',
@@ -62,6 +65,7 @@ const CLEARED = [
   'invitations',
   'delivery_attempts',
   'deliveries',
+  'api_idempotency',
   'messages',
   'channels',
   'sso_identities',
@@ -146,6 +150,7 @@ forEachDialect((getDb) => {
     const actor = { actorId };
     const viaToken = { actorId, via: 'token', tokenId } as const;
     const base = 'http://localhost';
+    const message = { cause: 'drift', subject: { kind: 'service', key: 'api' }, headline: 'The service moved.' };
     const change = {
       id: w.channel.id,
       url: 'https://hooks.example.com/changed',
@@ -193,6 +198,13 @@ forEachDialect((getDb) => {
       removeProvider: await removeProvider(t.deps, actor, w.provider),
       removeIdentity: await removeIdentity(t.deps, actor, w.identity),
       setRetentionDays: await setRetentionDays(t.deps, actor, 30),
+      emit: await emit(t.deps, actor, { ...message, instant: t.clock.now() }),
+      emitOnce: await emitOnce(t.deps, {
+        actorId,
+        key: `k-${newId(systemRandom)}`,
+        request: message,
+        answer: () => ({ status: 201, response: '{}' }),
+      }),
     };
   };
 

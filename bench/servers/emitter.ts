@@ -6,6 +6,7 @@ import { testConfig } from '../../test/helpers/app.ts';
 import { openDatabase } from '../../src/db/connect.ts';
 import { systemClock, systemRandom, type Deps } from '../../src/deps.ts';
 import { createDeliveryWakeup } from '../../src/features/delivery/wakeup.ts';
+import { CLI_ACTOR } from '../../src/features/auth/admin-actor.ts';
 import { emit } from '../../src/features/messages/emit.service.ts';
 import { until } from '../helpers.ts';
 
@@ -27,14 +28,14 @@ const total = rate * seconds;
 const start = performance.now();
 for (let i = 0; i < total; i++) {
   await until(start + (i * 1000) / rate);
-  const result = await emit(deps, {
+  const result = await emit(deps, CLI_ACTOR, {
     cause: 'drift',
     subject: { kind: 'host', key: 'web-1.example.net' },
     instant: Date.now(),
     headline: 'Port 22 opened on web-1.',
     census: 1,
   });
-  if (!result.ok) throw new Error(`emit refused: ${JSON.stringify(result.errors)}`);
+  if (!result.ok) throw new Error(`emit refused: ${JSON.stringify(result)}`);
 }
 await db.destroy();
 process.send!({ count: total });

@@ -9,7 +9,9 @@ import { until } from '../../test/helpers/delivery.ts';
 import { buildAccount } from '../../test/helpers/factories.ts';
 import { buildChannel, clearOutbox } from '../../test/helpers/outbox.ts';
 import { startDeliveryListener } from '../features/delivery/wakeup.listener.ts';
-import { parseEmitArgs } from './emit.ts';
+import { CLI_ACTOR } from '../features/auth/admin-actor.ts';
+import { NOT_ADMIN } from '../features/refusals.ts';
+import { emitAndReport, parseEmitArgs } from './emit.ts';
 
 const run = promisify(execFile);
 const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
@@ -191,6 +193,27 @@ forEachDialect((getDb, dialect) => {
     assert.match(err.stderr, /--headline: The headline is required/);
     assert.match(err.stderr, /--census: the census must be a whole number of zero or more/);
     assert.equal((await t.deps.db.selectFrom('messages').select('id').execute()).length, 0);
+  });
+
+  test('what svc emit says when its actor is refused: the words every door uses, exit 1, nothing stored', async () => {
+    const parsed = parseEmitArgs(
+      ['--cause', 'drift', '--subject-kind', 's', '--subject-key', 'k', '--headline', 'h'],
+      NOW,
+    );
+    assert.ok(parsed.ok);
+    const said = { stdout: '', stderr: '' };
+    const out = {
+      stdout: { write: (text: string) => (said.stdout += text) },
+      stderr: { write: (text: string) => (said.stderr += text) },
+    };
+    // The command line always runs as the host; an account that is not an administrator is only possible here.
+    const viewer = await buildAccount(t, { role: 'viewer' });
+    assert.equal(await emitAndReport(t.deps, { actorId: viewer.id }, parsed.input, out), 1);
+    assert.deepEqual(said, { stdout: '', stderr: `svc emit: nothing stored: ${NOT_ADMIN.words}\n` });
+    assert.equal((await t.deps.db.selectFrom('messages').select('id').execute()).length, 0);
+    assert.equal(await emitAndReport(t.deps, CLI_ACTOR, parsed.input, out), 0);
+    assert.match(said.stdout, /^[A-Za-z0-9_-]{22}\n$/);
+    assert.equal((await t.deps.db.selectFrom('messages').select('id').execute()).length, 1);
   });
 
   test('svc emit on PostgreSQL wakes the workers of other processes', { skip: dialect !== 'postgres' }, async () => {

@@ -1,6 +1,10 @@
 // svc emit: puts one message into the store through emit(), from flags. How operators and tests put messages in.
 import { parseArgs } from 'node:util';
+import type { Deps } from '../deps.ts';
+import { CLI_ACTOR, type AdminActor } from '../features/auth/admin-actor.ts';
+import { EMIT_REFUSALS } from '../features/messages/emit.refusals.ts';
 import { emit, validateEmitInput, type EmitField, type EmitInput } from '../features/messages/emit.service.ts';
+import { wordsOf } from '../features/refusals.ts';
 import { CAUSES } from '../features/messages/classes.ts';
 import { INSTANT_SPELLING, parseInstant } from '../features/messages/instant.ts';
 import { startRuntime } from './start.ts';
@@ -116,21 +120,40 @@ export async function runEmit(args: string[]): Promise<number> {
   // Logs go to stderr so stdout carries only the message id.
   const deps = await startRuntime({ logToStderr: true });
   try {
-    const result = await emit(deps, parsed.input);
-    if (!result.ok) {
-      process.stderr.write(
-        `svc emit: nothing stored:\n${Object.values(result.errors)
-          .map((e) => `  - ${e}`)
-          .join('\n')}\n`,
-      );
-      return 2;
-    }
-    process.stdout.write(`${result.id}\n`);
-    process.stderr.write(
-      `svc emit: stored ${result.class} message; ${result.deliveries} channel ${result.deliveries === 1 ? 'delivery' : 'deliveries'} queued\n`,
-    );
-    return 0;
+    return await emitAndReport(deps, CLI_ACTOR, parsed.input, process);
   } finally {
     await deps.db.destroy();
   }
+}
+
+/** Where `svc emit` writes: the message id to stdout, everything else to stderr. */
+export interface EmitOutput {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+/**
+ * Emits `input` as `actor` and says the outcome: the id on stdout and a summary on stderr (exit 0), or each problem on
+ * stderr (exit 2 for invalid input, 1 for a refused actor, in the words every door uses). The command line runs it as
+ * the host (always an administrator).
+ */
+export async function emitAndReport(deps: Deps, actor: AdminActor, input: EmitInput, out: EmitOutput): Promise<number> {
+  const result = await emit(deps, actor, input);
+  if (!result.ok && result.reason === 'not-admin') {
+    out.stderr.write(`svc emit: nothing stored: ${wordsOf(EMIT_REFUSALS['not-admin'], undefined)}\n`);
+    return 1;
+  }
+  if (!result.ok) {
+    out.stderr.write(
+      `svc emit: nothing stored:\n${Object.values(result.errors)
+        .map((e) => `  - ${e}`)
+        .join('\n')}\n`,
+    );
+    return 2;
+  }
+  out.stdout.write(`${result.id}\n`);
+  out.stderr.write(
+    `svc emit: stored ${result.class} message; ${result.deliveries} channel ${result.deliveries === 1 ? 'delivery' : 'deliveries'} queued\n`,
+  );
+  return 0;
 }

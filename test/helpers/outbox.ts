@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ChannelsTable, DB, MessagesTable } from '../../src/db/schema.ts';
 import { newId, systemRandom } from '../../src/deps.ts';
+import { CLI_ACTOR } from '../../src/features/auth/admin-actor.ts';
 import { emit, serializeBody, type EmitInput } from '../../src/features/messages/emit.service.ts';
 import { insertDeliveriesForClass, insertMessage } from '../../src/features/messages/messages.repo.ts';
 import type { TestApp } from './app.ts';
@@ -78,14 +79,14 @@ export async function buildChannel(
 
 /** Emits a valid message (drift by default) through emit() and returns its id; throws if emit refuses. */
 export async function buildMessage(t: TestApp, overrides: Partial<EmitInput> = {}): Promise<string> {
-  const result = await emit(t.deps, {
+  const result = await emit(t.deps, CLI_ACTOR, {
     cause: 'drift',
     subject: { kind: 'service', key: `svc-${newId(systemRandom)}` },
     instant: t.clock.now(),
     headline: 'The service moved.',
     ...overrides,
   });
-  if (!result.ok) throw new Error(`emit refused: ${JSON.stringify(result.errors)}`);
+  if (!result.ok) throw new Error(`emit refused: ${JSON.stringify(result)}`);
   return result.id;
 }
 

@@ -9,6 +9,7 @@ import { createTestDatabase, dialects, type TestDatabase } from '../../../test/h
 import { until } from '../../../test/helpers/delivery.ts';
 import { buildAccount } from '../../../test/helpers/factories.ts';
 import { buildChannel, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { CLI_ACTOR } from '../auth/admin-actor.ts';
 import { emit, type EmitInput } from '../messages/emit.service.ts';
 import { LISTENER_APPLICATION_NAME, startDeliveryListener, wireWakeups } from './wakeup.listener.ts';
 import { notifyDeliveriesDue } from '../messages/deliveries-due.ts';
@@ -130,14 +131,14 @@ for (const dialect of dialects()) {
       const count = (payload: string | undefined) => heard.filter((p) => p === payload).length;
       try {
         await until(() => count(undefined) === 1); // connected and caught up once
-        assert.ok((await emit(t.deps, input)).ok);
+        assert.ok((await emit(t.deps, CLI_ACTOR, input)).ok);
         await until(() => count('') === 1);
 
         // The same message id twice: the second emit fails and notifies nobody.
         const fixed = { ...t.deps, random: { bytes: (n: number) => Buffer.alloc(n, 7) } };
-        assert.ok((await emit(fixed, input)).ok);
+        assert.ok((await emit(fixed, CLI_ACTOR, input)).ok);
         await until(() => count('') === 2);
-        await assert.rejects(emit(fixed, input));
+        await assert.rejects(emit(fixed, CLI_ACTOR, input));
         // A transaction that fails after notifying takes the notification with it.
         const rollback = new Error('rolled back');
         await assert.rejects(
@@ -157,7 +158,7 @@ for (const dialect of dialects()) {
           where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`.execute(tdb.db);
         assert.equal(killed.rows.length, 1, 'one listening session');
         await until(() => count(undefined) === 2); // reconnected and caught up
-        assert.ok((await emit(t.deps, input)).ok);
+        assert.ok((await emit(t.deps, CLI_ACTOR, input)).ok);
         await until(() => count('') === 3);
 
         assert.equal(lines.filter((l) => /listener disconnected/.test(l)).length, 1);

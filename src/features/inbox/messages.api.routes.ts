@@ -16,6 +16,7 @@ import {
   timeIdCursorOf,
 } from '../../http/api.ts';
 import type { Ctx } from '../../http/env.ts';
+import { EMIT_REFUSALS } from '../messages/emit.refusals.ts';
 import { emitOnce } from '../messages/idempotency.service.ts';
 import { inboxPage, messageDetail } from './inbox.service.ts';
 import {
@@ -180,13 +181,17 @@ export function messagesApiRoutes(deps: Deps) {
 
   app.openapi(emitRoute, async (c) => {
     const result = await emitOnce(deps, {
-      accountId: apiAccount(c).id,
+      actorId: apiAccount(c).id,
       key: c.req.valid('header')['idempotency-key'],
       request: emitRequestOf(c.req.valid('json')),
       answer: (message, deliveries) => ({ status: 201, response: JSON.stringify(presentEmitted(message, deliveries)) }),
     });
     if (!result.ok) {
       if (result.reason === 'key-reused') return refuse(c, 'idempotency-key-reused');
+      if (result.reason === 'not-admin') {
+        const { status, type, words } = EMIT_REFUSALS['not-admin'];
+        return problem(c, status, type, words);
+      }
       return invalid(
         c,
         Object.fromEntries(

@@ -7,8 +7,12 @@ import { assertProblem, buildApiUser } from '../../../test/helpers/api.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { signedInAs } from '../../../test/helpers/factories.ts';
 import { buildChannel, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { Hono } from 'hono';
 import { parseEmitArgs } from '../../cli/emit.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
+import type { AppEnv } from '../../http/env.ts';
+import { messagesApiRoutes } from '../inbox/messages.api.routes.ts';
+import { NOT_ADMIN } from '../refusals.ts';
 import { validateEmitInput, type EmitInput } from './emit.service.ts';
 import { IDEMPOTENCY_TTL_MS } from './idempotency.service.ts';
 import { INSTANT_SPELLING } from './instant.ts';
@@ -235,6 +239,44 @@ forEachDialect((getDb) => {
       'admin-only',
     );
     assert.equal(await count('messages'), 0);
+  });
+
+  test('past the gate, the emit route still refuses a viewer’s token: the same 403 admin-only, nothing stored', async () => {
+    const viewer = await buildApiUser(t, 'viewer');
+    const gated = await viewer.api.post('/api/messages', BODY);
+    assertProblem(gated, 403, 'admin-only');
+    // The routes alone, with the viewer's account as the gate would have set it had a later change let it through.
+    const routes = new Hono<AppEnv>();
+    routes.use(async (c, next) => {
+      c.set('apiAccount', {
+        id: viewer.account.id,
+        username: viewer.account.username,
+        role: 'admin', // a stale or forged role: the act reads the account's row
+        tokenId: 'token-id',
+        readOnly: false,
+      });
+      await next();
+    });
+    routes.route('/', messagesApiRoutes(t.deps));
+    for (const headers of [{}, { 'idempotency-key': 'k-1' }] as Record<string, string>[]) {
+      const res = await routes.request('/api/messages', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(BODY),
+      });
+      assert.equal(res.status, 403);
+      const body = await res.json();
+      assert.equal(body.type, gated.body.type);
+      assert.equal(body.detail, NOT_ADMIN.words);
+      assert.equal(body.detail, gated.body.detail, 'the words the gate says');
+    }
+    assert.equal(await count('messages'), 0);
+    const keys = await t.deps.db
+      .selectFrom('api_idempotency')
+      .select('key')
+      .where('account_id', '=', viewer.account.id)
+      .execute();
+    assert.deepEqual(keys, [], 'no key kept');
   });
 
   test('the same Idempotency-Key and body replay the first answer and store nothing; another body is refused; keys are per account', async () => {

@@ -8,6 +8,7 @@ import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
+import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { notifyDeliveriesDue } from './deliveries-due.ts';
 import { CAUSES, CLASS_OF_CAUSE, isCause, type Cause, type MessageClass } from './classes.ts';
 import { insertDeliveriesForClass, insertMessage, type MessageRow } from './messages.repo.ts';
@@ -42,7 +43,8 @@ export type EmitField =
 
 export type EmitResult =
   | { ok: true; id: string; class: MessageClass; deliveries: number; message: MessageRow }
-  | { ok: false; reason: 'invalid'; errors: Partial<Record<EmitField, string>> };
+  | { ok: false; reason: 'invalid'; errors: Partial<Record<EmitField, string>> }
+  | { ok: false; reason: 'not-admin' };
 
 /** Longest accepted values: generous for real content, small enough to keep the store and bodies bounded. */
 export const EMIT_LIMITS = { kind: 64, key: 512, headline: 1000, id: 256 } as const;
@@ -242,9 +244,11 @@ export async function runEmitTransaction<T>(
 /**
  * Stores one message and one pending delivery per enabled channel subscribed to its class, in one
  * transaction, then wakes the workers (this process's at once, every process's through NOTIFY on PostgreSQL).
- * Invalid input is refused with every problem named, and stores nothing.
+ * Emitting is an administrator's act: an `actor` that is not an active administrator is refused, as is invalid input
+ * (with every problem named); a refusal stores nothing.
  */
-export async function emit(deps: Deps, input: EmitInput): Promise<EmitResult> {
+export async function emit(deps: Deps, actor: AdminActor, input: EmitInput): Promise<EmitResult> {
+  if (!(await actorIsAdmin(deps, actor))) return { ok: false, reason: 'not-admin' };
   const prepared = prepareEmit(deps, input);
   if (!prepared.ok) return prepared;
   const { message } = prepared;

@@ -6,6 +6,7 @@ import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect, type TestDatabase } from '../../../test/helpers/db.ts';
 import { buildAccount } from '../../../test/helpers/factories.ts';
 import { buildChannel, clearOutbox } from '../../../test/helpers/outbox.ts';
+import { CLI_ACTOR } from '../auth/admin-actor.ts';
 import { emit, messageLink, type EmitInput } from './emit.service.ts';
 
 const base: EmitInput = {
@@ -47,7 +48,7 @@ forEachDialect((getDb) => {
   }
 
   test('the body has exactly the documented fields, serialized once, in the stored bytes', async () => {
-    const result = await emit(t.deps, {
+    const result = await emit(t.deps, CLI_ACTOR, {
       cause: 'declared-input',
       subject: { kind: 'zone', key: 'example.com' },
       instant: Date.UTC(2026, 0, 15, 11, 0, 0, 250),
@@ -91,7 +92,7 @@ forEachDialect((getDb) => {
 
   test('census and link are omitted when absent (no SVC_PUBLIC_URL)', async () => {
     const noUrl = buildTestApp(getDb(), { publicUrl: undefined });
-    const result = await emit(noUrl.deps, base);
+    const result = await emit(noUrl.deps, CLI_ACTOR, base);
     assert.ok(result.ok);
     const row = await t.deps.db
       .selectFrom('messages')
@@ -111,7 +112,7 @@ forEachDialect((getDb) => {
   });
 
   test('a census of zero is kept', async () => {
-    const result = await emit(t.deps, { ...base, census: 0 });
+    const result = await emit(t.deps, CLI_ACTOR, { ...base, census: 0 });
     assert.ok(result.ok);
     const row = await t.deps.db
       .selectFrom('messages')
@@ -129,7 +130,7 @@ forEachDialect((getDb) => {
       [{ cause: 'declared-input', sourceId: 'abc' }, 'coverage', 'https://svc.example.test/sources/abc'],
     ];
     for (const [over, cls, link] of cases) {
-      const result = await emit(t.deps, { ...base, ...over });
+      const result = await emit(t.deps, CLI_ACTOR, { ...base, ...over });
       assert.ok(result.ok, JSON.stringify(over));
       assert.equal(result.class, cls);
       const body = JSON.parse(
@@ -158,7 +159,7 @@ forEachDialect((getDb) => {
     await buildChannel(t, { createdBy: authorId, classes: 'drift', enabled: false });
     const clock = await buildChannel(t, { createdBy: authorId, classes: 'clock' });
     const routed = async (input: EmitInput) => {
-      const result = await emit(t.deps, input);
+      const result = await emit(t.deps, CLI_ACTOR, input);
       assert.ok(result.ok);
       const rows = await t.deps.db.selectFrom('deliveries').selectAll().where('message_id', '=', result.id).execute();
       for (const d of rows) {
@@ -199,10 +200,10 @@ forEachDialect((getDb) => {
       [{ cause: 'threshold', sourceId: 'x' }, 'sourceId', /only given for the declared-input cause/],
     ];
     for (const [over, field, message] of cases) {
-      const result = await emit(t.deps, { ...base, ...over } as EmitInput);
+      const result = await emit(t.deps, CLI_ACTOR, { ...base, ...over } as EmitInput);
       assert.equal(result.ok, false, JSON.stringify(over));
-      if (!result.ok)
-        assert.match((result.errors as Record<string, string>)[field] ?? '', message, JSON.stringify(over));
+      assert.ok(!result.ok && result.reason === 'invalid', JSON.stringify(result));
+      assert.match((result.errors as Record<string, string>)[field] ?? '', message, JSON.stringify(over));
     }
     assert.equal(await messageCount(), 0);
     assert.equal((await t.deps.db.selectFrom('deliveries').select('id').execute()).length, 0);
@@ -229,7 +230,7 @@ forEachDialect((getDb) => {
         .insertInto('channels')
         .values(rows.slice(i, i + 500))
         .execute();
-    const result = await emit(t.deps, base);
+    const result = await emit(t.deps, CLI_ACTOR, base);
     assert.ok(result.ok);
     assert.equal(result.deliveries, 10_000);
     const n = await t.deps.db
@@ -248,11 +249,11 @@ forEachDialect((getDb) => {
     const seen: (number | Promise<number>)[] = [];
     const unsubscribe = t.deps.wakeup.subscribe(() => seen.push(committed.count()));
     try {
-      const first = await emit(t.deps, base);
+      const first = await emit(t.deps, CLI_ACTOR, base);
       assert.ok(first.ok);
       assert.equal(first.deliveries, 2);
       assert.deepEqual(await Promise.all(seen), [2], 'woken once, with both deliveries already committed');
-      const second = await emit(t.deps, { ...base, cause: 'threshold' });
+      const second = await emit(t.deps, CLI_ACTOR, { ...base, cause: 'threshold' });
       assert.ok(second.ok);
       assert.deepEqual(await Promise.all(seen), [2, 3]);
     } finally {
@@ -265,15 +266,15 @@ forEachDialect((getDb) => {
     let woken = 0;
     const unsubscribe = t.deps.wakeup.subscribe(() => woken++);
     try {
-      assert.equal((await emit(t.deps, { ...base, headline: '' })).ok, false);
-      assert.ok((await emit(t.deps, base)).ok, 'no channel: stored, nothing to deliver');
+      assert.equal((await emit(t.deps, CLI_ACTOR, { ...base, headline: '' })).ok, false);
+      assert.ok((await emit(t.deps, CLI_ACTOR, base)).ok, 'no channel: stored, nothing to deliver');
       assert.equal(woken, 0);
       await buildChannel(t, { createdBy: authorId, classes: 'drift' });
       // The same message id twice: the second transaction fails and rolls back.
       const fixed = { ...t.deps, random: { bytes: (n: number) => Buffer.alloc(n, 9) } };
-      assert.ok((await emit(fixed, base)).ok);
+      assert.ok((await emit(fixed, CLI_ACTOR, base)).ok);
       assert.equal(woken, 1);
-      await assert.rejects(emit(fixed, base));
+      await assert.rejects(emit(fixed, CLI_ACTOR, base));
       assert.equal(woken, 1);
     } finally {
       unsubscribe();

@@ -3,6 +3,7 @@
 // message are written in one transaction: a second request with the same key waits on the first's row, then replays it.
 import type { Deps } from '../../deps.ts';
 import { sha256 } from '../../deps.ts';
+import { actorIsAdmin } from '../auth/admin-actor.ts';
 import { prepareEmit, runEmitTransaction, storeMessage, type EmitField, type EmitInput } from './emit.service.ts';
 import { claimKey, deleteKeysThrough, findKey, saveAnswer } from './idempotency.repo.ts';
 import type { MessageRow } from './messages.repo.ts';
@@ -23,7 +24,8 @@ export interface StoredAnswer {
 export type EmitOnceResult =
   | ({ ok: true; replayed: boolean } & StoredAnswer)
   | { ok: false; reason: 'invalid'; errors: Partial<Record<EmitField, string>> }
-  | { ok: false; reason: 'key-reused' };
+  | { ok: false; reason: 'key-reused' }
+  | { ok: false; reason: 'not-admin' };
 
 /**
  * The request's fingerprint: SHA-256 over its fields in a fixed order, absent optional fields as null. Key order and
@@ -48,18 +50,21 @@ export function requestHash(request: EmitRequest): string {
 /**
  * Emits `request` as emit() does and answers with `answer(message, deliveries)`. With a `key`, the first answer is
  * stored with the message in one transaction: the same key and request from the same account within 24 hours
- * replays it and stores nothing; the same key with another request is refused. Invalid input stores nothing, key
- * included, so the client may fix the request and retry with the same key.
+ * replays it and stores nothing; the same key with another request is refused. As emit(), it refuses an actor that is
+ * not an active administrator (replaying nothing either). Invalid input stores nothing, key included, so the client
+ * may fix the request and retry with the same key.
  */
 export async function emitOnce(
   deps: Deps,
   p: {
-    accountId: string;
+    /** The account emitting (the API token's); its keys are its own. */
+    actorId: string;
     key: string | undefined;
     request: EmitRequest;
     answer: (message: MessageRow, deliveries: number) => StoredAnswer;
   },
 ): Promise<EmitOnceResult> {
+  if (!(await actorIsAdmin(deps, { actorId: p.actorId }))) return { ok: false, reason: 'not-admin' };
   const now = deps.clock.now();
   const prepared = prepareEmit(deps, { ...p.request, instant: p.request.instant ?? now });
   if (!prepared.ok) return prepared;
@@ -76,11 +81,11 @@ export async function emitOnce(
     // The claim comes first, so a racing request with the same key waits here rather than storing a message.
     const claimed = await claimKey(
       trx,
-      { account_id: p.accountId, key, request_hash: hash, status: 0, response: '', created_at: now },
+      { account_id: p.actorId, key, request_hash: hash, status: 0, response: '', created_at: now },
       now - IDEMPOTENCY_TTL_MS,
     );
     if (!claimed) {
-      const first = await findKey(trx, p.accountId, key);
+      const first = await findKey(trx, p.actorId, key);
       // A live row that did not let itself be claimed is locked by this transaction until it ends.
       if (!first) throw new Error('an idempotency key row vanished while held');
       if (first.request_hash !== hash) return { value: { ok: false, reason: 'key-reused' }, deliveries: 0 };
@@ -88,7 +93,7 @@ export async function emitOnce(
     }
     const deliveries = await storeMessage(trx, deps, message);
     const answer = p.answer(message, deliveries);
-    await saveAnswer(trx, { accountId: p.accountId, key, ...answer });
+    await saveAnswer(trx, { accountId: p.actorId, key, ...answer });
     return { value: { ok: true, replayed: false, ...answer }, deliveries };
   });
 }

@@ -6,7 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
-import { assertProblem, buildApiUser, type ApiClient, type ApiResponse } from '../../../test/helpers/api.ts';
+import {
+  assertProblem,
+  buildApiUser,
+  openApiDocument,
+  type ApiClient,
+  type ApiResponse,
+} from '../../../test/helpers/api.ts';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, signedInAs } from '../../../test/helpers/factories.ts';
@@ -289,6 +295,13 @@ forEachDialect((getDb) => {
       404,
       'not-found',
     );
+    // A well-formed id of no provider is answered in the words the document gives the operation's 404.
+    const operation = (await openApiDocument(t)).paths['/api/sso/providers/{id}'];
+    const read = await admin.api.get('/api/sso/providers/AAAAAAAAAAAAAAAAAAAAAA');
+    assert.equal(read.body.detail, operation.get.responses['404'].description);
+    const change = await admin.api.patch('/api/sso/providers/AAAAAAAAAAAAAAAAAAAAAA', { display_name: 'X' });
+    assert.equal(change.body.detail, operation.patch.responses['404'].description);
+    assert.equal(change.body.detail, 'That provider no longer exists.', 'the catalogue’s words');
   });
 
   test('deleting a provider deletes its identities and keeps the accounts; deleting again, or an id that cannot exist, is 204', async () => {

@@ -120,8 +120,14 @@ export function accountsApiRoutes(deps: Deps) {
   });
 
   app.openapi(op.signOut, async (c) => {
-    const result = await signOutEverywhere(deps, { actorId: apiAccount(c).id, accountId: c.req.valid('param').id });
-    return result.ok ? c.json({ sessions_ended: result.ended }, 200) : refuse(c, SIGN_OUT_REFUSALS, result.reason);
+    const result = await signOutEverywhere(deps, {
+      actorId: apiAccount(c).id,
+      accountId: c.req.valid('param').id,
+      revokeTokens: c.req.valid('json').revoke_tokens === true,
+    });
+    return result.ok
+      ? c.json({ sessions_ended: result.ended, tokens_revoked: result.revoked }, 200)
+      : refuse(c, SIGN_OUT_REFUSALS, result.reason);
   });
 
   app.openapi(op.revokeTokens, async (c) => {

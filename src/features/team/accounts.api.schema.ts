@@ -4,9 +4,22 @@ import { z } from '@hono/zod-openapi';
 import { AnyIdParam, apiRoute, IdParam, jsonAnswer, jsonBody, pageOf, PageQuery, Timestamp } from '../../http/api.ts';
 import { ID_PATTERN } from '../../http/text.ts';
 import { AccountChangeSchema, AccountDetailSchema, AccountSchema } from './team.api.schema.ts';
+import {
+  REACTIVATE_REFUSALS,
+  REASSIGN_REFUSALS,
+  REENROL_REFUSALS,
+  RESET_LINK_REFUSALS,
+  REVOKE_TOKENS_REFUSALS,
+  ROLE_REFUSALS,
+  SIGN_OUT_REFUSALS,
+  SUSPEND_REFUSALS,
+} from './team.refusals.ts';
 
-/** Said of an id in the path, or of `to`, that names no account. */
+/** Said of an id in the path of a read, or of `to`, that names no account. */
 export const NO_ACCOUNT = 'No account has this id.';
+
+/** An act's 404 as documented: the words its catalogue answers with when the account is gone. */
+const gone = (catalogue: { 'not-found': { words: string } }) => catalogue['not-found'].words;
 
 const tags = ['Accounts'];
 const ListQuery = PageQuery.extend({
@@ -68,7 +81,7 @@ const setRole = apiRoute({
   request: { params: IdParam, body: jsonBody(RoleBody) },
   refusals: {
     403: '`confirmation-required`: making an admin with a token that cannot prove it (see the description).',
-    404: NO_ACCOUNT,
+    404: gone(ROLE_REFUSALS),
     409: '`own-role`: your own role; `last-admin`: it would leave no active administrator.',
   },
   responses: { 200: jsonAnswer(AccountChangeSchema, 'The account; `changed` is false when it already had the role.') },
@@ -77,7 +90,15 @@ const setRole = apiRoute({
 /** An act posted to /api/accounts/{id}/<path> without a body. */
 function act<S extends z.ZodType>(
   path: string,
-  doc: { summary: string; description: string; conflict?: string; answer: S; answered: string },
+  doc: {
+    summary: string;
+    description: string;
+    /** The act's refusal catalogue, whose words for a gone account the 404 documents. */
+    refusals: { 'not-found': { words: string } };
+    conflict?: string;
+    answer: S;
+    answered: string;
+  },
 ) {
   return apiRoute({
     method: 'post',
@@ -86,12 +107,13 @@ function act<S extends z.ZodType>(
     summary: doc.summary,
     description: doc.description,
     request: { params: IdParam },
-    refusals: { 404: NO_ACCOUNT, ...(doc.conflict ? { 409: doc.conflict } : {}) },
+    refusals: { 404: gone(doc.refusals), ...(doc.conflict ? { 409: doc.conflict } : {}) },
     responses: { 200: jsonAnswer(doc.answer, doc.answered) },
   });
 }
 
 const suspend = act('suspend', {
+  refusals: SUSPEND_REFUSALS,
   summary: 'Suspend an account',
   description:
     'Its sessions end; it cannot sign in and its API tokens answer 401 until it is reactivated (they are kept).',
@@ -101,21 +123,50 @@ const suspend = act('suspend', {
 });
 
 const reactivate = act('reactivate', {
+  refusals: REACTIVATE_REFUSALS,
   summary: 'Reactivate an account',
   description: 'It may sign in again, and its unrevoked, unexpired API tokens work again.',
   answer: AccountChangeSchema,
   answered: 'The account; `changed` is false when it was already active.',
 });
 
-const signOut = act('sign-out-everywhere', {
+const SignOutBody = z
+  .strictObject({
+    revoke_tokens: z.boolean().optional().openapi({
+      description:
+        'Also revoke every API token of the account, in the same transaction (each answers 401 from the next request on). Absent or false: its tokens keep working.',
+      example: true,
+    }),
+  })
+  .openapi('SignOut');
+
+const signOut = apiRoute({
+  method: 'post',
+  path: '/api/accounts/{id}/sign-out-everywhere',
+  tags,
   summary: 'Sign an account out everywhere',
-  description: 'Ends every session of the account, pending sign-ins included. Its API tokens keep working.',
-  conflict: '`own-account`: end your own sessions on your Profile.',
-  answer: z.strictObject({ sessions_ended: z.number().int() }).openapi('SignedOut'),
-  answered: 'How many sessions ended.',
+  description:
+    'Ends every session of the account, pending sign-ins included. Its API tokens keep working unless the optional body asks `{"revoke_tokens": true}`: then every one is revoked in the same transaction, as the account page’s checkbox does. No body, or `{}`, ends the sessions only.',
+  request: { params: IdParam, body: { ...jsonBody(SignOutBody), required: false } },
+  refusals: { 404: gone(SIGN_OUT_REFUSALS), 409: '`own-account`: end your own sessions on your Profile.' },
+  responses: {
+    200: jsonAnswer(
+      z
+        .strictObject({
+          sessions_ended: z.number().int(),
+          tokens_revoked: z
+            .number()
+            .int()
+            .openapi({ description: 'How many API tokens were revoked: 0 unless asked.' }),
+        })
+        .openapi('SignedOut'),
+      'How many sessions ended, and how many API tokens were revoked.',
+    ),
+  },
 });
 
 const revokeTokens = act('revoke-tokens', {
+  refusals: REVOKE_TOKENS_REFUSALS,
   summary: 'Revoke every API token of an account',
   description:
     'Deletes every personal API token of the account: each answers 401 from the next request on, on every instance, and reactivating the account does not bring them back. Its sessions are untouched. Never your own tokens (revoke those one by one).',
@@ -125,6 +176,7 @@ const revokeTokens = act('revoke-tokens', {
 });
 
 const resetSecondFactor = act('reset-second-factor', {
+  refusals: REENROL_REFUSALS,
   summary: 'Reset an account’s second factor',
   description:
     'Clears its TOTP secret and voids its recovery codes; it enrols again at its next sign-in. Its password and sessions are untouched.',
@@ -142,7 +194,7 @@ const resetLink = apiRoute({
     'A single-use link, valid 24 hours, in this answer only (never stored, logged or shown again); any earlier link of the account stops working. ' +
     'Whoever opens it sets a new password; every session of the account then ends and every API token of it is revoked.',
   request: { params: IdParam },
-  refusals: { 404: NO_ACCOUNT, 409: '`own-account`: change your own password on your Profile.' },
+  refusals: { 404: gone(RESET_LINK_REFUSALS), 409: '`own-account`: change your own password on your Profile.' },
   responses: { 201: jsonAnswer(ResetLinkSchema, 'The link, this once.') },
 });
 
@@ -154,7 +206,7 @@ const reassign = apiRoute({
   description:
     'Every row it authored (invitations, channels, SSO providers) passes to `to`, an active account; afterwards it can be removed.',
   request: { params: IdParam, body: jsonBody(ReassignBody) },
-  refusals: { 404: NO_ACCOUNT, 409: '`heir-suspended`: the receiving account is suspended.' },
+  refusals: { 404: gone(REASSIGN_REFUSALS), 409: '`heir-suspended`: the receiving account is suspended.' },
   responses: { 200: jsonAnswer(ReassignedSchema, 'How many rows moved, and to whom.') },
 });
 

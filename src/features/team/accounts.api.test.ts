@@ -2,7 +2,7 @@
 // for the same reasons; each answer is also checked against the OpenAPI document (test/helpers/api.ts).
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
-import { ApiClient, assertProblem, buildApiUser } from '../../../test/helpers/api.ts';
+import { ApiClient, assertProblem, buildApiUser, openApiDocument } from '../../../test/helpers/api.ts';
 import type { TestApp, TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
@@ -303,12 +303,75 @@ forEachDialect((getDb) => {
     await signIn(t, vera);
     const { token } = await createToken(t.deps, vera.id, { name: 'ci', expiry: 'never' });
     const res = await api.post(`/api/accounts/${vera.id}/sign-out-everywhere`);
-    assert.deepEqual([res.status, res.body], [200, { sessions_ended: 2 }]);
+    assert.deepEqual([res.status, res.body], [200, { sessions_ended: 2, tokens_revoked: 0 }]);
     assert.equal(await sessionsOf(vera.id), 0);
     assert.equal((await new ApiClient(t, token).get('/api/me')).status, 200, 'its tokens still work');
+    await signIn(t, vera);
+    for (const body of [{}, { revoke_tokens: false }]) {
+      const again = await api.post(`/api/accounts/${vera.id}/sign-out-everywhere`, body);
+      assert.equal(again.status, 200, JSON.stringify(body));
+      assert.equal(again.body.tokens_revoked, 0, JSON.stringify(body));
+    }
+    assert.equal(await sessionsOf(vera.id), 0);
+    assert.equal((await new ApiClient(t, token).get('/api/me')).status, 200, 'its tokens still work, unless asked');
     assertProblem(await api.post(`/api/accounts/${adminId}/sign-out-everywhere`), 409, 'own-account');
     assert.equal(await sessionsOf(adminId), 1, 'the admin’s own session stays');
     assertProblem(await api.post('/api/accounts/no-such-account/sign-out-everywhere'), 404, 'not-found');
+  });
+
+  test('sign out everywhere with {"revoke_tokens": true} also revokes every API token of the account; a non-boolean is a 422 on the field', async () => {
+    const vera = await buildAccount(t, { username: 'vera' });
+    await signIn(t, vera);
+    const tokens = [
+      (await createToken(t.deps, vera.id, { name: 'ci', expiry: 'never' })).token,
+      (await createToken(t.deps, vera.id, { name: 'backup', expiry: 'never', readOnly: true })).token,
+    ];
+    for (const token of tokens) assert.equal((await new ApiClient(t, token).get('/api/me')).status, 200);
+    for (const revoke_tokens of ['yes', 1, null, 'true']) {
+      const bad = await api.post(`/api/accounts/${vera.id}/sign-out-everywhere`, { revoke_tokens });
+      assertProblem(bad, 422, 'invalid');
+      assert.deepEqual(
+        bad.body.errors.map((e: { field: string }) => e.field),
+        ['revoke_tokens'],
+        JSON.stringify(revoke_tokens),
+      );
+    }
+    assert.equal(await sessionsOf(vera.id), 1, 'a refused request ended nothing');
+    for (const token of tokens) assert.equal((await new ApiClient(t, token).get('/api/me')).status, 200);
+
+    const res = await api.post(`/api/accounts/${vera.id}/sign-out-everywhere`, { revoke_tokens: true });
+    assert.deepEqual([res.status, res.body], [200, { sessions_ended: 1, tokens_revoked: 2 }]);
+    assert.equal(await sessionsOf(vera.id), 0);
+    for (const token of tokens) assertProblem(await new ApiClient(t, token).get('/api/me'), 401);
+    const none = await t.deps.db.selectFrom('api_tokens').select('id').where('account_id', '=', vera.id).execute();
+    assert.deepEqual(none, []);
+    assert.equal((await api.get('/api/me')).status, 200, 'the admin’s own token is untouched');
+  });
+
+  test('each act on an account that is gone answers 404 in the words its OpenAPI operation documents', async () => {
+    const doc = await openApiDocument(t);
+    const gone = 'AAAAAAAAAAAAAAAAAAAAAA';
+    const reads: [string, string, Record<string, unknown>?][] = [['GET', '']];
+    const acts: [string, string, Record<string, unknown>?][] = [
+      ['PATCH', '', { role: 'admin' }],
+      ['POST', '/suspend'],
+      ['POST', '/reactivate'],
+      ['POST', '/sign-out-everywhere'],
+      ['POST', '/revoke-tokens'],
+      ['POST', '/reset-second-factor'],
+      ['POST', '/reset-link'],
+      ['POST', '/reassign', { to: adminId }],
+    ];
+    for (const [method, suffix, body] of [...reads, ...acts]) {
+      const res = await api.request(method, `/api/accounts/${gone}${suffix}`, body);
+      assertProblem(res, 404, 'not-found');
+      const documented = doc.paths[`/api/accounts/{id}${suffix}`][method.toLowerCase()].responses['404'].description;
+      assert.equal(res.body.detail, documented, `${method} ${suffix}`);
+    }
+    for (const [method, suffix, body] of acts) {
+      const res = await api.request(method, `/api/accounts/${gone}${suffix}`, body);
+      assert.equal(res.body.detail, 'That account no longer exists.', `${method} ${suffix}: the catalogue's words`);
+    }
   });
 
   test('reset second factor clears it and voids the recovery codes; one’s own is refused', async () => {
