@@ -138,8 +138,7 @@ async function clearMessages(deps: Deps): Promise<void> {
 
 /**
  * Runs `svc emit` processes one after another for 3 x SECONDS (about 4 a second); returns their wall times (spawn to
- * exit) and, per
- * message id, when its id arrived on stdout (epoch ms; just after the commit).
+ * exit) and, per message id, when its id arrived on stdout (epoch ms; just after the commit).
  */
 async function svcEmits(url: string): Promise<{ walls: number[]; printed: Map<string, number> }> {
   const walls: number[] = [];

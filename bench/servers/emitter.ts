@@ -1,6 +1,6 @@
 // A second process for the latency bench: emit() at RATE messages/s for SECONDS into the PostgreSQL database at
-// argv[2],
-// with no worker of its own, so only NOTIFY can wake the bench's worker at once. Reports { count } over IPC when done.
+// argv[2], with no worker of its own, so only NOTIFY can wake the bench's worker at once. Reports { count } over IPC
+// when done.
 import pino from 'pino';
 import { testConfig } from '../../test/helpers/app.ts';
 import { openDatabase } from '../../src/db/connect.ts';
