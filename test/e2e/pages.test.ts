@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { prepareSetupToken } from '../../src/features/setup/setup.service.ts';
-import { CONFIRMABLE } from '../../src/features/team/account.views.tsx';
+import { CONFIRMABLE } from '../../src/features/team/account-confirm.views.tsx';
 import { mintResetLink } from '../../src/features/team/team.service.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';

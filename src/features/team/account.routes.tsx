@@ -15,7 +15,8 @@ import { isId } from '../../http/text.ts';
 import { confirmIdentity, recentlyConfirmed } from '../second-factor/reauth.service.ts';
 import { confirmRefusal } from '../second-factor/confirm-step.tsx';
 import { wordsOf, type Refusal } from '../refusals.ts';
-import { ACCOUNT_NOTICES, AccountPage, CONFIRMABLE, type AccountPageProps } from './account.views.tsx';
+import { CONFIRMABLE } from './account-confirm.views.tsx';
+import { ACCOUNT_NOTICES, AccountPage, type AccountPageProps } from './account.views.tsx';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import {
   REACTIVATE_REFUSALS,
