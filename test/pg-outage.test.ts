@@ -3,7 +3,6 @@
 // `svc emit` fails in one line with exit 1; the worker logs the outage once and resumes; the LISTEN session reconnects;
 // afterwards every acknowledged message reaches every channel.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
@@ -19,26 +18,9 @@ import { buildAccount, signIn } from './helpers/factories.ts';
 import { buildChannel, buildMessage } from './helpers/outbox.ts';
 import { privatePostgresMissing, startPrivatePostgres, type PrivatePostgres } from './helpers/private-postgres.ts';
 import { useReceiver } from './helpers/receiver.ts';
-import { svc } from './helpers/svc.ts';
+import { spawnSvc, type SvcChild, svc } from './helpers/svc.ts';
 
-const bin = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
-
-/** A long-running svc child: everything it logged, and whether it has exited. */
-interface Child {
-  proc: ChildProcess;
-  log: () => string;
-}
-
-function spawnSvc(args: string[], env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, [bin, ...args], {
-    env: { ...process.env, ...env, SVC_LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  proc.stdout!.on('data', (c: Buffer) => (log += c.toString()));
-  proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-  return { proc, log: () => log };
-}
+const _bin = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
 
 /** How often `line` appears in `log`. */
 const count = (log: string, line: string) => log.split(line).length - 1;
@@ -47,7 +29,7 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
   let server: PrivatePostgres;
   let tdb: TestDatabase;
   let t: TestApp;
-  const children: Child[] = [];
+  const children: SvcChild[] = [];
   const receiver = useReceiver();
 
   before(async () => {

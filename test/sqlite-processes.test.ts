@@ -2,7 +2,6 @@
 // and waves of concurrent `svc emit`. Writers wait for the lock (busy_timeout, transactions that take it up front)
 // instead of failing: no "database is locked" reaches anyone, and every stored message reaches every channel.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,15 +14,15 @@ import type { TestDatabase } from './helpers/db.ts';
 import { until } from './helpers/delivery.ts';
 import { buildChannel } from './helpers/outbox.ts';
 import { useReceiver } from './helpers/receiver.ts';
-import { svc } from './helpers/svc.ts';
+import { spawnSvc, type SvcChild, svc } from './helpers/svc.ts';
 
-const bin = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
+const _bin = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
 const LOCKED = /database is locked|SQLITE_BUSY/i;
 
 let dir: string;
 let tdb: TestDatabase;
 let t: TestApp;
-const children: { proc: ChildProcess; log: () => string }[] = [];
+const children: SvcChild[] = [];
 const receiver = useReceiver();
 
 before(async () => {
@@ -41,15 +40,9 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function spawnSvc(args: string[], env: Record<string, string>) {
-  const proc = spawn(process.execPath, [bin, ...args], {
-    env: { ...process.env, ...env, SVC_LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  proc.stdout!.on('data', (c: Buffer) => (log += c.toString()));
-  proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-  const child = { proc, log: () => log };
+/** Starts `svc <args>`, killed after the test. */
+function startSvc(args: string[], env: Record<string, string>) {
+  const child = spawnSvc(args, env);
   children.push(child);
   return child;
 }
@@ -60,8 +53,8 @@ test('serve, a second worker, API writes and 4 × 5 concurrent emits: no "databa
   await buildChannel(tdb.db, { url: `${rx.url}/b` });
   const { token } = await buildApiUser(t, 'admin');
   const env = { DATABASE_URL: tdb.database.kind === 'sqlite' ? tdb.database.path : '', PORT: '0', HOST: '127.0.0.1' };
-  const web = spawnSvc(['serve'], env);
-  const worker = spawnSvc(['worker'], env);
+  const web = startSvc(['serve'], env);
+  const worker = startSvc(['worker'], env);
   await until(() => /svc listening/.test(web.log()) && /delivery worker started/.test(worker.log()), {
     limitMs: 60_000,
   });

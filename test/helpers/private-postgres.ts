@@ -10,11 +10,22 @@ import { closedPort } from './ports.ts';
 
 const exec = promisify(execFile);
 
-/** Where Debian's server binaries are linked, or why a test needing them cannot run. */
-export const INITDB = '/usr/local/bin/initdb';
+/** Debian's initdb: linked into /usr/local/bin on this machine, else in the newest /usr/lib/postgresql/<version>/bin. */
+function findInitdb(): string | undefined {
+  if (fs.existsSync('/usr/local/bin/initdb')) return '/usr/local/bin/initdb';
+  const versions = fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql') : [];
+  const found = versions
+    .sort((a, b) => Number(b) - Number(a))
+    .map((v) => `/usr/lib/postgresql/${v}/bin/initdb`)
+    .find((p) => fs.existsSync(p));
+  return found;
+}
+
+/** Where the server binaries are, or why a test needing them cannot run. */
+export const INITDB = findInitdb() ?? '/usr/lib/postgresql/<version>/bin/initdb';
 export const privatePostgresMissing = fs.existsSync(INITDB)
   ? undefined
-  : `PostgreSQL server binaries not installed at ${INITDB}`;
+  : "PostgreSQL server binaries (Debian's postgresql package: initdb, pg_ctl) are not installed";
 
 /** A running private server: its URL for `database`, and stop/start/remove. */
 export interface PrivatePostgres {

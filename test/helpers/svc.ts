@@ -1,5 +1,5 @@
 // Runs the svc command line as an operator would: bin/svc.js (the build of the sources) in a child process.
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestDatabase } from './db.ts';
@@ -30,4 +30,26 @@ export async function svc(args: string[], env: Record<string, string> = {}): Pro
 /** The DATABASE_URL that names a test database. */
 export function databaseUrlOf(tdb: TestDatabase): string {
   return tdb.database.kind === 'sqlite' ? tdb.database.path : tdb.database.url;
+}
+
+/** A long-running svc process (serve, worker, emit under load): the process, and everything it has logged so far. */
+export interface SvcChild {
+  proc: ChildProcess;
+  log: () => string;
+}
+
+/** Starts `svc <args>` with `env` added, collecting both streams; the caller stops it. */
+export function spawnSvc(args: string[], env: Record<string, string>): SvcChild {
+  const proc = spawn(process.execPath, [bin, ...args], {
+    env: { ...process.env, ...env, SVC_LOG_LEVEL: 'info', NODE_NO_WARNINGS: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  proc.stdout?.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  proc.stderr?.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  return { proc, log: () => log };
 }
