@@ -7,11 +7,9 @@ import { assertProblem, buildApiUser } from '../../../test/helpers/api.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { signedInAs } from '../../../test/helpers/factories.ts';
 import { buildChannel, clearOutbox } from '../../../test/helpers/outbox.ts';
-import { Hono } from 'hono';
 import { parseEmitArgs } from '../../cli/emit.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
-import type { AppEnv } from '../../http/env.ts';
-import { messagesApiRoutes } from '../inbox/messages.api.routes.ts';
+import { createApi } from '../../api.ts';
 import { NOT_ADMIN } from '../refusals.ts';
 import { validateEmitInput, type EmitInput } from './emit.service.ts';
 import { IDEMPOTENCY_TTL_MS } from './idempotency.service.ts';
@@ -245,25 +243,23 @@ forEachDialect((getDb) => {
     const viewer = await buildApiUser(t, 'viewer');
     const gated = await viewer.api.post('/api/messages', BODY);
     assertProblem(gated, 403, 'admin-only');
-    // The routes alone, with the viewer's account as the gate would have set it had a later change let it through.
-    const routes = new Hono<AppEnv>();
-    routes.use(async (c, next) => {
-      c.set('apiAccount', {
-        id: viewer.account.id,
-        username: viewer.account.username,
-        role: 'admin', // a stale or forged role: the act reads the account's row
-        tokenId: 'token-id',
-        readOnly: false,
-      });
-      await next();
-    });
-    routes.route('/', messagesApiRoutes(t.deps));
+    // The JSON API alone, with the viewer's account as the gate would have handed it over had a later change let it
+    // through (the gate passes the token's account to the lazily loaded API app in the request's bindings).
+    const api = createApi(t.deps);
+    const apiAccount = {
+      id: viewer.account.id,
+      username: viewer.account.username,
+      role: 'admin' as const, // a stale or forged role: the act reads the account's row
+      tokenId: 'token-id',
+      readOnly: false,
+    };
     for (const headers of [{}, { 'idempotency-key': 'k-1' }] as Record<string, string>[]) {
-      const res = await routes.request('/api/messages', {
+      const init = {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify(BODY),
-      });
+      };
+      const res = await api.request('/api/messages', init, { apiAccount });
       assert.equal(res.status, 403);
       const body = await res.json();
       assert.equal(body.type, gated.body.type);
