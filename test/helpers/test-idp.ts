@@ -312,8 +312,10 @@ export async function startTestIdp(opts: {
       throw new Error('too many redirects at the IdP');
     },
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections (svc's outbound pool to the IdP) would hold close() open: cut them first.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
       await agent.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
@@ -359,8 +361,10 @@ export async function serveDocument(
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
     document,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections (svc's outbound pool to the IdP) would hold close() open: cut them first.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
     },
   };
 }
