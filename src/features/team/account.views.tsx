@@ -5,6 +5,7 @@ import { Field, Form, Notice, Select, StackedTable, Time } from '../../http/view
 import { ConfirmStep as ConfirmItsYou } from '../second-factor/confirm-step.tsx';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import { ConfirmStep, type Confirmable, records } from './account-confirm.views.tsx';
+import { TokenName } from '../tokens/tokens.section.tsx';
 import { REAUTH_ACTION, ROLE_OPTIONS, type OwedConfirmation } from './team.views.tsx';
 
 /** Fixed notices selected by a query key after a redirect, so no text is ever reflected from the URL. */
@@ -153,13 +154,7 @@ function Tokens(props: { detail: AccountDetail; self: boolean }) {
               <tr>
                 <td>
                   <span class="cell-label">Name: </span>
-                  {t.name}
-                  {t.readOnly ? (
-                    <>
-                      {' '}
-                      <span class="badge">read-only</span>
-                    </>
-                  ) : null}
+                  <TokenName token={t} />
                 </td>
                 <td>
                   <span class="cell-label">Created: </span>

@@ -56,6 +56,21 @@ function NewToken(props: { held: HeldToken | 'gone' }) {
 }
 
 /** The public id's first characters: enough to tell two tokens apart, and to match `token.id` from GET /api/me. */
+/** A token's name, marked when it is read-only (the Profile list and an administrator's view of an account). */
+export function TokenName(props: { token: Pick<TokenSummary, 'name' | 'readOnly'> }) {
+  return (
+    <>
+      {props.token.name}
+      {props.token.readOnly ? (
+        <>
+          {' '}
+          <span class="badge">read-only</span>
+        </>
+      ) : null}
+    </>
+  );
+}
+
 export function shortTokenId(id: string): string {
   return id.slice(0, 8);
 }
@@ -140,13 +155,7 @@ export const tokensSection: ProfileSection = {
             {tokens.map((t) => (
               <tr>
                 <td>
-                  {t.name}
-                  {t.readOnly ? (
-                    <>
-                      {' '}
-                      <span class="badge">read-only</span>
-                    </>
-                  ) : null}
+                  <TokenName token={t} />
                 </td>
                 <td>
                   <span class="cell-label">ID: </span>
