@@ -7,6 +7,7 @@ import { parseForm } from '../../http/forms.ts';
 import { TOKEN_PAGE_REFERRER_POLICY } from '../../http/middleware.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
+import { NewAccountFields } from '../auth/new-password-field.tsx';
 import { Field, Form } from '../../http/views/components.tsx';
 import { passwordField, usernameField } from '../auth/credentials.schema.ts';
 import { completeSetup, setupOpen, setupTokenValid } from './setup.service.ts';
@@ -39,22 +40,7 @@ function SetupPage(props: {
             hint="Printed in the service's log at start-up."
           />
         )}
-        <Field
-          label="Username"
-          name="username"
-          value={props.values?.username}
-          autocomplete="username"
-          required
-          maxlength={64}
-        />
-        <Field
-          label="Password"
-          name="password"
-          type="password"
-          autocomplete="new-password"
-          required
-          hint="8 to 72 characters."
-        />
+        <NewAccountFields username={props.values?.username} />
         <button type="submit">Create administrator</button>
       </Form>
     </section>

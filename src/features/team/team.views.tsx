@@ -1,6 +1,7 @@
 // The team tab of /settings: invite, the compact account list (each account's acts are on its own page), and the
 // open invitations.
 import { OnceField } from '../auth/reveal.tsx';
+import { NewAccountFields } from '../auth/new-password-field.tsx';
 import { Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
 import { ConfirmStep } from '../second-factor/confirm-step.tsx';
 import { INVITATION_NOTE_MAX, type MintedInvitation } from './invitations.service.ts';
@@ -231,22 +232,7 @@ export function InvitePage(props: {
       </p>
       <Form action="/invite" id="join" errors={e}>
         <input type="hidden" name="token" value={props.token} />
-        <Field
-          label="Username"
-          name="username"
-          value={props.values?.username}
-          autocomplete="username"
-          required
-          maxlength={64}
-        />
-        <Field
-          label="Password"
-          name="password"
-          type="password"
-          autocomplete="new-password"
-          required
-          hint="8 to 72 characters."
-        />
+        <NewAccountFields username={props.values?.username} />
         <button type="submit">Create account</button>
       </Form>
     </section>
