@@ -18,7 +18,7 @@ import { buildAccount, signIn } from './helpers/factories.ts';
 import { buildChannel, buildMessage } from './helpers/outbox.ts';
 import { privatePostgresMissing, startPrivatePostgres, type PrivatePostgres } from './helpers/private-postgres.ts';
 import { useReceiver } from './helpers/receiver.ts';
-import { spawnSvc, type SvcChild, svc } from './helpers/svc.ts';
+import { migrateWithSvc, spawnSvc, type SvcChild, svc } from './helpers/svc.ts';
 
 const _bin = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
 
@@ -34,10 +34,7 @@ describe('PostgreSQL stopped and started again', { skip: privatePostgresMissing 
 
   before(async () => {
     server = await startPrivatePostgres();
-    const database = { kind: 'postgres', url: server.url('svc') } as const;
-    const migrated = await svc(['migrate'], { DATABASE_URL: database.url });
-    assert.equal(migrated.code, 0, migrated.stderr);
-    tdb = { ...(await openDatabase(database)), database, drop: async () => undefined };
+    tdb = await migrateWithSvc({ kind: 'postgres', url: server.url('svc') });
     t = buildTestApp(tdb);
   });
 

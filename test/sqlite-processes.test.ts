@@ -7,14 +7,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openDatabase } from '../src/db/connect.ts';
 import { buildApiUser } from './helpers/api.ts';
 import { buildTestApp, type TestApp } from './helpers/app.ts';
 import type { TestDatabase } from './helpers/db.ts';
 import { until } from './helpers/delivery.ts';
 import { buildChannel } from './helpers/outbox.ts';
 import { useReceiver } from './helpers/receiver.ts';
-import { spawnSvc, type SvcChild, svc } from './helpers/svc.ts';
+import { migrateWithSvc, spawnSvc, type SvcChild, svc } from './helpers/svc.ts';
 
 const _bin = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
 const LOCKED = /database is locked|SQLITE_BUSY/i;
@@ -27,10 +26,7 @@ const receiver = useReceiver();
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-sqlite-processes-'));
-  const database = { kind: 'sqlite', path: path.join(dir, 'svc.sqlite') } as const;
-  const migrated = await svc(['migrate'], { DATABASE_URL: database.path });
-  assert.equal(migrated.code, 0, migrated.stderr);
-  tdb = { ...(await openDatabase(database)), database, drop: async () => undefined };
+  tdb = await migrateWithSvc({ kind: 'sqlite', path: path.join(dir, 'svc.sqlite') });
   t = buildTestApp(tdb);
 });
 

@@ -2,6 +2,8 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { openDatabase } from '../../src/db/connect.ts';
+import type { Config } from '../../src/config.ts';
 import type { TestDatabase } from './db.ts';
 
 const exec = promisify(execFile);
@@ -52,4 +54,12 @@ export function spawnSvc(args: string[], env: Record<string, string>): SvcChild 
     log += c.toString();
   });
   return { proc, log: () => log };
+}
+
+/** Migrates `database` with `svc migrate`, as an operator would, and opens it for the test (the test removes it). */
+export async function migrateWithSvc(database: Config['database']): Promise<TestDatabase> {
+  const url = database.kind === 'sqlite' ? database.path : database.url;
+  const migrated = await svc(['migrate'], { DATABASE_URL: url });
+  if (migrated.code !== 0) throw new Error(`svc migrate failed: ${migrated.stderr}`);
+  return { ...(await openDatabase(database)), database, drop: async () => undefined };
 }
