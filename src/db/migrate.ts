@@ -16,6 +16,7 @@ import * as m0016 from './migrations/0016-secrets-and-reauth.ts';
 import * as m0017 from './migrations/0017-channel-failing-since.ts';
 import * as m0018 from './migrations/0018-api.ts';
 import * as m0019 from './migrations/0019-sso-spent-states.ts';
+import * as m0020 from './migrations/0020-passkeys.ts';
 
 /** Every migration by name; tests take a prefix of them to start from an older schema. */
 export const migrations: Record<string, Migration> = {
@@ -35,6 +36,7 @@ export const migrations: Record<string, Migration> = {
   '0017-channel-failing-since': m0017,
   '0018-api': m0018,
   '0019-sso-spent-states': m0019,
+  '0020-passkeys': m0020,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -253,6 +253,38 @@ export interface SsoIdentitiesTable {
   linked_at: number;
 }
 
+/** A registered passkey or security key (WebAuthn credential). The public key is not secret but is never shown. */
+export interface PasskeysTable {
+  id: string;
+  account_id: string;
+  /** The credential id, base64url; unique across all accounts. */
+  credential_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  /** The last signature counter seen; a lower one (when not 0) means the key may have been cloned. */
+  counter: number;
+  /** Comma-separated transports the authenticator reported (usb, nfc, ble, internal, hybrid…); may be empty. */
+  transports: string;
+  /** multiDevice: a synced passkey; singleDevice: bound to one authenticator. */
+  device_type: 'singleDevice' | 'multiDevice';
+  /** 1 when the authenticator said the credential is backed up (synced). */
+  backed_up: number;
+  /** The holder's name for it. */
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** A WebAuthn challenge held for one session or pending sign-in and purpose; taken by the answer that uses it. */
+export interface WebauthnChallengesTable {
+  /** SHA-256 of the session id, or of the pending sign-in's cookie, that asked. */
+  owner_hash: string;
+  purpose: 'register' | 'second-factor' | 'sign-in';
+  /** base64url, as sent in the options. */
+  challenge: string;
+  expires_at: number;
+}
+
 /** The whole database as Kysely sees it. */
 /** A secret minted by a form, held sealed for the session that minted it until the page after the redirect shows it. */
 export interface SessionRevealsTable {
@@ -301,4 +333,6 @@ export interface DB {
   message_reads: MessageReadsTable;
   sso_providers: SsoProvidersTable;
   sso_identities: SsoIdentitiesTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
 }
