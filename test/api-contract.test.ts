@@ -56,3 +56,16 @@ test('every operation needs the bearer token and documents 401 and 429 as proble
     }
   }
 });
+
+test('accounts and /api/me name their second factors by kind only, never a credential or its key', () => {
+  const kinds = { type: 'array', items: { type: 'string', enum: ['totp', 'passkey'] } };
+  for (const name of ['Account', 'AccountDetail', 'Me']) {
+    const schema = doc.components.schemas[name];
+    const { description: _d, example: _e, ...shape } = schema.properties.second_factors;
+    assert.deepEqual(shape, kinds, name);
+    assert.ok(schema.required.includes('second_factors'), `${name} always answers it`);
+  }
+  const text = JSON.stringify(doc);
+  for (const field of ['public_key', 'credential_id', 'publicKey', 'credentialId'])
+    assert.ok(!text.includes(`"${field}"`), `no ${field} in any answer`);
+});

@@ -7,6 +7,7 @@ import { buildTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { forEachDialect } from '../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../test/helpers/factories.ts';
 import { databaseUrlOf, svc } from '../../test/helpers/svc.ts';
+import { buildPasskeys, passkeysOf } from '../../test/helpers/team-factories.ts';
 import { sha256 } from '../deps.ts';
 import { createToken } from '../features/tokens/tokens.service.ts';
 
@@ -32,6 +33,12 @@ test('svc accounts and each subcommand answer --help; mistakes are usage errors 
     assert.equal(code, 0, sub);
     assert.match(stdout, new RegExp(`^Usage: svc accounts ${sub}`), sub);
   }
+  assert.match((await svc(['accounts', 'list', '--help'])).stdout, /second factors \("TOTP, 2 passkeys",/);
+  assert.match((await svc(['accounts', 'list', '--help'])).stdout, /"secondFactors"/);
+  assert.match(
+    (await svc(['accounts', 'reset-second-factor', '--help'])).stdout,
+    /Clears every second factor of the account \(its TOTP and every passkey\)/,
+  );
   // Refused before any database is opened: DATABASE_URL names nothing usable.
   const env = { DATABASE_URL: '/nonexistent-dir/never.sqlite' };
   const usage: [string[], RegExp][] = [
@@ -68,7 +75,14 @@ forEachDialect((getDb) => {
   let t: TestApp;
   let env: Record<string, string>;
   beforeEach(async () => {
-    for (const table of ['sessions', 'password_resets', 'recovery_codes', 'api_tokens', 'accounts'] as const)
+    for (const table of [
+      'sessions',
+      'password_resets',
+      'recovery_codes',
+      'api_tokens',
+      'passkeys',
+      'accounts',
+    ] as const)
       await getDb().db.deleteFrom(table).execute();
     t = buildTestApp(getDb());
     env = { DATABASE_URL: databaseUrlOf(getDb()) };
@@ -103,15 +117,16 @@ forEachDialect((getDb) => {
       .where('id', '=', alice.id)
       .execute();
     await t.deps.db.updateTable('accounts').set({ suspended_at: signedIn }).where('id', '=', bob.id).execute();
+    const keys = [...(await buildPasskeys(t, alice.id, 2)), ...(await buildPasskeys(t, bob.id, 1))];
 
     const { code, stdout } = await accounts()('list');
     assert.equal(code, 0);
     assert.equal(
       stdout,
-      'USERNAME  ROLE    STATE      SECOND FACTOR  LAST SIGN-IN\n' +
-        'Alice     admin   active     enrolled       2026-01-14 09:30 UTC\n' +
-        'bob       viewer  suspended  none           never\n' +
-        'Zoë       viewer  active     none           never\n',
+      'USERNAME  ROLE    STATE      SECOND FACTOR     LAST SIGN-IN\n' +
+        'Alice     admin   active     TOTP, 2 passkeys  2026-01-14 09:30 UTC\n' +
+        'bob       viewer  suspended  1 passkey         never\n' +
+        'Zoë       viewer  active     None              never\n',
     );
     const json = await accounts()('list', '--json');
     assert.equal(json.code, 0);
@@ -121,10 +136,18 @@ forEachDialect((getDb) => {
         role: 'admin',
         state: 'active',
         secondFactor: 'enrolled',
+        secondFactors: ['totp', 'passkey'],
         lastSignIn: '2026-01-14T09:30:15.000Z',
       },
-      { username: 'bob', role: 'viewer', state: 'suspended', secondFactor: 'none', lastSignIn: null },
-      { username: 'Zoë', role: 'viewer', state: 'active', secondFactor: 'none', lastSignIn: null },
+      {
+        username: 'bob',
+        role: 'viewer',
+        state: 'suspended',
+        secondFactor: 'enrolled',
+        secondFactors: ['passkey'],
+        lastSignIn: null,
+      },
+      { username: 'Zoë', role: 'viewer', state: 'active', secondFactor: 'none', secondFactors: [], lastSignIn: null },
     ]);
     const hash = (await row(alice.id)).password_hash;
     for (const out of [stdout, json.stdout]) {
@@ -132,6 +155,8 @@ forEachDialect((getDb) => {
         !out.includes(hash) && !out.includes('argon2') && !out.includes('JBSWY3DPEHPK3PXP'),
         'no hash or secret',
       );
+      for (const key of keys)
+        assert.ok(!out.includes(key.credential_id) && !out.includes(key.public_key), 'no passkey id or key');
     }
   });
 
@@ -208,7 +233,7 @@ forEachDialect((getDb) => {
     assert.equal((await row(alice.id)).role, 'viewer');
   });
 
-  test('reset-second-factor clears the TOTP secret and voids the recovery codes; the password stays', async () => {
+  test('reset-second-factor clears the TOTP secret and every passkey and voids the recovery codes; the password stays', async () => {
     const alice = await buildAccount(t, { username: 'Alice', role: 'admin' });
     await t.deps.db
       .updateTable('accounts')
@@ -219,14 +244,20 @@ forEachDialect((getDb) => {
       .insertInto('recovery_codes')
       .values({ id: 'rc-1', account_id: alice.id, code_hash: sha256('code'), used_at: null, created_at: t.clock.now() })
       .execute();
+    await buildPasskeys(t, alice.id, 2);
+    const bob = await buildAccount(t, { username: 'bob' });
+    await buildPasskeys(t, bob.id, 1);
     const before = await row(alice.id);
 
     const { code, stdout, stderr } = await accounts()('reset-second-factor', 'alice');
     assert.equal(code, 0, stderr);
-    assert.match(
+    assert.equal(
       stdout,
-      /^Alice's second factor is cleared and its recovery codes are void\. It enrols at its next sign-in/,
+      "Alice's second factor is cleared (TOTP, 2 passkeys removed) and its recovery codes are void. It enrols at its next sign-in; its password and sessions are unchanged.\n",
     );
+    assert.match(stderr, /"event":"second-factor-reset".*"cleared":\{"totp":true,"passkeys":2\}/);
+    assert.equal(await passkeysOf(t, alice.id), 0, 'every passkey of hers is gone');
+    assert.equal(await passkeysOf(t, bob.id), 1, 'another account’s stays');
     const after = await row(alice.id);
     assert.deepEqual(
       [after.totp_enabled, after.totp_secret, after.totp_last_step, after.totp_enrol_prompt],
@@ -241,6 +272,12 @@ forEachDialect((getDb) => {
       (await accounts()('reset-second-factor', 'alice')).stdout.split('.')[0],
       'Alice had no second factor enrolled',
     );
+    const passkeyOnly = await accounts()('reset-second-factor', 'bob');
+    assert.match(
+      passkeyOnly.stdout,
+      /^bob's second factor is cleared \(1 passkey removed\) and its recovery codes are void\./,
+    );
+    assert.equal(await passkeysOf(t, bob.id), 0);
     assertRefused(await accounts()('reset-second-factor', 'carol'), /no account is named "carol"/);
   });
 

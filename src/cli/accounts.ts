@@ -6,7 +6,8 @@ import type { Deps } from '../deps.ts';
 import { findAccountByUsername } from '../features/auth/accounts.repo.ts';
 import { CLI_ACTOR } from '../features/auth/admin-actor.ts';
 import { wordsOf, type Refusal } from '../features/refusals.ts';
-import type { TeamAccountRow } from '../features/team/team.repo.ts';
+import { describeFactors, factorKinds, hasSecondFactor } from '../features/second-factor/factors.ts';
+import type { TeamAccount } from '../features/team/team.repo.ts';
 import {
   REACTIVATE_REFUSALS,
   REENROL_REFUSALS,
@@ -46,7 +47,7 @@ interface Subcommand {
 /** A subcommand acting on one account, named by its username. */
 type AccountAct = (
   deps: Deps,
-  account: { id: string; username: string; totp_enabled: number },
+  account: { id: string; username: string },
   say: Say,
   positionals: string[],
 ) => Promise<number>;
@@ -136,23 +137,24 @@ const when = (at: number | null) =>
   at === null ? 'never' : `${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 /** An account as `svc accounts list` shows it (no hash, no secret). */
-function listed(a: TeamAccountRow) {
+function listed(a: TeamAccount) {
   return {
     username: a.username,
     role: a.role,
     state: a.suspended_at === null ? 'active' : 'suspended',
-    secondFactor: a.totp_enabled ? 'enrolled' : 'none',
+    secondFactor: hasSecondFactor(a.factors) ? 'enrolled' : 'none',
+    secondFactors: factorKinds(a.factors),
     lastSignIn: a.last_sign_in_at === null ? null : new Date(a.last_sign_in_at).toISOString(),
   };
 }
 
 /** The accounts as an aligned table (widths in code points, so accented names stay aligned). */
-function table(accounts: TeamAccountRow[]): string {
+function table(accounts: TeamAccount[]): string {
   const rows = [
     ['USERNAME', 'ROLE', 'STATE', 'SECOND FACTOR', 'LAST SIGN-IN'],
     ...accounts.map((a) => {
       const l = listed(a);
-      return [l.username, l.role, l.state, l.secondFactor, when(a.last_sign_in_at)];
+      return [l.username, l.role, l.state, describeFactors(a.factors), when(a.last_sign_in_at)];
     }),
   ];
   const len = (s: string) => [...s].length;
@@ -168,12 +170,14 @@ function table(accounts: TeamAccountRow[]): string {
 const SUBCOMMANDS: Record<string, Subcommand> = {
   list: {
     usage: 'svc accounts list [--json]',
-    summary: 'every account: role, state, second factor, last sign-in',
+    summary: 'every account: role, state, second factors, last sign-in',
     about:
-      'Lists every account by username: role, state (active or suspended), second factor (enrolled or none) and last\n' +
-      'sign-in (UTC, or "never"). No password hash or other secret is ever printed.\n\n' +
-      '  --json   an array of objects instead: {"username", "role", "state", "secondFactor", "lastSignIn"}\n' +
-      '           (lastSignIn an ISO 8601 UTC time or null)',
+      'Lists every account by username: role, state (active or suspended), second factors ("TOTP, 2 passkeys",\n' +
+      '"1 passkey", "TOTP" or "None") and last sign-in (UTC, or "never"). No password hash, key or other secret is\n' +
+      'ever printed.\n\n' +
+      '  --json   an array of objects instead: {"username", "role", "state", "secondFactor", "secondFactors",\n' +
+      '           "lastSignIn"} (secondFactor "enrolled" or "none"; secondFactors the kinds it has, ["totp",\n' +
+      '           "passkey"] or fewer; lastSignIn an ISO 8601 UTC time or null)',
     options: { json: { type: 'boolean', default: false } },
     check: expects(0),
     async run(deps, _positionals, flags) {
@@ -215,20 +219,20 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
   'reset-second-factor': {
     usage: 'svc accounts reset-second-factor <username>',
-    summary: 'clear the second factor; it enrols again at next sign-in',
+    summary: 'remove TOTP and every passkey; it enrols again at next sign-in',
     about:
-      "Clears the account's second factor (TOTP) and voids its recovery codes; it enrols again at its next sign-in.\n" +
-      'Its password and sessions are unchanged (pair with reset-password when both are lost).',
+      'Clears every second factor of the account (its TOTP and every passkey) and voids its recovery codes; it enrols\n' +
+      'again at its next sign-in. Its password and sessions are unchanged (pair with reset-password when both are lost).',
     check: expects(1),
     run: onAccount(async (deps, account, say) => {
       const result = await reenrolSecondFactor(deps, { ...CLI_ACTOR, targetId: account.id });
       if (!result.ok) return refusal(say, account.username, REENROL_REFUSALS, result.reason);
       deps.log.info(
-        { event: 'second-factor-reset', account: account.id, actor: 'cli' },
+        { event: 'second-factor-reset', account: account.id, actor: 'cli', cleared: result.cleared },
         'second factor reset from the command line',
       );
-      const cleared = account.totp_enabled
-        ? "'s second factor is cleared and its recovery codes are void"
+      const cleared = hasSecondFactor(result.cleared)
+        ? `'s second factor is cleared (${describeFactors(result.cleared)} removed) and its recovery codes are void`
         : ' had no second factor enrolled';
       return say.done(
         `${result.username}${cleared}. It enrols at its next sign-in; its password and sessions are unchanged.`,

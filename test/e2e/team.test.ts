@@ -1,12 +1,14 @@
 // The team stories in a real browser: an admin invites a viewer, who joins in another browser, then gets promoted; an
 // admin invitation after "Confirm it's you"; an admin suspends and reactivates an account, and hands out a password
-// reset link (after "Confirm it's you") that is followed in another browser.
+// reset link (after "Confirm it's you") that is followed in another browser; an admin resets a second factor of TOTP
+// and passkeys.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/app.ts';
 import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
+import { buildPasskeys, passkeysOf } from '../helpers/team-factories.ts';
 
 forEachDialect((getDb) => {
   test('an admin invites a viewer, the viewer joins and signs in, and a promotion opens /settings', {
@@ -207,6 +209,42 @@ forEachDialect((getDb) => {
         /lead/,
         'the invitation now names lead',
       );
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  });
+
+  test('the team list says which second factors each account has; resetting one removes TOTP and every passkey', {
+    skip: browserSkip,
+  }, async () => {
+    const t = buildTestApp(getDb());
+    const warden = await buildAccount(t, { username: 'warden', role: 'admin' });
+    const bea = await buildAccount(t, { username: 'bea' });
+    await t.deps.db.updateTable('accounts').set({ totp_enabled: 1 }).where('id', '=', bea.id).execute();
+    await buildPasskeys(t, bea.id, 2);
+    const server = await serveTestApp(t);
+    const browser = await launchBrowser();
+    try {
+      const page = await (await browser.newContext()).newPage();
+      await signInWithBrowser(page, server.url, warden);
+      await page.goto(`${server.url}/settings?tab=team`);
+      assert.match((await page.getByRole('row', { name: /^bea / }).textContent()) ?? '', /TOTP, 2 passkeys/);
+      await page.getByRole('link', { name: 'bea', exact: true }).click();
+      await page.getByRole('link', { name: 'Reset second factor…' }).click();
+      assert.match(
+        (await page.locator('#confirm').textContent()) ?? '',
+        /This removes the authenticator \(TOTP\) and the 2 passkeys of bea/,
+      );
+      await page.getByRole('button', { name: 'Reset second factor', exact: true }).click();
+      await page.waitForURL(/notice=reenrolled$/);
+      assert.match(
+        (await page.textContent('main')) ?? '',
+        /Second factor cleared: its authenticator \(TOTP\) and any passkeys removed/,
+      );
+      assert.equal(await passkeysOf(t, bea.id), 0);
+      await page.getByRole('link', { name: 'Back to the team' }).click();
+      assert.match((await page.getByRole('row', { name: /^bea / }).textContent()) ?? '', /None/);
     } finally {
       await browser.close();
       await server.close();

@@ -4,6 +4,7 @@ import { buildTestApp, type TestApp, type TestClient } from './app.ts';
 import type { TestDatabase } from './db.ts';
 import { signedInAs } from './factories.ts';
 import { newId, randomToken, sha256, systemRandom } from '../../src/deps.ts';
+import { insertPasskey, type PasskeyRow } from '../../src/features/second-factor/passkeys.repo.ts';
 
 /** Inserts an open invitation authored by `createdBy` (a `created_by` row that keeps its author from being removed). */
 export async function buildInvitation(t: TestApp, createdBy: string): Promise<string> {
@@ -23,6 +24,37 @@ export async function buildInvitation(t: TestApp, createdBy: string): Promise<st
     })
     .execute();
   return id;
+}
+
+/**
+ * Stores `count` passkeys of the account as a registration would (a random credential id and a stand-in public key,
+ * never verified here); returns their rows, so a test can check that neither ever shows.
+ */
+export async function buildPasskeys(t: TestApp, accountId: string, count: number): Promise<PasskeyRow[]> {
+  const rows: PasskeyRow[] = [];
+  for (let n = 1; n <= count; n++) {
+    const row: PasskeyRow = {
+      id: newId(systemRandom),
+      account_id: accountId,
+      credential_id: randomToken(systemRandom, 32),
+      public_key: randomToken(systemRandom, 77),
+      counter: 0,
+      transports: 'internal',
+      device_type: 'multiDevice',
+      backed_up: 1,
+      name: `Passkey ${n}`,
+      created_at: t.clock.now(),
+      last_used_at: null,
+    };
+    await insertPasskey(t.deps.db, row);
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** How many passkeys the account holds. */
+export async function passkeysOf(t: TestApp, accountId: string): Promise<number> {
+  return (await t.deps.db.selectFrom('passkeys').select('id').where('account_id', '=', accountId).execute()).length;
 }
 
 /**

@@ -13,6 +13,13 @@ export function records(n: number): string {
   return n === 1 ? '1 record' : `${n} records`;
 }
 
+/** What a second-factor reset takes away: "the authenticator (TOTP) and the 2 passkeys", "the passkey"… */
+function clearedBy(detail: AccountDetail): string {
+  const { totp, passkeys } = detail.account.factors;
+  const keys = passkeys === 0 ? '' : passkeys === 1 ? 'the passkey' : `the ${passkeys} passkeys`;
+  return [totp ? 'the authenticator (TOTP)' : '', keys].filter((w) => w !== '').join(' and ') || 'any second factor';
+}
+
 /** What each confirmation says, and its button. */
 function confirmText(
   act: Confirmable,
@@ -53,7 +60,7 @@ function confirmText(
     case 'reenroll':
       return {
         title: `Reset the second factor of ${username}?`,
-        text: `The authenticator secret of ${username} is cleared and its recovery codes are voided; it enrols again at its next sign-in. Its password and sessions are unchanged.`,
+        text: `This removes ${clearedBy(detail)} of ${username} and voids its recovery codes; it enrols again at its next sign-in. Its password and sessions are unchanged.`,
         button: 'Reset second factor',
       };
     case 'reassign':

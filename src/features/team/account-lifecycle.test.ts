@@ -380,7 +380,7 @@ forEachDialect((getDb) => {
     const page = await admin.get(`/settings/accounts/${vera.id}`);
     for (const label of ['Suspend…', 'Sign out everywhere…']) assert.ok(page.text.includes(`>${label}</a>`), label);
     // A second factor is offered for reset only when there is one.
-    assert.ok(!page.text.includes('Reset second factor…') && page.text.includes('Not enrolled: nothing to reset.'));
+    assert.ok(!page.text.includes('Reset second factor…') && page.text.includes('No second factor: nothing to reset.'));
     await t.deps.db
       .updateTable('accounts')
       .set({ totp_secret: 'JBSWY3DPEHPK3PXP', totp_enabled: 1 })

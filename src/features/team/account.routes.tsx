@@ -193,7 +193,7 @@ export function accountRoutes(deps: Deps, renderSettings: RenderSettings) {
     const result = await reenrolSecondFactor(deps, { actorId: selfId(c), targetId: form.data.account });
     if (!result.ok) return refuse(c, form.data.account, REENROL_REFUSALS, result.reason);
     deps.log.info(
-      { event: 'second-factor-reset', account: form.data.account },
+      { event: 'second-factor-reset', account: form.data.account, cleared: result.cleared },
       'second factor reset by an administrator',
     );
     return c.redirect(pageOf(form.data.account, 'reenrolled'), 303);

@@ -3,6 +3,7 @@
 import { OnceField } from '../auth/reveal.tsx';
 import { Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
 import { ConfirmStep as ConfirmItsYou } from '../second-factor/confirm-step.tsx';
+import { describeFactors, hasSecondFactor } from '../second-factor/factors.ts';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
 import { ConfirmStep, type Confirmable, records } from './account-confirm.views.tsx';
 import { TokenName } from '../tokens/tokens.section.tsx';
@@ -16,7 +17,7 @@ export const ACCOUNT_NOTICES: Record<string, string> = {
   'role-changed': 'Role changed. It applies from that account’s next request.',
   'role-unchanged': 'That account already has this role.',
   reenrolled:
-    'Second factor cleared and recovery codes voided. The account enrols again at its next sign-in; its password and sessions are unchanged.',
+    'Second factor cleared: its authenticator (TOTP) and any passkeys removed, its recovery codes voided. The account enrols again at its next sign-in; its password and sessions are unchanged.',
   suspended:
     'Account suspended. Its sessions ended; it cannot sign in, and its API tokens do not work until it is reactivated.',
   'already-suspended': 'That account was already suspended.',
@@ -109,7 +110,7 @@ function Facts(props: { detail: AccountDetail }) {
         )}
       </dd>
       <dt>Second factor</dt>
-      <dd>{a.totp_enabled === 1 ? 'enrolled' : 'not enrolled'}</dd>
+      <dd>{describeFactors(a.factors)}</dd>
       <dt>Created</dt>
       <dd>
         <Time at={a.created_at} />
@@ -277,15 +278,15 @@ function Acts(props: AccountPageProps) {
       )}
 
       <h3>Second factor</h3>
-      {a.totp_enabled === 1 ? (
+      {hasSecondFactor(a.factors) ? (
         <p class="actions">
           <a class="button secondary" href={step('reenroll')}>
             Reset second factor…
           </a>
-          <span class="hint">Clears the authenticator and recovery codes.</span>
+          <span class="hint">Clears the authenticator, every passkey and the recovery codes.</span>
         </p>
       ) : (
-        <p class="empty">Not enrolled: nothing to reset.</p>
+        <p class="empty">No second factor: nothing to reset.</p>
       )}
 
       <h3 id="authored">Authored records</h3>

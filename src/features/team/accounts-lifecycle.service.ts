@@ -14,16 +14,18 @@ import {
   listAccounts,
   lockAccount,
   moveAuthored,
-  type TeamAccountRow,
+  type TeamAccount,
+  withFactors,
 } from './team.repo.ts';
 
 /** What the account page shows about one account. */
 export interface AccountDetail {
-  account: TeamAccountRow;
+  /** With its second factors: whether TOTP is on, how many passkeys. */
+  account: TeamAccount;
   /** Rows it authored (created_by) over every authored table: while any remain, removal is refused. */
   authored: number;
   /** Active accounts other than this one, which may receive its authored records. */
-  heirs: Pick<TeamAccountRow, 'id' | 'username'>[];
+  heirs: Pick<TeamAccount, 'id' | 'username'>[];
   /** When its live password reset link stops working, if it has one. */
   resetLinkExpiresAt: number | undefined;
   /** Invitations it minted that can still be accepted: suspending it does not void them. */
@@ -38,18 +40,20 @@ export interface AccountDetail {
 
 /** The account page's data, or undefined when the account does not exist. */
 export async function loadAccount(deps: Deps, accountId: string): Promise<AccountDetail | undefined> {
-  const account = await findTeamAccount(deps.db, accountId);
-  if (!account) return undefined;
+  const row = await findTeamAccount(deps.db, accountId);
+  if (!row) return undefined;
   const now = deps.clock.now();
-  const [authored, all, resetLinkExpiresAt, liveInvitations, sessions, credentials, tokenList] = await Promise.all([
-    countAuthored(deps.db, accountId),
-    listAccounts(deps.db),
-    findLiveResetExpiry(deps.db, accountId, now),
-    countLiveInvitationsBy(deps.db, accountId, now),
-    listOwnSessions(deps, accountId, ''), // no session of the reader is among them: none is "current"
-    countCredentials(deps.db, accountId, now),
-    listTokens(deps, accountId),
-  ]);
+  const [account, authored, all, resetLinkExpiresAt, liveInvitations, sessions, credentials, tokenList] =
+    await Promise.all([
+      withFactors(deps.db, [row]).then(([a]) => a!),
+      countAuthored(deps.db, accountId),
+      listAccounts(deps.db),
+      findLiveResetExpiry(deps.db, accountId, now),
+      countLiveInvitationsBy(deps.db, accountId, now),
+      listOwnSessions(deps, accountId, ''), // no session of the reader is among them: none is "current"
+      countCredentials(deps.db, accountId, now),
+      listTokens(deps, accountId),
+    ]);
   const heirs = all
     .filter((a) => a.id !== accountId && a.suspended_at === null)
     .map((a) => ({ id: a.id, username: a.username }));

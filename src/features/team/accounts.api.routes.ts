@@ -66,8 +66,8 @@ export function accountsApiRoutes(deps: Deps) {
       ? c.json({ changed: wasChanged, account: toAccount(account) }, 200)
       : refuse(c, REACTIVATE_REFUSALS, 'not-found');
   };
-  const log = (c: Ctx, event: string, account: string) =>
-    deps.log.info({ event, account, actor: apiAccount(c).id, via: 'api' }, event.replaceAll('-', ' '));
+  const log = (c: Ctx, event: string, account: string, more: object = {}) =>
+    deps.log.info({ event, account, actor: apiAccount(c).id, via: 'api', ...more }, event.replaceAll('-', ' '));
 
   app.openapi(op.list, async (c) => {
     const { cursor, limit, role, state } = c.req.valid('query');
@@ -141,7 +141,7 @@ export function accountsApiRoutes(deps: Deps) {
     const { id } = c.req.valid('param');
     const result = await reenrolSecondFactor(deps, { actorId: apiAccount(c).id, targetId: id });
     if (!result.ok) return refuse(c, REENROL_REFUSALS, result.reason);
-    log(c, 'second-factor-reset', id);
+    log(c, 'second-factor-reset', id, { cleared: result.cleared });
     const account = await findAccount(deps, id);
     return account ? c.json(toAccount(account), 200) : refuse(c, REENROL_REFUSALS, 'not-found');
   });

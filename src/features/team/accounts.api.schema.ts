@@ -179,10 +179,10 @@ const resetSecondFactor = act('reset-second-factor', {
   refusals: REENROL_REFUSALS,
   summary: 'Reset an account’s second factor',
   description:
-    'Clears its TOTP secret and voids its recovery codes; it enrols again at its next sign-in. Its password and sessions are untouched.',
+    'Clears every second factor of the account — its TOTP secret and every passkey — and voids its recovery codes, in one step; it enrols again at its next sign-in. Its password and sessions are untouched.',
   conflict: '`own-account`: another administrator resets yours.',
   answer: AccountSchema,
-  answered: 'The account, without a second factor.',
+  answered: 'The account, without a second factor (`second_factors` is empty).',
 });
 
 const resetLink = apiRoute({

@@ -7,7 +7,7 @@ import type { TestApp, TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
 import { confirmInSettings } from '../../../test/helpers/once.ts';
-import { buildInvitation, startAsAdmin } from '../../../test/helpers/team-factories.ts';
+import { buildInvitation, buildPasskeys, passkeysOf, startAsAdmin } from '../../../test/helpers/team-factories.ts';
 import { sha256 } from '../../deps.ts';
 import { createToken } from '../tokens/tokens.service.ts';
 import { RESET_TTL_MS } from '../reset/reset.service.ts';
@@ -22,6 +22,7 @@ const TABLES = [
   'sso_providers',
   'password_resets',
   'auth_throttle',
+  'passkeys',
   'accounts',
 ] as const;
 
@@ -73,6 +74,7 @@ forEachDialect((getDb) => {
       state: 'active',
       suspended_at: null,
       second_factor_enabled: false,
+      second_factors: [],
       created_at: '2026-01-15T12:00:01.000Z',
       last_sign_in_at: null,
     });
@@ -85,6 +87,7 @@ forEachDialect((getDb) => {
     assert.equal(second.body.next_cursor, null);
     assert.deepEqual(second.body.items[1].state, 'suspended');
     assert.equal(second.body.items[1].second_factor_enabled, true);
+    assert.deepEqual(second.body.items[1].second_factors, ['totp']);
     assertNoSecrets(first.text + second.text, 'JBSWY3DPEHPK3PXP');
 
     const admins = await api.get('/api/accounts?role=admin');
@@ -157,7 +160,25 @@ forEachDialect((getDb) => {
     assert.equal(res.body.authored_records, 2);
     assert.equal(res.body.live_invitations, 1);
     assert.equal(res.body.reset_link_expires_at, null);
+    assert.deepEqual([res.body.second_factor_enabled, res.body.second_factors], [false, []]);
     assertNoSecrets(res.text, token, sha256(token), 'hush-hush');
+
+    // A passkey is a second factor: its kind is listed, never its credential id or public key.
+    const keys = await buildPasskeys(t, vera.id, 2);
+    const withKeys = await api.get(`/api/accounts/${vera.id}`);
+    assert.deepEqual([withKeys.body.second_factor_enabled, withKeys.body.second_factors], [true, ['passkey']]);
+    await t.deps.db.updateTable('accounts').set({ totp_enabled: 1 }).where('id', '=', vera.id).execute();
+    const both = await api.get(`/api/accounts/${vera.id}`);
+    assert.deepEqual(both.body.second_factors, ['totp', 'passkey']);
+    const listed = await api.get('/api/accounts');
+    assert.deepEqual(
+      Object.fromEntries(
+        listed.body.items.map((a: { id: string; second_factors: string[] }) => [a.id, a.second_factors]),
+      ),
+      { [adminId]: [], [vera.id]: ['totp', 'passkey'] },
+    );
+    for (const text of [withKeys.text, both.text, listed.text])
+      assertNoSecrets(text, ...keys.flatMap((k) => [k.credential_id, k.public_key, k.id]));
 
     assertProblem(await api.get('/api/accounts/no-such-account'), 404, 'not-found');
     assertProblem(await api.get('/api/accounts/not%20an%20id'), 404, 'not-found');
@@ -374,7 +395,7 @@ forEachDialect((getDb) => {
     }
   });
 
-  test('reset second factor clears it and voids the recovery codes; one’s own is refused', async () => {
+  test('reset second factor clears TOTP and every passkey and voids the recovery codes; one’s own is refused', async () => {
     const vera = await buildAccount(t, { username: 'vera' });
     await t.deps.db
       .updateTable('accounts')
@@ -385,10 +406,19 @@ forEachDialect((getDb) => {
       .insertInto('recovery_codes')
       .values({ id: 'rc1', account_id: vera.id, code_hash: sha256('code'), used_at: null, created_at: t.clock.now() })
       .execute();
-    assert.equal((await api.get(`/api/accounts/${vera.id}`)).body.second_factor_enabled, true);
+    await buildPasskeys(t, vera.id, 2);
+    await buildPasskeys(t, adminId, 1);
+    assert.deepEqual((await api.get(`/api/accounts/${vera.id}`)).body.second_factors, ['totp', 'passkey']);
     const res = await api.post(`/api/accounts/${vera.id}/reset-second-factor`);
     assert.equal(res.status, 200);
     assert.equal(res.body.second_factor_enabled, false);
+    assert.deepEqual(res.body.second_factors, []);
+    assert.equal(await passkeysOf(t, vera.id), 0, 'every passkey of hers is gone');
+    assert.equal(await passkeysOf(t, adminId), 1, 'another account’s stays');
+    assert.ok(
+      t.logs.some((l) => /"event":"second-factor-reset".*"cleared":\{"totp":true,"passkeys":2\}/.test(l)),
+      'the log line says what went',
+    );
     assertNoSecrets(res.text, 'JBSWY3DPEHPK3PXP');
     const after = await row(vera.id);
     assert.deepEqual([after?.totp_secret, after?.totp_enabled], [null, 0]);
@@ -398,6 +428,7 @@ forEachDialect((getDb) => {
       0,
     );
     assertProblem(await api.post(`/api/accounts/${adminId}/reset-second-factor`), 409, 'own-account');
+    assert.equal(await passkeysOf(t, adminId), 1, 'refused: nothing went');
     assertProblem(await api.post('/api/accounts/no-such-account/reset-second-factor'), 404, 'not-found');
   });
 

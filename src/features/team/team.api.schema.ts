@@ -3,7 +3,9 @@
 import { z } from '@hono/zod-openapi';
 import { iso, Timestamp } from '../../http/api.ts';
 import type { AccountDetail } from './accounts-lifecycle.service.ts';
-import type { OpenInvitationRow, TeamAccountRow } from './team.repo.ts';
+import { factorKinds, hasSecondFactor } from '../second-factor/factors.ts';
+import { SecondFactors } from '../tokens/factor-kinds.api.schema.ts';
+import type { OpenInvitationRow, TeamAccount } from './team.repo.ts';
 
 const Role = z.enum(['admin', 'viewer']);
 
@@ -18,7 +20,10 @@ const accountFields = {
     .enum(['active', 'suspended'])
     .openapi({ description: 'A suspended account cannot sign in and its API tokens answer 401.' }),
   suspended_at: Timestamp.nullable(),
-  second_factor_enabled: z.boolean(),
+  second_factor_enabled: z
+    .boolean()
+    .openapi({ description: 'Whether it has any second factor (TOTP or a passkey); `second_factors` says which.' }),
+  second_factors: SecondFactors,
   created_at: Timestamp,
   last_sign_in_at: Timestamp.nullable(),
 };
@@ -72,14 +77,15 @@ export const InvitationSchema = z
   .openapi('Invitation');
 
 /** An account row in the API's words. */
-export function toAccount(a: TeamAccountRow): z.infer<typeof AccountSchema> {
+export function toAccount(a: TeamAccount): z.infer<typeof AccountSchema> {
   return {
     id: a.id,
     username: a.username,
     role: a.role,
     state: a.suspended_at === null ? 'active' : 'suspended',
     suspended_at: iso(a.suspended_at),
-    second_factor_enabled: a.totp_enabled === 1,
+    second_factor_enabled: hasSecondFactor(a.factors),
+    second_factors: factorKinds(a.factors),
     created_at: iso(a.created_at),
     last_sign_in_at: iso(a.last_sign_in_at),
   };

@@ -2,6 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/connect.ts';
 import type { DB, InvitationsTable } from '../../db/schema.ts';
+import { factorsOf, type Factors } from '../second-factor/factors.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
@@ -16,6 +17,15 @@ export interface TeamAccountRow {
   created_at: number;
   suspended_at: number | null;
   last_sign_in_at: number | null;
+}
+
+/** An account as the team list shows it, with its second factors (whether TOTP is on, how many passkeys). */
+export type TeamAccount = TeamAccountRow & { factors: Factors };
+
+/** The rows with their second factors, read in one more query however many rows there are. */
+export async function withFactors(db: Q, rows: TeamAccountRow[]): Promise<TeamAccount[]> {
+  const factors = await factorsOf(db, rows);
+  return rows.map((r) => ({ ...r, factors: factors.get(r.id)! }));
 }
 
 /** An unspent, unrevoked invitation with its author's name. */

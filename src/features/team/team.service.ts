@@ -8,6 +8,8 @@ import { findAccountById, type Account } from '../auth/accounts.repo.ts';
 import type { Actor } from '../auth/reauth-window.ts';
 import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
 import { endAccountSessions } from '../auth/sessions.service.ts';
+import type { Factors } from '../second-factor/factors.ts';
+import { deletePasskeys } from '../second-factor/passkeys.repo.ts';
 import {
   clearSecondFactor,
   deleteAccount,
@@ -21,7 +23,8 @@ import {
   setSuspended,
   type OpenInvitationRow,
   type Role,
-  type TeamAccountRow,
+  type TeamAccount,
+  withFactors,
 } from './team.repo.ts';
 
 export { loadAccount, reassignAuthored, revokeAllTokens, signOutEverywhere } from './accounts-lifecycle.service.ts';
@@ -32,14 +35,14 @@ const INVITATIONS_SHOWN = 100;
 
 /** What the team tab shows. */
 export interface Team {
-  accounts: TeamAccountRow[];
+  accounts: TeamAccount[];
   invitations: (OpenInvitationRow & { state: 'pending' | 'expired' })[];
 }
 
 /** Every account and every open invitation, with each invitation's state at the current time. */
 export async function loadTeam(deps: Deps): Promise<Team> {
   const [accounts, invitations] = await Promise.all([
-    listAccounts(deps.db),
+    listAccounts(deps.db).then((rows) => withFactors(deps.db, rows)),
     listInvitations(deps, { limit: INVITATIONS_SHOWN }),
   ]);
   return { accounts, invitations };
@@ -54,16 +57,17 @@ export interface Keyset {
 /**
  * One page of accounts, oldest first, for a list that pages by keyset (the API); only of `role` and `state` when given.
  */
-export function listAccountsAfter(
+export async function listAccountsAfter(
   deps: Deps,
   page: { after?: Keyset; limit: number; role?: Role; state?: 'active' | 'suspended' },
-): Promise<TeamAccountRow[]> {
-  return listAccountsPage(deps.db, page);
+): Promise<TeamAccount[]> {
+  return withFactors(deps.db, await listAccountsPage(deps.db, page));
 }
 
 /** One account as the team list shows it, or undefined when it does not exist. */
-export function findAccount(deps: Deps, accountId: string): Promise<TeamAccountRow | undefined> {
-  return findTeamAccount(deps.db, accountId);
+export async function findAccount(deps: Deps, accountId: string): Promise<TeamAccount | undefined> {
+  const row = await findTeamAccount(deps.db, accountId);
+  return row && (await withFactors(deps.db, [row]))[0];
 }
 
 /**
@@ -87,7 +91,8 @@ export type RoleResult =
   | { ok: true; username: string; changed: boolean }
   | Common
   | { ok: false; reason: 'self' | 'last-admin' | 'reauth-required' };
-export type ReenrolResult = { ok: true; username: string } | Common | { ok: false; reason: 'self' };
+/** `cleared`: the second factors the account had, all of them now gone. */
+export type ReenrolResult = { ok: true; username: string; cleared: Factors } | Common | { ok: false; reason: 'self' };
 export type SuspendResult =
   | { ok: true; username: string; changed: boolean }
   | Common
@@ -153,8 +158,9 @@ export async function changeRole(deps: Deps, input: Actor & { targetId: string; 
 }
 
 /**
- * Clears another account's second factor and voids its recovery codes; its password and sessions stay as they are.
- * Never one's own (null is the host CLI): that would strip a second factor without Profile's "Confirm it's you".
+ * Clears every second factor of another account, in one transaction: its TOTP secret, every passkey, and its recovery
+ * codes; it is asked to enrol again at its next sign-in. Its password and sessions stay as they are. Never one's own
+ * (null is the host CLI): that would strip a second factor without Profile's "Confirm it's you".
  */
 export async function reenrolSecondFactor(
   deps: Deps,
@@ -167,8 +173,9 @@ export async function reenrolSecondFactor(
     () => ({ removesAdmin: false }),
     async (trx, target): Promise<ReenrolResult> => {
       await clearSecondFactor(trx, target.id);
+      const passkeys = await deletePasskeys(trx, target.id);
       await deleteRecoveryCodes(trx, target.id);
-      return { ok: true, username: target.username };
+      return { ok: true, username: target.username, cleared: { totp: target.totp_enabled === 1, passkeys } };
     },
   );
   // removesAdmin is false, so the guard never answers 'last-admin' here.

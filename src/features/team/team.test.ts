@@ -3,7 +3,7 @@ import { beforeEach, test } from 'node:test';
 import type { TestApp, TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, signedInAs, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
-import { buildInvitation, startAsAdmin } from '../../../test/helpers/team-factories.ts';
+import { buildInvitation, buildPasskeys, passkeysOf, startAsAdmin } from '../../../test/helpers/team-factories.ts';
 import { newId, systemRandom } from '../../deps.ts';
 import { createToken } from '../tokens/tokens.service.ts';
 import { changeRole, reenrolSecondFactor, removeAccount } from './team.service.ts';
@@ -19,6 +19,7 @@ forEachDialect((getDb) => {
       'api_tokens',
       'invitations',
       'auth_throttle',
+      'passkeys',
       'accounts',
     ]));
   });
@@ -40,7 +41,7 @@ forEachDialect((getDb) => {
     assert.match(res.text, /<a href="\/settings\?tab=team" aria-current="page">Team<\/a>/);
     const row = new RegExp(
       `<td><a href="/settings/accounts/${other.id}">Otto</a></td>\\s*<td><span class="role role-viewer">viewer</span></td>\\s*` +
-        '<td>active</td>\\s*<td><span class="cell-label">Second factor: </span>enrolled</td>\\s*' +
+        '<td>active</td>\\s*<td><span class="cell-label">Second factor: </span>TOTP</td>\\s*' +
         '<td><span class="cell-label">Last sign-in: </span><span class="empty">never</span></td>',
     );
     assert.match(res.text, row);
@@ -64,6 +65,45 @@ forEachDialect((getDb) => {
       'no secrets on the account page',
     );
     assert.equal((await admin.get('/settings?tab=team')).status, 200);
+  });
+
+  test('the team list and the account page say which second factors an account has, in one wording', async () => {
+    const both = await buildAccount(t, { username: 'Bea' });
+    await t.deps.db.updateTable('accounts').set({ totp_enabled: 1 }).where('id', '=', both.id).execute();
+    const keys = await buildPasskeys(t, both.id, 2);
+    const one = await buildAccount(t, { username: 'Kai' });
+    await buildPasskeys(t, one.id, 1);
+    const cell = (name: string, factors: string) =>
+      new RegExp(
+        `>${name}</a></td>\\s*<td>.*?</td>\\s*<td>active</td>\\s*<td><span class="cell-label">Second factor: </span>${factors}</td>`,
+      );
+    const list = await admin.get('/settings?tab=team');
+    assert.match(list.text, cell('Bea', 'TOTP, 2 passkeys'));
+    assert.match(list.text, cell('Kai', '1 passkey'));
+    assert.match(
+      list.text,
+      /\(you\)<\/span><\/td>\s*<td>.*?<\/td>\s*<td>active<\/td>\s*<td><span class="cell-label">Second factor: <\/span><span class="empty">None<\/span><\/td>/,
+    );
+    const page = await admin.get(`/settings/accounts/${both.id}`);
+    assert.match(page.text, /<dt>Second factor<\/dt>\s*<dd>TOTP, 2 passkeys<\/dd>/);
+    assert.match(
+      page.text,
+      /Reset second factor…<\/a><span class="hint">Clears the authenticator, every passkey and the recovery codes\./,
+    );
+    const kaiPage = await admin.get(`/settings/accounts/${one.id}`);
+    assert.match(kaiPage.text, /<dt>Second factor<\/dt>\s*<dd>1 passkey<\/dd>/);
+    assert.match(
+      kaiPage.text,
+      /href="\/settings\/accounts\/[^"]+\?confirm=reenroll">Reset second factor…/,
+      'a passkey alone is a second factor to reset',
+    );
+    const confirm = await admin.get(`/settings/accounts/${both.id}?confirm=reenroll`);
+    assert.match(
+      confirm.text,
+      /This removes the authenticator \(TOTP\) and the 2 passkeys of Bea and voids its recovery codes; it enrols again at its next sign-in\./,
+    );
+    for (const text of [list.text, page.text, confirm.text])
+      for (const key of keys) assert.ok(!text.includes(key.credential_id) && !text.includes(key.public_key), 'no key');
   });
 
   test('a viewer gets 403 on the team tab and on every team act', async () => {
@@ -231,7 +271,7 @@ forEachDialect((getDb) => {
     assert.equal(await adminCount(), 1);
   });
 
-  test('re-enrolment clears the second factor and recovery codes, keeps password and sessions', async () => {
+  test('re-enrolment clears TOTP, every passkey and the recovery codes, keeps password and sessions', async () => {
     const target = await buildAccount(t, { role: 'viewer' });
     const targetClient = await signIn(t, target);
     await t.deps.db
@@ -258,8 +298,18 @@ forEachDialect((getDb) => {
       .where('id', '=', target.id)
       .executeTakeFirstOrThrow();
 
+    await buildPasskeys(t, target.id, 2);
+    const other = await buildAccount(t, { role: 'viewer' });
+    await buildPasskeys(t, other.id, 1);
+
     const res = await admin.post('/settings/accounts/reenroll', { account: target.id });
     assert.equal(res.location, `/settings/accounts/${target.id}?notice=reenrolled`);
+    assert.equal(await passkeysOf(t, target.id), 0, 'every passkey of the account is gone');
+    assert.equal(await passkeysOf(t, other.id), 1, 'another account’s stay');
+    assert.ok(
+      t.logs.some((l) => /"event":"second-factor-reset".*"cleared":\{"totp":true,"passkeys":2\}/.test(l)),
+      'the log line says what went',
+    );
     const after = await t.deps.db
       .selectFrom('accounts')
       .selectAll()
@@ -278,7 +328,8 @@ forEachDialect((getDb) => {
     assert.equal((await targetClient.get('/')).status, 200, 'the account’s session still works');
     const page = await admin.get(res.location!);
     assert.match(page.text, /Second factor cleared/);
-    assert.match(page.text, /<dt>Second factor<\/dt>\s*<dd>not enrolled<\/dd>/);
+    assert.match(page.text, /<dt>Second factor<\/dt>\s*<dd>None<\/dd>/);
+    assert.match(page.text, /No second factor: nothing to reset\./);
     assert.equal((await admin.post('/settings/accounts/reenroll', { account: 'gone' })).status, 404);
   });
 
@@ -293,8 +344,10 @@ forEachDialect((getDb) => {
       .insertInto('recovery_codes')
       .values({ id: newId(systemRandom), account_id: adminId, code_hash: 'hash', used_at: null, created_at: now })
       .execute();
+    await buildPasskeys(t, adminId, 1);
     const res = await admin.post('/settings/accounts/reenroll', { account: adminId });
     assert.equal(res.status, 409);
+    assert.equal(await passkeysOf(t, adminId), 1, 'its passkey stays');
     assert.match(res.text, /You cannot reset your own second factor\. Another administrator can\./);
     const row = await t.deps.db
       .selectFrom('accounts')
@@ -310,11 +363,18 @@ forEachDialect((getDb) => {
       ok: false,
       reason: 'self',
     });
-    assert.equal(
-      (await reenrolSecondFactor(t.deps, { actorId: null, targetId: adminId })).ok,
-      true,
+    assert.deepEqual(
+      await reenrolSecondFactor(t.deps, { actorId: null, targetId: adminId }),
+      {
+        ok: true,
+        username: (
+          await t.deps.db.selectFrom('accounts').select('username').where('id', '=', adminId).executeTakeFirstOrThrow()
+        ).username,
+        cleared: { totp: true, passkeys: 1 },
+      },
       'the host CLI has no self-rule',
     );
+    assert.equal(await passkeysOf(t, adminId), 0);
   });
 
   test('removal needs the exact username; never oneself', async () => {

@@ -4,6 +4,7 @@ import { OnceField } from '../auth/reveal.tsx';
 import { NewAccountFields } from '../auth/new-password-field.tsx';
 import { Field, Form, Notice, Select, StackedTable, Time } from '../../http/views/components.tsx';
 import { ConfirmStep } from '../second-factor/confirm-step.tsx';
+import { describeFactors, hasSecondFactor } from '../second-factor/factors.ts';
 import { INVITATION_NOTE_MAX, type MintedInvitation } from './invitations.service.ts';
 import type { Team } from './team.service.ts';
 
@@ -204,7 +205,7 @@ function AccountsTable(props: { accounts: Team['accounts']; selfId: string }) {
             <td>{a.suspended_at === null ? 'active' : <span class="badge state-suspended">suspended</span>}</td>
             <td>
               <span class="cell-label">Second factor: </span>
-              {a.totp_enabled === 1 ? 'enrolled' : 'not enrolled'}
+              {hasSecondFactor(a.factors) ? describeFactors(a.factors) : <span class="empty">None</span>}
             </td>
             <td>
               <span class="cell-label">Last sign-in: </span>

@@ -4,13 +4,16 @@ import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.ts';
 import { AnyIdParam, apiAccount, apiApp, apiRoute, iso, jsonAnswer, Timestamp } from '../../http/api.ts';
 import { isId } from '../../http/text.ts';
-import { listTokens, revokeToken } from './tokens.service.ts';
+import { factorKinds } from '../second-factor/factors.ts';
+import { SecondFactors } from './factor-kinds.api.schema.ts';
+import { factorsOfAccount, listTokens, revokeToken } from './tokens.service.ts';
 
 const Me = z
   .strictObject({
     id: z.string(),
     username: z.string(),
     role: z.enum(['admin', 'viewer']),
+    second_factors: SecondFactors,
     token: z
       .strictObject({ id: z.string(), read_only: z.boolean() })
       .openapi({ description: 'The token this request came with.' }),
@@ -34,7 +37,8 @@ const me = apiRoute({
   path: '/api/me',
   tags: ['Tokens'],
   summary: 'Who the token acts as',
-  description: 'The account behind the token, with its role as read on this request.',
+  description:
+    'The account behind the token, with its role and the kinds of second factor it has, as read on this request.',
   responses: { 200: jsonAnswer(Me, "The token's account.") },
 });
 
@@ -61,13 +65,14 @@ const revoke = apiRoute({
 export function tokensApiRoutes(deps: Deps) {
   const app = apiApp();
 
-  app.openapi(me, (c) => {
+  app.openapi(me, async (c) => {
     const account = apiAccount(c);
     return c.json(
       {
         id: account.id,
         username: account.username,
         role: account.role,
+        second_factors: factorKinds(await factorsOfAccount(deps, account.id)),
         token: { id: account.tokenId, read_only: account.readOnly },
       },
       200,

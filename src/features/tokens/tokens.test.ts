@@ -5,6 +5,7 @@ import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn, signedInAs, TEST_PASSWORD } from '../../../test/helpers/factories.ts';
 import { confirmItsMe, submitMinting } from '../../../test/helpers/once.ts';
 import { enrolTotp, signInWithTotp } from '../../../test/helpers/second-factor.ts';
+import { buildPasskeys } from '../../../test/helpers/team-factories.ts';
 import { newFormToken } from '../auth/reveals.service.ts';
 import { totpCode } from '../second-factor/totp.ts';
 import { sha256 } from '../../deps.ts';
@@ -55,7 +56,7 @@ forEachDialect((getDb) => {
     assert.match(page.text, /<td><span class="cell-label">Last used: <\/span>never<\/td>/, 'not used yet');
   });
 
-  test('GET /api/me answers with the username and the role read on each request', async () => {
+  test('GET /api/me answers with the username, the role and the second-factor kinds read on each request', async () => {
     const { account, client } = await signedInAs(t, 'viewer');
     const token = await mint(client, 'script');
     const res = await me(token);
@@ -72,10 +73,19 @@ forEachDialect((getDb) => {
       id: account.id,
       username: account.username,
       role: 'viewer',
+      second_factors: [],
       token: { id: tokenId, read_only: false },
     });
     await t.deps.db.updateTable('accounts').set({ role: 'admin' }).where('id', '=', account.id).execute();
     assert.equal(JSON.parse((await me(token)).text).role, 'admin');
+    // Its passkeys are listed as a kind: never a credential id or public key.
+    const keys = await buildPasskeys(t, account.id, 2);
+    const withKeys = await me(token);
+    assert.deepEqual(JSON.parse(withKeys.text).second_factors, ['passkey']);
+    for (const key of keys)
+      assert.ok(!withKeys.text.includes(key.credential_id) && !withKeys.text.includes(key.public_key));
+    await t.deps.db.updateTable('accounts').set({ totp_enabled: 1 }).where('id', '=', account.id).execute();
+    assert.deepEqual(JSON.parse((await me(token)).text).second_factors, ['totp', 'passkey']);
   });
 
   test('/api/ takes bearer tokens only, and tokens never open HTML pages', async () => {
