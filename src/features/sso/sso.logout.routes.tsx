@@ -4,10 +4,12 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
+import { errorPage } from '../../http/render.tsx';
 import { backchannelLogout } from './sso.backchannel.service.ts';
 import { takeSignOutCookie } from './sso.cookie.ts';
 import { takeProviderSignOut } from './sso.logout.service.ts';
 import { BACKCHANNEL_REFUSALS } from './sso.refusals.ts';
+import { SLUG_PATTERN } from './sso.schema.ts';
 
 /** The `logout_token` form field of a urlencoded UTF-8 body; '' when the body is anything else. */
 async function logoutTokenOf(c: Ctx): Promise<string> {
@@ -26,7 +28,10 @@ export function ssoLogoutRoutes(deps: Deps) {
 
   // The end-session URL carries the id_token as its hint: it leaves only in this Location header, never in a page.
   app.get('/login/sso/:slug/sign-out', async (c) => {
-    const url = await takeProviderSignOut(deps, c.req.param('slug'), takeSignOutCookie(c, deps));
+    const slug = c.req.param('slug');
+    const handle = takeSignOutCookie(c, deps);
+    if (!SLUG_PATTERN.test(slug)) return errorPage(c, 404, 'Not found', 'There is no sign-in option at this address.');
+    const url = await takeProviderSignOut(deps, slug, handle);
     return c.redirect(url ?? '/login?notice=signed-out', 303);
   });
 

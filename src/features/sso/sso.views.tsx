@@ -324,8 +324,8 @@ export function DeleteProviderConfirm(props: { provider: ProviderView; linked: n
     <section class="confirm">
       <h2>Delete the provider {p.display_name}?</h2>
       <p>
-        Its sign-in button goes at once. {identities} This cannot be undone; to pause the provider instead, change it
-        and untick Enabled.
+        Its sign-in button goes at once, and every session signed in through it ends. {identities} This cannot be
+        undone; to pause the provider instead, change it and untick Enabled.
       </p>
       <div class="actions">
         <ConfirmedDelete action="/settings/sso/delete" id={p.id}>
