@@ -1,6 +1,6 @@
-// Upgrading to 0022: sessions from before it keep working with no single sign-on origin (NULLs), providers start with
-// "Sign out at the provider too" off; deleting a provider then deletes the sessions it opened. Going back down drops the
-// new columns and tables and keeps the sessions.
+// Upgrading to 0022: sessions from before it keep working with no single sign-on origin (NULLs), providers start
+// with "Sign out at the provider too" off; deleting a provider then deletes the sessions it opened. Going back down
+// drops the new columns and tables and keeps the sessions.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Kysely } from 'kysely';

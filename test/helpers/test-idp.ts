@@ -60,9 +60,9 @@ export interface TestIdp {
   /** The prompts (`login`, `consent`...) and their reasons of every interaction the IdP started, oldest first. */
   interactions: { prompt: string; reasons: string[] }[];
   /**
-   * Plays the browser at the IdP's end-session endpoint: opens `url` (an end-session URL svc built, or the bare endpoint
-   * for a sign-out started at the IdP) with the session the last authorize() left, says "Yes, sign me out", and returns
-   * where the IdP sends the browser next. The IdP posts its back-channel logout tokens before it answers.
+   * Plays the browser at the IdP's end-session endpoint: opens `url` (an end-session URL svc built, or the bare
+   * endpoint for a sign-out started at the IdP) with the session the last authorize() left, says "Yes, sign me out",
+   * and returns where the IdP sends the browser next. The IdP posts its back-channel logout tokens before it answers.
    */
   endSession(url?: string): Promise<URL>;
   /** The back-channel logouts the IdP made (client, and the error when svc did not answer 200), oldest first. */
@@ -72,7 +72,7 @@ export interface TestIdp {
   close(): Promise<void>;
 }
 
-/** The logout features a test turns on at the IdP (RP-initiated logout is on in oidc-provider unless `endSession` is false). */
+/** The logout features a test turns on at the IdP (RP-initiated logout stays on unless `endSession` is false). */
 export interface IdpLogoutOptions {
   /** Whether the discovery document names an end-session endpoint (default true). */
   endSession?: boolean;

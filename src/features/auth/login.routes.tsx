@@ -45,7 +45,7 @@ export function loginRoutes(deps: Deps, parts: SignInPageParts) {
     if (session) return c.redirect(landingFor(session.stage), 303);
     // First run: no account to sign in to yet, so say where the setup link is instead of offering a sign-in form.
     if (await parts.setupPending(deps)) return render(c, 'Setup pending', <SetupPendingPage />);
-    // Back from signing out at an identity provider, which adds the `state` svc sent (there is nothing to check it for).
+    // Back from signing out at an identity provider, which adds the `state` svc sent (nothing to check it for).
     const key = c.req.query('notice') ?? (c.req.query('state') !== undefined ? 'signed-out' : '');
     const notice = Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
     const sso = await parts.otherWaysIn(deps);

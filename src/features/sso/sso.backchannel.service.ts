@@ -1,7 +1,7 @@
 // OpenID Connect Back-Channel Logout: a provider posts a signed logout token naming a person (`sub`) or one of its
-// sessions (`sid`), and svc ends the sessions that provider opened for them. The token is verified with jose against the
-// provider's published keys, found through the same cached discovery and transport sign-in uses; nothing but sessions
-// changes (never an account, a binding, a password session or an API token).
+// sessions (`sid`), and svc ends the sessions that provider opened for them. The token is verified with jose against
+// the provider's published keys, found through the same cached discovery and transport sign-in uses; nothing but
+// sessions changes (never an account, a binding, a password session or an API token).
 import { createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type * as oidc from 'openid-client';
 import type { Deps } from '../../deps.ts';
@@ -70,7 +70,7 @@ function keysOf(deps: Deps, config: oidc.Configuration): JWTVerifyGetKey | undef
   return keys;
 }
 
-/** The algorithms a provider signs with, as its discovery lists them for id_tokens, less any that are not asymmetric. */
+/** The algorithms a provider signs with, as its discovery lists them for id_tokens, less any not asymmetric. */
 function algorithmsOf(config: oidc.Configuration): string[] {
   const listed = config.serverMetadata().id_token_signing_alg_values_supported;
   const algorithms = Array.isArray(listed) ? listed : DEFAULT_ALGORITHMS;
@@ -191,8 +191,8 @@ async function receive(deps: Deps, slug: string, token: string): Promise<Backcha
   const verified = await verifyLogoutToken(deps, provider, token);
   if (!verified.ok) return verified;
   const { sub, sid, jti, iat } = verified.claims;
-  // Kept until the token is too old to be accepted anyway (a second past the last accepted one): a replay before then is
-  // refused.
+  // Kept until the token is too old to be accepted anyway (a second past the last accepted one): a replay before then
+  // is refused.
   const keepUntil = (iat + LOGOUT_TOKEN_MAX_AGE_S + CLOCK_TOLERANCE_S + 1) * 1000;
   if (!(await insertLogoutJti(deps.db, provider.id, sha256(jti), keepUntil))) return { ok: false, reason: 'replayed' };
   const ended = await endSessionsOpenedThrough(deps.db, { providerId: provider.id, sub, sid });

@@ -83,7 +83,7 @@ forEachDialect((getDb) => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
 
-  /** A logout token signed with the IdP's own key unless told otherwise; `claims` replace or (undefined) drop claims. */
+  /** A logout token signed with the IdP's own key unless told otherwise; `claims` replace or (undefined) drop some. */
   const logoutToken = async (
     claims: Record<string, unknown> = {},
     opts: { key?: JWK; alg?: string; kid?: string } = {},

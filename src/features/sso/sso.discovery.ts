@@ -48,7 +48,10 @@ interface Entry {
 const caches = new WeakMap<Deps, Map<string, Entry>>();
 const agents = new Map<string, Agent>();
 
-/** The transport (also for the keys back-channel logout tokens are checked with): undici with SVC_OIDC_CA_FILE's certificates besides the public roots when set, else global fetch. */
+/**
+ * The transport (also for the keys back-channel logout tokens are checked with): undici with SVC_OIDC_CA_FILE's
+ * certificates besides the public roots when set, else global fetch.
+ */
 export function transportFor(config: Config): oidc.CustomFetch {
   const file = config.oidcCaFile;
   if (!file) return (url, options) => fetch(url, options as RequestInit);
