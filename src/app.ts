@@ -41,6 +41,8 @@ import { resetRoutes } from './features/reset/reset.routes.tsx';
 import { ssoAdminRoutes } from './features/sso/sso.admin.routes.tsx';
 import { ssoSignInButtons } from './features/sso/sso.login.tsx';
 import { ssoRoutes } from './features/sso/sso.routes.tsx';
+import { ssoLogoutRoutes } from './features/sso/sso.logout.routes.tsx';
+import { ssoSignOutOnward } from './features/sso/sso.logout.onward.ts';
 import { attachMetrics } from './features/ops/metrics.service.ts';
 import { opsRoutes } from './features/ops/ops.routes.ts';
 
@@ -78,7 +80,10 @@ export function createApp(deps: Deps) {
   app.route('/', opsRoutes(deps, metrics));
 
   app.route('/', setupRoutes(deps));
-  app.route('/', loginRoutes(deps, { setupPending: setupOpen, otherWaysIn: ssoSignInButtons }));
+  app.route(
+    '/',
+    loginRoutes(deps, { setupPending: setupOpen, otherWaysIn: ssoSignInButtons, signOutOnward: ssoSignOutOnward }),
+  );
   app.route('/', homeRoutes(deps));
   app.route('/', settingsRoutes(deps));
   app.route('/', teamRoutes(deps, renderSettings));
@@ -93,6 +98,7 @@ export function createApp(deps: Deps) {
   app.route('/', tokensRoutes(deps, renderProfile));
   app.all(API_MOUNT, lazyApi(deps));
   app.route('/', ssoRoutes(deps, renderProfile));
+  app.route('/', ssoLogoutRoutes(deps));
   app.route('/', ssoAdminRoutes(deps, renderSettings));
 
   app.notFound((c) =>

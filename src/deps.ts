@@ -52,6 +52,8 @@ export interface Metrics {
   deliveryAttempt(verdict: 'delivered' | 'failed', status: number | null, sinceEmitMs: number | undefined): void;
   /** A password or second-factor step ended. */
   signIn(outcome: SignInOutcome): void;
+  /** An identity provider's back-channel logout was accepted or refused; `sessionsEnded` sessions ended by it. */
+  backchannelLogout(outcome: 'accepted' | 'refused', sessionsEnded: number): void;
 }
 
 /** The real clock. */

@@ -99,6 +99,8 @@ const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<stri
   '/profile/tokens': { actor: 'admin', fields: () => ({ name: 'nul bytes', expiry: DEFAULT_EXPIRY, _once: once() }) },
   '/profile/tokens/revoke': { actor: 'admin', fields: () => ({ token: STALE_ID }) },
   '/profile/sso/unlink': { actor: 'admin', fields: () => ({ id: STALE_ID }) },
+  // A provider's server posts it (no form token); a made-up slug names no provider, so nothing is verified.
+  '/login/sso/:slug/backchannel-logout': { actor: 'anon', fields: () => ({ logout_token: 'eyJ.eyJ.sig' }) },
   '/settings/sso': {
     actor: 'admin',
     fields: () => ({
@@ -137,7 +139,7 @@ const PAGES: Record<string, { actor: Actor; params?: Record<string, string>; que
   '/healthz': { actor: 'anon' },
   '/readyz': { actor: 'anon' },
   '/setup': { actor: 'setup', queries: [{ token: SETUP_TOKEN }] },
-  '/login': { actor: 'anon', queries: [{ notice: 'signed-out' }] },
+  '/login': { actor: 'anon', queries: [{ notice: 'signed-out' }, { state: 'back-from-the-provider' }] },
   '/': { actor: 'admin' },
   '/settings': {
     actor: 'admin',
@@ -174,6 +176,7 @@ const PAGES: Record<string, { actor: Actor; params?: Record<string, string>; que
     params: { slug: 'nul-idp' },
     queries: [{ code: 'c', state: 's', iss: 'https://idp.example.test' }],
   },
+  '/login/sso/:slug/sign-out': { actor: 'anon', params: { slug: 'nul-idp' } },
   '/profile/sso/:slug/link': { actor: 'admin', params: { slug: 'nul-idp' } },
   '/profile/sso/:slug/link/callback': {
     actor: 'admin',

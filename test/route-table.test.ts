@@ -8,8 +8,12 @@ import { buildTestApp, type TestApp } from './helpers/app.ts';
 import { forEachDialect } from './helpers/db.ts';
 import { signedInAs } from './helpers/factories.ts';
 
-/** Writes a viewer may make: sign-in steps (public or pending), sign-out, Profile and its sections, read marks. */
+/**
+ * Writes a viewer may make: sign-in steps (public or pending), sign-out, Profile and its sections, read marks; and an
+ * identity provider's back-channel logout (public: its signed token is the credential).
+ */
 const SELF_SERVICE = [
+  'POST /login/sso/x/backchannel-logout',
   'POST /setup',
   'POST /invite',
   'POST /reset',

@@ -1,6 +1,7 @@
 // Periodic clean-up inside `svc serve`: expired sessions and pending enrolments, stale throttle counters, messages past
 // retention,
-// API Idempotency-Keys past their 24 hours, and the spent states of expired single sign-on flows.
+// API Idempotency-Keys past their 24 hours, the spent states of expired single sign-on flows, and single sign-on's
+// logout leftovers (accepted logout tokens' ids past their age, sign-outs at a provider no browser came for).
 // Every task is idempotent, so several instances running it against one database is harmless.
 import type { Deps } from '../deps.ts';
 import { pruneEnrolments } from '../features/second-factor/second-factor.service.ts';
@@ -9,6 +10,8 @@ import { pruneThrottles } from '../features/auth/throttle.service.ts';
 import { pruneIdempotencyKeys } from '../features/messages/idempotency.service.ts';
 import { pruneMessages } from '../features/messages/retention.service.ts';
 import { pruneSpentStates } from '../features/sso/sso.flow.service.ts';
+import { pruneLogoutJtis } from '../features/sso/sso.backchannel.service.ts';
+import { pruneSignOuts } from '../features/sso/sso.logout.service.ts';
 
 /** How often housekeeping runs. */
 const EVERY_MS = 10 * 60_000;
@@ -22,6 +25,8 @@ export async function housekeepOnce(deps: Deps): Promise<void> {
     pruneMessages,
     pruneIdempotencyKeys,
     pruneSpentStates,
+    pruneLogoutJtis,
+    pruneSignOuts,
   ];
   for (const task of tasks) {
     await task(deps).catch((err: unknown) => deps.log.warn({ err, task: task.name }, 'housekeeping task failed'));

@@ -48,6 +48,14 @@ export interface SessionsTable {
   credentials_version: Generated<number>;
   /** When this session last re-typed its password or a second-factor code ("Confirm it's you"); NULL if never. */
   reauthed_at: number | null;
+  /** The provider whose sign-in opened this session; NULL for a password sign-in. */
+  sso_provider_id: Generated<string | null>;
+  /** The verified `sub` of that sign-in (back-channel logouts name it). */
+  sso_sub: Generated<string | null>;
+  /** The provider's session id (`sid`) from the id_token, when it carried one. */
+  sso_sid: Generated<string | null>;
+  /** The id_token itself, the hint for signing out at the provider; never logged or shown, deleted with the session. */
+  sso_id_token: Generated<string | null>;
 }
 
 /** A TOTP secret awaiting its confirming code, bound to the session that passed the password check. */
@@ -125,6 +133,21 @@ export interface ApiTokensTable {
 /** An SSO flow whose callback was taken: its state's SHA-256, kept until the flow would have expired. */
 export interface SsoSpentStatesTable {
   state_hash: string;
+  expires_at: number;
+}
+
+/** A back-channel logout token's `jti` (SHA-256) accepted from a provider, kept until the token would be too old. */
+export interface SsoLogoutJtisTable {
+  provider_id: string;
+  jti_hash: string;
+  expires_at: number;
+}
+
+/** A sign-out at the provider waiting for its browser: the end-session URL, found by the handle's SHA-256. */
+export interface SsoSignOutsTable {
+  handle_hash: string;
+  provider_id: string;
+  url: string;
   expires_at: number;
 }
 
@@ -240,6 +263,8 @@ export interface SsoProvidersTable {
   created_at: number;
   updated_at: number;
   created_by: string;
+  /** 1: signing out of a session this provider opened also signs out at its end-session endpoint. */
+  sign_out_at_provider: Generated<number>;
 }
 
 /** A verified (provider, sub) bound to a local account by its holder. */
@@ -325,6 +350,8 @@ export interface DB {
   api_tokens: ApiTokensTable;
   api_idempotency: ApiIdempotencyTable;
   sso_spent_states: SsoSpentStatesTable;
+  sso_logout_jtis: SsoLogoutJtisTable;
+  sso_sign_outs: SsoSignOutsTable;
   messages: MessagesTable;
   channels: ChannelsTable;
   deliveries: DeliveriesTable;

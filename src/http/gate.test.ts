@@ -9,7 +9,7 @@ import { forEachDialect } from '../../test/helpers/db.ts';
 import { signedInAs } from '../../test/helpers/factories.ts';
 import { buildApiUser } from '../../test/helpers/api.ts';
 import { createApi } from '../api.ts';
-import { accessFor } from './gate.ts';
+import { accessFor, isServerPost } from './gate.ts';
 
 forEachDialect((getDb) => {
   test("every registered route is gated by its path, the JSON API's included", async () => {
@@ -58,6 +58,19 @@ forEachDialect((getDb) => {
       assert.ok((seen.get(access) ?? 0) >= 1, `a ${access} route was checked`);
   });
 
+  test('only an identity provider’s back-channel logout post is a server-to-server post, which skips the form checks', () => {
+    assert.equal(isServerPost('POST', '/login/sso/acme/backchannel-logout'), true);
+    for (const [method, path] of [
+      ['GET', '/login/sso/acme/backchannel-logout'],
+      ['POST', '/login/sso/acme/backchannel-logout/x'],
+      ['POST', '/login/sso/backchannel-logout'],
+      ['POST', '/login/sso/a/b/backchannel-logout'],
+      ['POST', '/logout'],
+      ['POST', '/profile/sso/unlink'],
+    ] as const)
+      assert.equal(isServerPost(method, path), false, `${method} ${path}`);
+  });
+
   test('the gate table classifies requests by method and path', () => {
     assert.equal(accessFor('GET', '/settings'), 'admin');
     assert.equal(accessFor('POST', '/settings/accounts/role'), 'admin');
@@ -65,6 +78,8 @@ forEachDialect((getDb) => {
     assert.equal(accessFor('GET', '/login'), 'public');
     assert.equal(accessFor('POST', '/login'), 'public');
     assert.equal(accessFor('GET', '/login/sso/acme/callback'), 'public');
+    assert.equal(accessFor('POST', '/login/sso/acme/backchannel-logout'), 'public');
+    assert.equal(accessFor('GET', '/login/sso/acme/sign-out'), 'public');
     assert.equal(accessFor('GET', '/login/totp'), 'pending');
     assert.equal(accessFor('POST', '/logout'), 'pending');
     assert.equal(accessFor('GET', '/api/me'), 'api');

@@ -8,6 +8,12 @@ const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/reset', '/healthz
 const PUBLIC_API_READS = new Set(['/api/openapi.json']);
 /** Path prefixes that need no session (SSO sign-in flow, static assets). */
 const PUBLIC_PREFIXES = ['/static/', '/login/sso/'];
+/**
+ * Posts that servers make, not browsers: an identity provider's back-channel logout. Public by the prefix above, and
+ * no browser form: no same-site or form-token check applies (no session acts in them); the signed token they carry is
+ * their only credential, checked by the route.
+ */
+const SERVER_POSTS = /^\/login\/sso\/[^/]+\/backchannel-logout$/;
 /** Paths a half-signed-in session (owing a second factor or offered enrolment) may reach; sign-out is among them. */
 const PENDING_EXACT = new Set(['/login/totp', '/login/enrol', '/logout']);
 /** Every route under these prefixes requires the admin role, reads included: the whole /settings screen. */
@@ -59,6 +65,11 @@ export const API_MOUNT = '/api/*';
 /** True for /api/ paths, which authenticate by bearer token only (the session cookie and form token never count). */
 export function isApiPath(path: string): boolean {
   return path === '/api' || path.startsWith(API_PREFIX);
+}
+
+/** True for a server-to-server post (an identity provider's back-channel logout), which formAndCsrf leaves alone. */
+export function isServerPost(method: string, path: string): boolean {
+  return method.toUpperCase() === 'POST' && SERVER_POSTS.test(path);
 }
 
 /** Classifies a request (method and path) into the access it requires; unlisted writes are admin-only. */

@@ -10,7 +10,7 @@ import { safeEqual } from '../deps.ts';
 import { problem } from './problem.ts';
 import { readSessionCookie } from './cookies.ts';
 import type { ApiAccount, AppEnv, Ctx, SessionContext } from './env.ts';
-import { accessFor, API_MOUNT, isApiPath } from './gate.ts';
+import { accessFor, API_MOUNT, isApiPath, isServerPost } from './gate.ts';
 import { clientAddress, externalOrigin } from './request.ts';
 import { errorPage } from './render.tsx';
 
@@ -288,10 +288,14 @@ export function limitBody(maxBytes: number): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** Refuses cross-site posts and, for sessions, posts without the session's form token; parses the form once. */
+/**
+ * Refuses cross-site posts and, for sessions, posts without the session's form token; parses the form once. The API
+ * (bearer tokens) and server-to-server posts (gate.ts) read their own bodies.
+ */
 export function formAndCsrf(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (c.req.method === 'GET' || c.req.method === 'HEAD' || isApiPath(c.req.path)) return next();
+    const { method, path } = c.req;
+    if (method === 'GET' || method === 'HEAD' || isApiPath(path) || isServerPost(method, path)) return next();
     const site = c.req.header('sec-fetch-site');
     const origin = c.req.header('origin');
     // Fetch metadata decides when the browser sends it; otherwise the Origin header must be ours (a page that sets

@@ -135,6 +135,24 @@ forEachDialect((getDb) => {
     assert.equal((await client.get('/')).status, 200, 'the session survived the refused posts');
   });
 
+  test('a back-channel logout post is no browser form: no form token, its own JSON answers; other posts keep their checks', async () => {
+    const t = buildTestApp(getDb());
+    const { client } = await signedInAs(t, 'viewer');
+    // A provider's server sends no Fetch Metadata and no form token; a browser's session cookie changes nothing.
+    const fromServer = await t.app.request('http://localhost/login/sso/acme/backchannel-logout', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://idp.example' },
+      body: 'logout_token=x',
+    });
+    assert.equal(fromServer.status, 400);
+    assert.equal((await fromServer.json()).error, 'invalid_request');
+    const withCookie = await client.post('/login/sso/acme/backchannel-logout', { _csrf: 'forged', logout_token: 'x' });
+    assert.equal(withCookie.status, 400);
+    assert.match(withCookie.text, /"error":"invalid_request"/);
+    assert.equal((await client.post('/logout', { _csrf: 'forged' })).status, 403, 'sign-out still needs its token');
+    assert.equal((await client.get('/')).status, 200);
+  });
+
   test('a signed-in post without the session form token is refused', async () => {
     const t = buildTestApp(getDb());
     const { client } = await signedInAs(t, 'viewer');

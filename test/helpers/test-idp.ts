@@ -59,7 +59,29 @@ export interface TestIdp {
   authorize(authorizationUrl: string, sub: string, opts?: { cancel?: boolean; keepSession?: boolean }): Promise<URL>;
   /** The prompts (`login`, `consent`...) and their reasons of every interaction the IdP started, oldest first. */
   interactions: { prompt: string; reasons: string[] }[];
+  /**
+   * Plays the browser at the IdP's end-session endpoint: opens `url` (an end-session URL svc built, or the bare
+   * endpoint for a sign-out started at the IdP) with the session the last authorize() left, says "Yes, sign me out",
+   * and returns where the IdP sends the browser next. The IdP posts its back-channel logout tokens before it answers.
+   */
+  endSession(url?: string): Promise<URL>;
+  /** The back-channel logouts the IdP made (client, and the error when svc did not answer 200), oldest first. */
+  backchannelLogouts: { clientId: string; error?: string }[];
+  /** The private key the IdP signs with now (as a JWK with its kid), for tests that sign their own logout tokens. */
+  signingKey(): JWK;
   close(): Promise<void>;
+}
+
+/** The logout features a test turns on at the IdP (RP-initiated logout stays on unless `endSession` is false). */
+export interface IdpLogoutOptions {
+  /** Whether the discovery document names an end-session endpoint (default true). */
+  endSession?: boolean;
+  /** Registered for both clients: where the IdP may send the browser back after signing out. */
+  postLogoutRedirectUris?: string[];
+  /** Registered for both clients: where the IdP posts logout tokens (turns Back-Channel Logout on). */
+  backchannelLogoutUri?: string;
+  /** Whether the clients ask for `sid` in id_tokens and logout tokens (backchannel_logout_session_required). */
+  sessionRequired?: boolean;
 }
 
 interface SigningKey {
@@ -127,6 +149,7 @@ export function makeCertificates(dir: string): { caFile: string; keyFile: string
 export async function startTestIdp(opts: {
   redirectUris: string[];
   certs?: ReturnType<typeof makeCertificates>;
+  logout?: IdpLogoutOptions;
 }): Promise<TestIdp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-idp-'));
   const certs = opts.certs ?? makeCertificates(dir);
@@ -143,6 +166,17 @@ export async function startTestIdp(opts: {
   const tokenRequests: TokenRequestRecord[] = [];
   const requests: TestIdp['requests'] = [];
   const interactions: TestIdp['interactions'] = [];
+  const backchannelLogouts: TestIdp['backchannelLogouts'] = [];
+  const logout = opts.logout ?? {};
+  const logoutMetadata = {
+    ...(logout.postLogoutRedirectUris ? { post_logout_redirect_uris: logout.postLogoutRedirectUris } : {}),
+    ...(logout.backchannelLogoutUri
+      ? {
+          backchannel_logout_uri: logout.backchannelLogoutUri,
+          backchannel_logout_session_required: logout.sessionRequired ?? true,
+        }
+      : {}),
+  };
   let tamper: IdTokenTamper | undefined;
   let key = newSigningKey();
   const foreign = newSigningKey();
@@ -157,6 +191,7 @@ export async function startTestIdp(opts: {
           redirect_uris: opts.redirectUris,
           response_types: ['code'],
           grant_types: ['authorization_code'],
+          ...logoutMetadata,
         },
         {
           client_id: CONFIDENTIAL_CLIENT_ID,
@@ -165,6 +200,7 @@ export async function startTestIdp(opts: {
           redirect_uris: opts.redirectUris,
           response_types: ['code'],
           grant_types: ['authorization_code'],
+          ...logoutMetadata,
         },
       ],
       jwks: { keys: [key.jwk] },
@@ -172,7 +208,26 @@ export async function startTestIdp(opts: {
       claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'] },
       // Put scope claims into the id_token itself, as many real providers do.
       conformIdTokenClaims: false,
-      features: { devInteractions: { enabled: false } },
+      features: {
+        devInteractions: { enabled: false },
+        // Its own pages, without the default ones' web font: tests send nothing off this machine.
+        rpInitiatedLogout: {
+          enabled: logout.endSession ?? true,
+          logoutSource: async (ctx: any, form: string) => {
+            ctx.body = `<!doctype html><html><head><title>Test IdP sign-out</title></head><body><h1>Sign out of the test IdP?</h1>${form}<button type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button></body></html>`;
+          },
+          postLogoutSuccessSource: async (ctx: any) => {
+            ctx.body =
+              '<!doctype html><html><head><title>Signed out</title></head><body>Signed out of the test IdP.</body></html>';
+          },
+        },
+        backchannelLogout: { enabled: logout.backchannelLogoutUri !== undefined },
+      },
+      // oidc-provider refuses to post to loopback addresses; svc under test listens on one.
+      fetch: (url: string | URL, options: RequestInit & { dispatcher?: unknown }) => {
+        const { dispatcher: _refusesLoopback, ...rest } = options;
+        return fetch(url, rest);
+      },
       ttl: { Interaction: 600, Grant: 600, Session: 600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
       interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
       findAccount: async (_ctx: unknown, sub: string) => ({
@@ -193,6 +248,12 @@ export async function startTestIdp(opts: {
         ctx.type = 'text/plain';
         ctx.body = `IdP error: ${out.error}: ${out.error_description ?? ''}`;
       },
+    });
+    provider.on('backchannel.success', (_ctx: unknown, client: { clientId: string }) => {
+      backchannelLogouts.push({ clientId: client.clientId });
+    });
+    provider.on('backchannel.error', (_ctx: unknown, err: Error, client: { clientId: string }) => {
+      backchannelLogouts.push({ clientId: client.clientId, error: err.message });
     });
     provider.on('interaction.started', (_ctx: unknown, prompt: { name: string; reasons: string[] }) => {
       interactions.push({ prompt: prompt.name, reasons: [...prompt.reasons] });
@@ -289,6 +350,21 @@ export async function startTestIdp(opts: {
       provider = buildProvider();
     },
     currentKid: () => key.kid,
+    backchannelLogouts,
+    signingKey: () => key.jwk,
+    endSession: async (url = `${issuer}/session/end`) => {
+      const { res, text } = await idpFetch(url);
+      if (res.status !== 200)
+        throw new Error(`IdP answered ${res.status} at its end-session endpoint: ${text.slice(0, 200)}`);
+      const action = /<form id="op.logoutForm" method="post" action="([^"]+)"/.exec(text);
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(text);
+      if (!action || !xsrf) throw new Error(`no sign-out form at the IdP: ${text.slice(0, 200)}`);
+      const body = new URLSearchParams({ xsrf: xsrf[1]!, logout: 'yes' }).toString();
+      const confirmed = await idpFetch(new URL(action[1]!, url).href, { method: 'POST', body });
+      const location = confirmed.res.headers.get('location');
+      if (!location) throw new Error(`IdP answered ${confirmed.res.status} to the sign-out without a redirect`);
+      return new URL(location, url);
+    },
     authorize: async (authorizationUrl, sub, o = {}) => {
       if (!o.keepSession) jar.clear();
       let url = authorizationUrl;

@@ -5,7 +5,7 @@ import type { Child } from 'hono/jsx';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
-import type { AppEnv } from '../../http/env.ts';
+import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
@@ -13,7 +13,7 @@ import { clientAddress, userAgent } from '../../http/request.ts';
 import { issueDeviceToken } from './device.ts';
 import { presentedDevice, rememberDevice } from './device-cookie.ts';
 import { landingFor } from './landing.ts';
-import { lockedMessage, LOGIN_NOTICES, LoginPage, SetupPendingPage } from './login.views.tsx';
+import { lockedMessage, LOGIN_NOTICES, LoginPage, SetupPendingPage, SignOutOnwardPage } from './login.views.tsx';
 import { createSession, endSession, stageAfterFirstFactor } from './sessions.service.ts';
 import { signInWithPassword } from './signin.service.ts';
 
@@ -30,6 +30,11 @@ export interface SignInPageParts {
   setupPending(deps: Deps): Promise<boolean>;
   /** Other ways in, shown under the password form (the single sign-on providers' buttons). */
   otherWaysIn(deps: Deps): Promise<Child>;
+  /**
+   * Asked as the session `idHash` signs out, before it ends: where the browser goes next to sign out at the identity
+   * provider that opened it (a path on this site, and the provider's name), or undefined when signing out stays local.
+   */
+  signOutOnward(deps: Deps, c: Ctx, idHash: string): Promise<{ path: string; at: string } | undefined>;
 }
 
 export function loginRoutes(deps: Deps, parts: SignInPageParts) {
@@ -40,7 +45,8 @@ export function loginRoutes(deps: Deps, parts: SignInPageParts) {
     if (session) return c.redirect(landingFor(session.stage), 303);
     // First run: no account to sign in to yet, so say where the setup link is instead of offering a sign-in form.
     if (await parts.setupPending(deps)) return render(c, 'Setup pending', <SetupPendingPage />);
-    const key = c.req.query('notice') ?? '';
+    // Back from signing out at an identity provider, which adds the `state` svc sent (nothing to check it for).
+    const key = c.req.query('notice') ?? (c.req.query('state') !== undefined ? 'signed-out' : '');
     const notice = Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
     const sso = await parts.otherWaysIn(deps);
     return render(c, 'Sign in', <LoginPage notice={notice} extra={sso} />);
@@ -89,9 +95,15 @@ export function loginRoutes(deps: Deps, parts: SignInPageParts) {
 
   app.post('/logout', async (c) => {
     const session = c.get('session');
+    const onward = session ? await parts.signOutOnward(deps, c, session.idHash) : undefined;
     if (session) await endSession(deps, session.idHash);
     clearSessionCookie(c, deps.config);
-    return c.redirect('/login?notice=signed-out', 303);
+    if (!onward) return c.redirect('/login?notice=signed-out', 303);
+    c.set('session', undefined);
+    // Not a redirect: the page's CSP (form-action 'self') refuses a form post's redirect to another site, Chromium's
+    // too. A refresh is a new navigation of its own.
+    c.header('Refresh', `0; url=${onward.path}`);
+    return render(c, 'Signing out', <SignOutOnwardPage path={onward.path} at={onward.at} />);
   });
 
   return app;

@@ -43,6 +43,23 @@ export function LoginPage(props: { username?: string; error?: string; notice?: s
   );
 }
 
+/**
+ * Shown after signing out of a session an identity provider opened, while the browser moves on (by the response's
+ * Refresh header, which is no form submission) to sign out at that provider too; the link is for a browser that does
+ * not follow it.
+ */
+export function SignOutOnwardPage(props: { path: string; at: string }) {
+  return (
+    <section class="narrow">
+      <Notice kind="info">You are signed out of svc.</Notice>
+      <p class="lead">Now signing you out at {props.at}…</p>
+      <p>
+        If nothing happens, <a href={props.path}>continue to sign out at {props.at}</a>.
+      </p>
+    </section>
+  );
+}
+
 /** Shown by /login (and so by /) while no account exists: nothing to sign in to yet, and where the setup link is. */
 export function SetupPendingPage() {
   return (

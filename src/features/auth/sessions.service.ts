@@ -26,6 +26,17 @@ export interface SessionContext {
   account: Pick<Account, 'id' | 'username' | 'role' | 'totp_enabled'>;
 }
 
+/**
+ * How a session opened through single sign-on was opened: the provider, the verified `sub`, the provider's session id
+ * (`sid`, when the id_token carried one) and the id_token, kept as the hint for signing out at the provider.
+ */
+export interface SessionOrigin {
+  providerId: string;
+  sub: string;
+  sid: string | undefined;
+  idToken: string;
+}
+
 /** The stage a session starts in after a verified first factor (password now, SSO later). */
 export function stageAfterFirstFactor(account: Pick<Account, 'totp_enabled' | 'totp_enrol_prompt'>): Stage {
   if (account.totp_enabled === 1) return 'totp';
@@ -36,7 +47,8 @@ export function stageAfterFirstFactor(account: Pick<Account, 'totp_enabled' | 't
 /**
  * Starts a fresh session (a new id at every sign-in) and returns the cookie value. `credentialsVersion` is the
  * account's credentials_version read together with the password hash that was just verified, so a sign-in racing a
- * password change cannot outlive it; without it (SSO) the current version is used.
+ * password change cannot outlive it; without it (SSO) the current version is used. `origin` is given for a sign-in
+ * through single sign-on, and stays with the session through its second-factor step.
  */
 export async function createSession(
   deps: Deps,
@@ -44,6 +56,7 @@ export async function createSession(
   stage: Stage,
   userAgent: string,
   credentialsVersion?: number,
+  origin?: SessionOrigin,
 ): Promise<string> {
   const id = randomToken(deps.random, 32);
   const now = deps.clock.now();
@@ -61,6 +74,14 @@ export async function createSession(
       expires_at: now + (stage === 'full' ? SESSION_ABSOLUTE_MS : SESSION_PENDING_MS),
       user_agent: userAgent.slice(0, 300),
       credentials_version: version,
+      ...(origin
+        ? {
+            sso_provider_id: origin.providerId,
+            sso_sub: origin.sub,
+            sso_sid: origin.sid ?? null,
+            sso_id_token: origin.idToken,
+          }
+        : {}),
     })
     .execute();
   if (stage === 'full') await recordSignIn(deps.db, accountId, now);
@@ -164,6 +185,52 @@ export async function endSession(deps: Deps, idHash: string): Promise<void> {
   await deps.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
 }
 
+/** How one session was opened through single sign-on (read before it ends), or undefined for a password session. */
+export async function sessionOrigin(deps: Deps, idHash: string): Promise<SessionOrigin | undefined> {
+  const row = await deps.db
+    .selectFrom('sessions')
+    .select(['sso_provider_id', 'sso_sub', 'sso_sid', 'sso_id_token'])
+    .where('id_hash', '=', idHash)
+    .executeTakeFirst();
+  if (!row?.sso_provider_id || row.sso_sub === null || row.sso_id_token === null) return undefined;
+  return {
+    providerId: row.sso_provider_id,
+    sub: row.sso_sub,
+    sid: row.sso_sid ?? undefined,
+    idToken: row.sso_id_token,
+  };
+}
+
+/**
+ * Which sessions opened through a provider to end: those of one `sub` (optionally of one account), those opened in one
+ * provider session `sid` (and of that `sub` too when both are given); `exceptIdHash` spares one session.
+ */
+export interface OpenedThrough {
+  providerId: string;
+  sub?: string;
+  sid?: string;
+  accountId?: string;
+  exceptIdHash?: string;
+}
+
+/**
+ * Ends the sessions a provider opened that `which` names, pending sign-ins included; password sessions are never
+ * touched. Names neither `sub` nor `sid`: nothing ends. Returns how many ended.
+ */
+export async function endSessionsOpenedThrough(
+  db: Kysely<DB> | Transaction<DB>,
+  which: OpenedThrough,
+): Promise<number> {
+  if (which.sub === undefined && which.sid === undefined) return 0;
+  let q = db.deleteFrom('sessions').where('sso_provider_id', '=', which.providerId);
+  if (which.sub !== undefined) q = q.where('sso_sub', '=', which.sub);
+  if (which.sid !== undefined) q = q.where('sso_sid', '=', which.sid);
+  if (which.accountId !== undefined) q = q.where('account_id', '=', which.accountId);
+  if (which.exceptIdHash !== undefined) q = q.where('id_hash', '!=', which.exceptIdHash);
+  const result = await q.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** One of an account's live sessions as its owner sees it: no cookie, no hash. */
 export interface OwnSession {
   publicId: string;
@@ -171,6 +238,8 @@ export interface OwnSession {
   createdAt: number;
   lastSeenAt: number;
   userAgent: string;
+  /** The single sign-on provider whose sign-in opened it; null for a password sign-in. */
+  providerId: string | null;
   /** The session making this request. */
   current: boolean;
 }
@@ -180,7 +249,7 @@ export async function listOwnSessions(deps: Deps, accountId: string, currentIdHa
   const now = deps.clock.now();
   const rows = await deps.db
     .selectFrom('sessions')
-    .select(['id_hash', 'public_id', 'stage', 'created_at', 'last_seen_at', 'user_agent'])
+    .select(['id_hash', 'public_id', 'stage', 'created_at', 'last_seen_at', 'user_agent', 'sso_provider_id'])
     .where('account_id', '=', accountId)
     .where('expires_at', '>', now)
     .where('last_seen_at', '>', now - SESSION_IDLE_MS)
@@ -192,6 +261,7 @@ export async function listOwnSessions(deps: Deps, accountId: string, currentIdHa
     createdAt: r.created_at,
     lastSeenAt: r.last_seen_at,
     userAgent: r.user_agent,
+    providerId: r.sso_provider_id,
     current: r.id_hash === currentIdHash,
   }));
 }
@@ -220,6 +290,12 @@ export async function endOtherSessions(
 /** Ends every session of the account, pending sign-ins included (their enrolments go with them). */
 export async function endAccountSessions(db: Kysely<DB> | Transaction<DB>, accountId: string): Promise<number> {
   const result = await db.deleteFrom('sessions').where('account_id', '=', accountId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Ends every session a provider opened (its issuer changed: what it vouched for no longer holds). */
+export async function endProviderSessions(db: Kysely<DB> | Transaction<DB>, providerId: string): Promise<number> {
+  const result = await db.deleteFrom('sessions').where('sso_provider_id', '=', providerId).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 

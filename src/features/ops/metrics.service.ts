@@ -59,6 +59,8 @@ export class PrometheusMetrics implements Metrics {
   private readonly attempts: client.Counter<'verdict'>;
   private readonly firstAttempt: client.Histogram;
   private readonly signIns: client.Counter<'outcome'>;
+  private readonly backchannelLogouts: client.Counter<'outcome'>;
+  private readonly backchannelEnded: client.Counter;
 
   constructor(deps: Pick<Deps, 'db' | 'clock' | 'log'>) {
     const registers = [this.registry];
@@ -97,8 +99,20 @@ export class PrometheusMetrics implements Metrics {
       labelNames: ['outcome'],
       registers,
     });
+    this.backchannelLogouts = new this.prom.Counter({
+      name: 'svc_sso_backchannel_logouts_total',
+      help: "Identity providers' back-channel logouts received, by outcome (accepted or refused).",
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.backchannelEnded = new this.prom.Counter({
+      name: 'svc_sso_backchannel_sessions_ended_total',
+      help: 'Sessions ended by accepted back-channel logouts.',
+      registers,
+    });
     for (const verdict of VERDICT_CLASSES) this.attempts.inc({ verdict }, 0);
     for (const outcome of SIGN_IN_OUTCOMES) this.signIns.inc({ outcome }, 0);
+    for (const outcome of ['accepted', 'refused']) this.backchannelLogouts.inc({ outcome }, 0);
     this.databaseGauges(deps, registers);
   }
 
@@ -115,6 +129,11 @@ export class PrometheusMetrics implements Metrics {
 
   signIn(outcome: SignInOutcome): void {
     this.signIns.inc({ outcome });
+  }
+
+  backchannelLogout(outcome: 'accepted' | 'refused', sessionsEnded: number): void {
+    this.backchannelLogouts.inc({ outcome });
+    this.backchannelEnded.inc(sessionsEnded);
   }
 
   /**

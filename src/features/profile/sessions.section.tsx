@@ -1,15 +1,20 @@
-// Profile section: one's own sessions (created, last seen, user agent); end any of them, or sign out of this one.
+// Profile section: one's own sessions (created, last seen, user agent, the single sign-on provider that opened it); end
+// any of them, or sign out of this one.
 // Stacked into one block per session on a phone, so the button is never off-screen in a sideways-scrolling box.
 import { signedIn } from '../../http/env.ts';
 import { Form, StackedTable, Time } from '../../http/views/components.tsx';
 import { listOwnSessions } from '../auth/sessions.service.ts';
+import { providerNames } from '../sso/sso.providers.service.ts';
 import type { ProfileSection } from '../../http/views/profile.tsx';
 
 export const sessionsSection: ProfileSection = {
   key: 'sessions',
   render: async (deps, c) => {
     const session = signedIn(c);
-    const sessions = await listOwnSessions(deps, session.account.id, session.idHash);
+    const [sessions, providers] = await Promise.all([
+      listOwnSessions(deps, session.account.id, session.idHash),
+      providerNames(deps),
+    ]);
     return (
       <section>
         <h2>Sessions</h2>
@@ -29,6 +34,12 @@ export const sessionsSection: ProfileSection = {
                   <>
                     {' '}
                     <span class="badge">second factor pending</span>
+                  </>
+                ) : null}
+                {s.providerId !== null ? (
+                  <>
+                    {' '}
+                    <span class="badge">via {providers.get(s.providerId) ?? 'single sign-on'}</span>
                   </>
                 ) : null}
               </td>

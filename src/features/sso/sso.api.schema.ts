@@ -5,7 +5,7 @@ import { iso, Timestamp } from '../../http/api.ts';
 import type { IdentityListing } from './sso.repo.ts';
 import type { ProviderDetail } from './sso.providers.service.ts';
 import { clientSecretValue, providerFields, SLUG_PATTERN } from './sso.schema.ts';
-import { callbackUrls } from './sso.views.tsx';
+import { backchannelLogoutUri, callbackUrls, postLogoutRedirectUri } from './sso.views.tsx';
 
 /** A provider as the API shows it: never its client secret. */
 export const SsoProvider = z
@@ -24,6 +24,14 @@ export const SsoProvider = z
     linked_identities: z.number().int().openapi({ description: 'How many identities are linked through it.' }),
     callback_urls: z.strictObject({ sign_in: z.string(), link: z.string() }).openapi({
       description: 'The two redirect URIs to register at the provider: sign-in, and linking from the Profile.',
+    }),
+    sign_out_at_provider: z.boolean().openapi({
+      description:
+        "Signing out of a session this provider opened also sends the browser to the provider's end-session endpoint (when its discovery names one).",
+    }),
+    logout_urls: z.strictObject({ post_logout_redirect: z.string(), backchannel: z.string() }).openapi({
+      description:
+        "What to register at the provider for signing out: the post-logout redirect URI (where the provider's end-session endpoint sends the browser back) and the back-channel logout URI (where it posts logout tokens).",
     }),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -55,6 +63,11 @@ const skipDiscovery = z.boolean().optional().openapi({
     'Save even though discovery fails (the console\'s "Save anyway"): sign-in with the provider fails until svc can reach it. Default false.',
 });
 
+const signOutAtProvider = z.boolean().optional().openapi({
+  description:
+    'Sign out at the provider too: after signing out of a session this provider opened, the browser goes to its end-session endpoint. Default false.',
+});
+
 // The shared rules were built before zod-openapi loaded (the console loads them at start-up), so they carry their
 // document notes through zod's own .meta(), which the generator reads too.
 const fields = {
@@ -81,6 +94,7 @@ export const NewSsoProvider = z
       .optional()
       .openapi({ description: 'Write-only. Leave it out for a public (PKCE-only) client. Up to 1024 characters.' }),
     enabled: z.boolean().optional().openapi({ description: 'Default true.' }),
+    sign_out_at_provider: signOutAtProvider,
     skip_discovery: skipDiscovery,
   })
   .openapi('NewSsoProvider');
@@ -96,6 +110,7 @@ export const SsoProviderPatch = z
     }),
     client_id: fields.client_id.optional(),
     enabled: z.boolean().optional(),
+    sign_out_at_provider: signOutAtProvider,
     client_secret: clientSecretValue
       .refine((v) => v.length > 0, 'A blank client secret is not a secret: send null to remove the stored one.')
       .nullable()
@@ -124,6 +139,11 @@ export function presentProvider(
     enabled: p.enabled,
     linked_identities: linked,
     callback_urls: { sign_in: urls.login, link: urls.link },
+    sign_out_at_provider: p.signOutAtProvider,
+    logout_urls: {
+      post_logout_redirect: postLogoutRedirectUri(origin),
+      backchannel: backchannelLogoutUri(origin, p.slug),
+    },
     created_at: iso(p.createdAt),
     updated_at: iso(p.updatedAt),
     created_by: { id: p.createdBy, username: author },

@@ -127,6 +127,11 @@ forEachDialect((getDb) => {
           sign_in: 'http://localhost/login/sso/corp/callback',
           link: 'http://localhost/profile/sso/corp/link/callback',
         },
+        sign_out_at_provider: false,
+        logout_urls: {
+          post_logout_redirect: 'http://localhost/login',
+          backchannel: 'http://localhost/login/sso/corp/backchannel-logout',
+        },
         created_at: 'x',
         updated_at: 'x',
         created_by: { id: admin.account.id, username: admin.account.username },

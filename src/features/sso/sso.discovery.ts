@@ -48,8 +48,11 @@ interface Entry {
 const caches = new WeakMap<Deps, Map<string, Entry>>();
 const agents = new Map<string, Agent>();
 
-/** The transport: undici with SVC_OIDC_CA_FILE's certificates besides the public roots when set, else global fetch. */
-function transportFor(config: Config): oidc.CustomFetch {
+/**
+ * The transport (also for the keys back-channel logout tokens are checked with): undici with SVC_OIDC_CA_FILE's
+ * certificates besides the public roots when set, else global fetch.
+ */
+export function transportFor(config: Config): oidc.CustomFetch {
   const file = config.oidcCaFile;
   if (!file) return (url, options) => fetch(url, options as RequestInit);
   let agent = agents.get(file);

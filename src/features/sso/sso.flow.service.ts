@@ -7,6 +7,7 @@ import { randomToken, safeEqual, newId, sha256 } from '../../deps.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
+import { endSessionsOpenedThrough } from '../auth/sessions.service.ts';
 import { actorRecentlyConfirmed } from '../tokens/actor-confirmed.ts';
 import { reserveAttempt, type ThrottlePolicy } from '../auth/throttle.service.ts';
 import { authorizationUrl, exchangeCode, type OidcFailure, type VerifiedIdentity } from './sso.oidc.ts';
@@ -194,7 +195,7 @@ export async function linkIdentity(
   deps: Deps,
   accountId: string,
   provider: ProviderRow,
-  identity: VerifiedIdentity,
+  identity: Pick<VerifiedIdentity, 'sub' | 'label'>,
 ): Promise<LinkResult> {
   const check = async (q: Deps['db'] | Transaction<DB>): Promise<LinkResult | undefined> => {
     const bound = await findIdentity(q, provider.id, identity.sub);
@@ -226,7 +227,23 @@ export async function linkIdentity(
   }
 }
 
-/** Removes one of the caller's own bindings; a stale or foreign id changes nothing. Returns whether one was removed. */
-export async function unlinkOwnIdentity(deps: Deps, accountId: string, identityId: string): Promise<boolean> {
-  return deleteIdentity(deps.db, identityId, accountId);
+/**
+ * Removes one of the caller's own bindings and ends the other sessions it opened; the session making the request
+ * (`currentIdHash`) stays, as after a password change: its holder is the one acting. A stale or foreign id changes
+ * nothing. Returns whether one was removed.
+ */
+export async function unlinkOwnIdentity(
+  deps: Deps,
+  accountId: string,
+  identityId: string,
+  currentIdHash: string,
+): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    const removed = await deleteIdentity(trx, identityId, accountId);
+    if (removed) {
+      const which = { providerId: removed.provider_id, sub: removed.sub, accountId, exceptIdHash: currentIdHash };
+      await endSessionsOpenedThrough(trx, which);
+    }
+    return removed !== undefined;
+  });
 }

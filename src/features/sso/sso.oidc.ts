@@ -39,10 +39,16 @@ const SIGNATURE_FAILED = 'JWT signature verification failed';
 /** A failed callback, and whether newer keys could cure it: the id_token's signature or key id failed, nothing else. */
 type CallbackFailure = { ok: false; reason: OidcFailure; keyFailure: boolean };
 
-/** What the code exchange proved: the verified subject and a display label. */
+/**
+ * What the code exchange proved: the verified subject and a display label; the provider's session id (`sid`) when the
+ * id_token carried one, and the id_token itself (a session keeps it as the hint for signing out at the provider; never
+ * logged or shown).
+ */
 export interface VerifiedIdentity {
   sub: string;
   label: string;
+  sid: string | undefined;
+  idToken: string;
 }
 
 /** The per-login secrets the callback must match. */
@@ -203,7 +209,8 @@ async function verifyCallback(
       throw new oidc.ClientError('id_token without a subject');
     const label =
       [...LABEL_CLAIMS.map((k) => claims[k]), claims.sub].map(labelFrom).find((v) => v !== '') ?? '(unnamed)';
-    return { ok: true, identity: { sub: claims.sub, label } };
+    const sid = typeof claims.sid === 'string' && claims.sid !== '' ? claims.sid : undefined;
+    return { ok: true, identity: { sub: claims.sub, label, sid, idToken: tokens.id_token ?? '' } };
   } catch (err) {
     return { ok: false, reason: classify(deps, p, 'callback', err), keyFailure: isKeyFailure(err) };
   }

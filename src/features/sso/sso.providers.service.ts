@@ -2,6 +2,7 @@
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
 import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
+import { endProviderSessions, endSessionsOpenedThrough } from '../auth/sessions.service.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { configurationFor } from './sso.discovery.ts';
 import type { CreateProviderInput, ProviderChange, ProviderSecretInput } from './sso.schema.ts';
@@ -37,6 +38,8 @@ export interface ProviderView {
   updatedAt: number;
   /** The account that declared it. */
   createdBy: string;
+  /** Signing out of a session it opened also signs out at its end-session endpoint (when it names one). */
+  signOutAtProvider: boolean;
 }
 
 /** Drops the secret; the only shape in which providers leave the domain for a page. */
@@ -52,12 +55,18 @@ export function toProviderView(p: ProviderRow): ProviderView {
     createdAt: p.created_at,
     updatedAt: p.updated_at,
     createdBy: p.created_by,
+    signOutAtProvider: p.sign_out_at_provider === 1,
   };
 }
 
 /** The enabled providers: sign-in buttons and profile Link buttons. */
 export async function enabledProviders(deps: Deps): Promise<ProviderView[]> {
   return (await listEnabledProviders(deps.db)).map(toProviderView);
+}
+
+/** Every provider's display name by id (what a session list says it came through). */
+export async function providerNames(deps: Deps): Promise<Map<string, string>> {
+  return new Map((await listProviders(deps.db)).map((p) => [p.id, p.display_name]));
 }
 
 /** Everything the Settings tab lists. */
@@ -146,6 +155,7 @@ export async function createProvider(
       created_at: now,
       updated_at: now,
       created_by: actor.actorId,
+      sign_out_at_provider: input.sign_out_at_provider ? 1 : 0,
     });
   } catch (err) {
     if (isUniqueViolation(err)) return { ok: false, reason: 'duplicate-slug' };
@@ -196,6 +206,8 @@ export async function changeProvider(
       slug ??= current.slug;
       const issuerChanged = change.issuer !== undefined && current.issuer !== change.issuer;
       const removedIdentities = issuerChanged ? await deleteProviderIdentities(trx, change.id) : 0;
+      // The sessions the old issuer opened go with its bindings: its back-channel logouts would no longer verify.
+      if (issuerChanged) await endProviderSessions(trx, change.id);
       await updateProvider(trx, change.id, {
         ...(change.display_name !== undefined ? { display_name: change.display_name } : {}),
         ...(change.slug !== undefined ? { slug: change.slug } : {}),
@@ -203,6 +215,9 @@ export async function changeProvider(
         ...(change.client_id !== undefined ? { client_id: change.client_id } : {}),
         ...(change.enabled !== undefined ? { enabled: change.enabled ? 1 : 0 } : {}),
         ...(change.client_secret !== undefined ? { client_secret: change.client_secret } : {}),
+        ...(change.sign_out_at_provider !== undefined
+          ? { sign_out_at_provider: change.sign_out_at_provider ? 1 : 0 }
+          : {}),
         updated_at: deps.clock.now(),
       });
       return { ok: true, issuerChanged, removedIdentities };
@@ -243,7 +258,10 @@ export async function changeProviderSecret(
 /** Done (or nothing was there to remove), or refused. */
 export type RemoveResult = { ok: true } | NotAdmin;
 
-/** Deletes a provider and its bindings, an administrator's act; deleting one already gone is a no-op. */
+/**
+ * Deletes a provider, its bindings and the sessions it opened (the database's cascades), an administrator's act;
+ * deleting one already gone is a no-op.
+ */
 export async function removeProvider(deps: Deps, actor: AdminActor, id: string): Promise<RemoveResult> {
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
@@ -251,11 +269,22 @@ export async function removeProvider(deps: Deps, actor: AdminActor, id: string):
   return { ok: true };
 }
 
-/** Revokes any binding, an administrator's act; idempotent; the local account stays. */
+/**
+ * Revokes any binding and ends the sessions it opened, an administrator's act; idempotent; the local account and its
+ * other sessions stay.
+ */
 export async function removeIdentity(deps: Deps, actor: AdminActor, id: string): Promise<RemoveResult> {
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
-  await deleteIdentity(deps.db, id);
+  await deps.db.transaction().execute(async (trx) => {
+    const removed = await deleteIdentity(trx, id);
+    if (removed)
+      await endSessionsOpenedThrough(trx, {
+        providerId: removed.provider_id,
+        sub: removed.sub,
+        accountId: removed.account_id,
+      });
+  });
   return { ok: true };
 }
 
@@ -301,6 +330,7 @@ export async function checkDiscovery(
     created_at: now,
     updated_at: now,
     created_by: '',
+    sign_out_at_provider: 0,
   };
   let metadata: Record<string, unknown>;
   try {

@@ -1,6 +1,7 @@
 // The SSO administration acts' refusals: the words the settings page shows (heading the tab or beside a field) and the
 // JSON API gives as `detail` or in `errors`, and what the API answers with. A reason without words does not compile.
 import { NOT_ADMIN, wordsOf, type Refusal } from '../refusals.ts';
+import type { BackchannelRefusal } from './sso.backchannel.service.ts';
 import type {
   ChangeProviderResult,
   DiscoveryProblem,
@@ -93,3 +94,38 @@ export const PROVIDER_REFUSALS = {
     field: 'issuer',
   },
 } satisfies Record<ProviderReason, Refusal<ProviderFacts>>;
+
+/**
+ * How the back-channel logout route answers a refusal: status, the OAuth error code and its description (JSON, for the
+ * provider's logs). A token that fails a check is 400; keys svc could not fetch just now are 503, so a provider that
+ * retries may try again.
+ */
+export interface BackchannelAnswer {
+  status: 400 | 503;
+  error: 'invalid_request' | 'temporarily_unavailable';
+  words: string;
+}
+
+const invalid = (words: string): BackchannelAnswer => ({ status: 400, error: 'invalid_request', words });
+
+export const BACKCHANNEL_REFUSALS = {
+  'unknown-provider': invalid('There is no single sign-on provider at this address.'),
+  disabled: invalid('This single sign-on provider is turned off, so its logout tokens are not accepted.'),
+  'no-token': invalid('Send the logout token as the form field logout_token (application/x-www-form-urlencoded).'),
+  unreadable: invalid('The logout token is not a readable signed JWT with string sub and sid claims.'),
+  algorithm: invalid("The logout token is not signed with one of the provider's published asymmetric algorithms."),
+  signature: invalid("The logout token's signature does not verify against the provider's published keys."),
+  issuer: invalid("The logout token's issuer (iss) is not this provider's issuer."),
+  audience: invalid("The logout token's audience (aud) is not this provider's client id."),
+  stale: invalid('The logout token was issued too long ago, in the future, or has expired (iat, exp).'),
+  'no-event': invalid('The logout token does not carry the back-channel logout event in its events claim.'),
+  nonce: invalid('A logout token must not carry a nonce.'),
+  'no-subject': invalid('The logout token names neither a subject (sub) nor a session (sid).'),
+  'no-jti': invalid('The logout token has no token id (jti).'),
+  replayed: invalid('This logout token (its jti) was already accepted.'),
+  'keys-unavailable': {
+    status: 503,
+    error: 'temporarily_unavailable',
+    words: "svc could not fetch the provider's discovery document or keys just now. Try again later.",
+  },
+} satisfies Record<BackchannelRefusal, BackchannelAnswer>;

@@ -1,11 +1,11 @@
 // Plain data access for SSO providers, identity bindings and the flow-cookie key; no business rules here.
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Dialect } from '../../db/connect.ts';
 import type { DB, SsoIdentitiesTable, SsoProvidersTable } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
-export type ProviderRow = SsoProvidersTable;
+export type ProviderRow = Selectable<SsoProvidersTable>;
 export type IdentityRow = SsoIdentitiesTable;
 
 /** A binding joined with what the admin list shows beside it. */
@@ -71,7 +71,17 @@ export async function updateProvider(
   db: Q,
   id: string,
   fields: Partial<
-    Pick<ProviderRow, 'display_name' | 'slug' | 'issuer' | 'client_id' | 'client_secret' | 'enabled' | 'updated_at'>
+    Pick<
+      ProviderRow,
+      | 'display_name'
+      | 'slug'
+      | 'issuer'
+      | 'client_id'
+      | 'client_secret'
+      | 'enabled'
+      | 'sign_out_at_provider'
+      | 'updated_at'
+    >
   >,
 ): Promise<number> {
   const result = await db.updateTable('sso_providers').set(fields).where('id', '=', id).executeTakeFirst();
@@ -134,12 +144,11 @@ export async function insertIdentity(db: Q, row: IdentityRow): Promise<void> {
   await db.insertInto('sso_identities').values(row).execute();
 }
 
-/** Deletes a binding by id, only when it belongs to `accountId` (when given). */
-export async function deleteIdentity(db: Q, id: string, accountId?: string): Promise<boolean> {
+/** Deletes a binding by id, only when it belongs to `accountId` (when given); returns the row deleted, if any. */
+export async function deleteIdentity(db: Q, id: string, accountId?: string): Promise<IdentityRow | undefined> {
   let q = db.deleteFrom('sso_identities').where('id', '=', id);
   if (accountId !== undefined) q = q.where('account_id', '=', accountId);
-  const result = await q.executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  return q.returningAll().executeTakeFirst();
 }
 
 /** Bindings joined with their provider's and account's names (an IdentityListing each). */
@@ -226,5 +235,50 @@ export async function insertSpentState(db: Q, stateHash: string, expiresAt: numb
 /** Deletes spent states whose flow has expired (a replay of one is refused as expired anyway); returns how many. */
 export async function deleteExpiredSpentStates(db: Q, now: number): Promise<number> {
   const result = await db.deleteFrom('sso_spent_states').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * Records a back-channel logout token's `jti` hash for the provider until `expiresAt`; false when it was already
+ * recorded (a replay; first writer wins).
+ */
+export async function insertLogoutJti(db: Q, providerId: string, jtiHash: string, expiresAt: number): Promise<boolean> {
+  const result = await db
+    .insertInto('sso_logout_jtis')
+    .values({ provider_id: providerId, jti_hash: jtiHash, expires_at: expiresAt })
+    .onConflict((oc) => oc.columns(['provider_id', 'jti_hash']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** Deletes recorded `jti`s whose tokens are too old to be accepted anyway; returns how many. */
+export async function deleteExpiredLogoutJtis(db: Q, now: number): Promise<number> {
+  const result = await db.deleteFrom('sso_logout_jtis').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Stores a sign-out at the provider waiting for its browser, under the SHA-256 of the browser's handle. */
+export async function insertSignOut(
+  db: Q,
+  row: { handle_hash: string; provider_id: string; url: string; expires_at: number },
+): Promise<void> {
+  await db.insertInto('sso_sign_outs').values(row).execute();
+}
+
+/** Takes (deletes and returns) the waiting sign-out with this handle hash, if any. */
+export function takeSignOut(
+  db: Q,
+  handleHash: string,
+): Promise<{ provider_id: string; url: string; expires_at: number } | undefined> {
+  return db
+    .deleteFrom('sso_sign_outs')
+    .where('handle_hash', '=', handleHash)
+    .returning(['provider_id', 'url', 'expires_at'])
+    .executeTakeFirst();
+}
+
+/** Deletes waiting sign-outs no browser came for in time; returns how many. */
+export async function deleteExpiredSignOuts(db: Q, now: number): Promise<number> {
+  const result = await db.deleteFrom('sso_sign_outs').where('expires_at', '<=', now).executeTakeFirst();
   return Number(result.numDeletedRows);
 }

@@ -224,7 +224,13 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
     const previous = c.get('session');
     if (previous) await endSession(deps, previous.idHash);
     const stage = stageAfterFirstFactor(found.account);
-    writeSessionCookie(c, deps.config, await createSession(deps, found.account.id, stage, userAgent(c)));
+    const { sub, sid, idToken } = done.identity;
+    const origin = { providerId: done.provider.id, sub, sid, idToken };
+    writeSessionCookie(
+      c,
+      deps.config,
+      await createSession(deps, found.account.id, stage, userAgent(c), undefined, origin),
+    );
     return c.redirect(landingFor(stage), 303);
   });
 
@@ -257,7 +263,8 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
         { section: 'sso', kind: 'error', message: form.errors.id ?? 'That identity no longer exists.' },
         400,
       );
-    const removed = await unlinkOwnIdentity(deps, signedIn(c).account.id, form.data.id);
+    const { account, idHash } = signedIn(c);
+    const removed = await unlinkOwnIdentity(deps, account.id, form.data.id, idHash);
     return c.redirect(`/profile?sso=${removed ? 'unlinked' : 'unchanged'}#profile-sso`, 303);
   });
 

@@ -73,7 +73,12 @@ const optionalSecret = z
 export const createProviderSchema = z.object({ ...providerFields, client_secret: optionalSecret });
 
 /** POST /settings/sso/update. */
-export const updateProviderSchema = z.object({ id, ...providerFields, enabled: checkbox });
+export const updateProviderSchema = z.object({
+  id,
+  ...providerFields,
+  enabled: checkbox,
+  sign_out_at_provider: checkbox,
+});
 
 /** POST /settings/sso/secret: blank keeps the secret; the clear checkbox removes it and wins. */
 export const providerSecretSchema = z.object({ id, client_secret: optionalSecret, clear_secret: checkbox });
@@ -84,7 +89,11 @@ export const idSchema = z.object({ id });
 /** A provider's validated settings. */
 export type ProviderSettings = z.output<z.ZodObject<typeof providerFields>>;
 /** A new provider: its settings, a secret or none, and enabled unless said otherwise. */
-export type CreateProviderInput = ProviderSettings & { client_secret?: string; enabled?: boolean };
+export type CreateProviderInput = ProviderSettings & {
+  client_secret?: string;
+  enabled?: boolean;
+  sign_out_at_provider?: boolean;
+};
 /**
  * A change to a provider: the fields named change, the rest stay. `client_secret`: a string replaces, null clears,
  * absent keeps.
@@ -92,5 +101,6 @@ export type CreateProviderInput = ProviderSettings & { client_secret?: string; e
 export type ProviderChange = { id: string } & Partial<ProviderSettings> & {
     enabled?: boolean;
     client_secret?: string | null;
+    sign_out_at_provider?: boolean;
   };
 export type ProviderSecretInput = z.output<typeof providerSecretSchema>;

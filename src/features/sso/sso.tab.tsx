@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import type { Ctx } from '../../http/env.ts';
 import { externalOrigin } from '../../http/request.ts';
 import type { SettingsTab } from '../../http/views/settings.ts';
+import { endSessionStates } from './sso.logout.service.ts';
 import { ssoOverview } from './sso.providers.service.ts';
 import { pick, SsoTabView, type TabFormState } from './sso.views.tsx';
 
@@ -44,11 +45,12 @@ function noticeFor(c: Ctx): string | undefined {
 
 /** Renders the tab body, optionally with a failed form's errors and an error banner. */
 export async function ssoTabBody(deps: Deps, c: Ctx, extra: { state?: TabFormState; error?: string } = {}) {
-  const { providers, identities } = await ssoOverview(deps);
+  const [{ providers, identities }, endSessions] = await Promise.all([ssoOverview(deps), endSessionStates(deps)]);
   return (
     <SsoTabView
       origin={externalOrigin(c, deps.config)}
       providers={providers}
+      endSessions={endSessions}
       identities={identities}
       notice={extra.state || extra.error ? undefined : noticeFor(c)}
       error={extra.error}

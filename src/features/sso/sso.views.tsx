@@ -2,6 +2,7 @@
 import type { Child } from 'hono/jsx';
 import { Checkbox, ConfirmedDelete, Field, Form, Notice, Time } from '../../http/views/components.tsx';
 import { SecretRetryFields, withSecretAgain } from '../../http/views/secret-retry.tsx';
+import type { EndSessionState } from './sso.logout.service.ts';
 import type { DiscoveryProblem, ProviderView } from './sso.providers.service.ts';
 import type { IdentityListing } from './sso.repo.ts';
 import { wordsOf } from '../refusals.ts';
@@ -15,6 +16,16 @@ export function pick<T>(table: Record<string, T>, key: string | undefined): T | 
 /** The two callback URLs to register at a provider. */
 export function callbackUrls(origin: string, slug: string): { login: string; link: string } {
   return { login: `${origin}/login/sso/${slug}/callback`, link: `${origin}/profile/sso/${slug}/link/callback` };
+}
+
+/** The post-logout redirect URI to register at a provider: the sign-in page, under svc's external origin. */
+export function postLogoutRedirectUri(origin: string): string {
+  return `${origin}/login`;
+}
+
+/** The back-channel logout URI to register at a provider. */
+export function backchannelLogoutUri(origin: string, slug: string): string {
+  return `${origin}/login/sso/${slug}/backchannel-logout`;
 }
 
 /** One sign-in button per enabled provider, under the password form. */
@@ -74,6 +85,8 @@ const INFO_NOTICES = ['Saved without', 'Declared without', 'That provider no lon
 export function SsoTabView(props: {
   origin: string;
   providers: ProviderView[];
+  /** Per provider with "Sign out at the provider too" on: what its discovery says of its end-session endpoint. */
+  endSessions: Map<string, EndSessionState>;
   identities: IdentityListing[];
   notice?: string;
   error?: string;
@@ -107,6 +120,7 @@ export function SsoTabView(props: {
         <ProviderPanel
           provider={p}
           origin={props.origin}
+          endSession={props.endSessions.get(p.id)}
           linked={props.identities.filter((i) => i.provider_id === p.id).length}
           state={state?.id === p.id ? state : undefined}
         />
@@ -169,7 +183,24 @@ function issuerHint(linked: number): string {
   return `Changing the issuer removes ${which}; people then link again from their Profile.`;
 }
 
-function ProviderPanel(props: { provider: ProviderView; origin: string; linked: number; state?: TabFormState }) {
+/** What "Sign out at the provider too" does for this provider now, in the admin's words. */
+function signOutText(p: ProviderView, endSession: EndSessionState | undefined): string {
+  if (!p.signOutAtProvider) return 'Off: signing out of svc leaves the session at the provider as it is.';
+  if (!p.enabled) return 'On, but the provider is disabled: signing out stays local to svc.';
+  if (endSession === undefined || endSession.kind === 'unknown')
+    return 'On; svc could not read the provider’s discovery just now, so for now signing out stays local to svc.';
+  if (endSession.kind === 'absent')
+    return 'On, but the provider’s discovery names no end-session endpoint: signing out stays local to svc.';
+  return `On: after signing out of svc, the browser is sent to ${endSession.endpoint} to sign out there too.`;
+}
+
+function ProviderPanel(props: {
+  provider: ProviderView;
+  origin: string;
+  endSession: EndSessionState | undefined;
+  linked: number;
+  state?: TabFormState;
+}) {
   const p = props.provider;
   const urls = callbackUrls(props.origin, p.slug);
   const up = props.state?.form === 'update' ? props.state : undefined;
@@ -205,6 +236,16 @@ function ProviderPanel(props: { provider: ProviderView; origin: string; linked: 
         <dd>
           <code>{urls.link}</code>
         </dd>
+        <dt>Back-channel logout URL</dt>
+        <dd>
+          <code>{backchannelLogoutUri(props.origin, p.slug)}</code>
+        </dd>
+        <dt>Post-logout redirect URL</dt>
+        <dd>
+          <code>{postLogoutRedirectUri(props.origin)}</code>
+        </dd>
+        <dt>Sign out at the provider</dt>
+        <dd>{signOutText(p, props.endSession)}</dd>
       </dl>
       <details open={up !== undefined || sec !== undefined}>
         <summary>Change {p.display_name}</summary>
@@ -234,6 +275,12 @@ function ProviderPanel(props: { provider: ProviderView; origin: string; linked: 
             maxlength={255}
           />
           <Checkbox label="Enabled" name="enabled" checked={up ? up.values.enabled !== undefined : p.enabled} />
+          <Checkbox
+            label="Sign out at the provider too"
+            name="sign_out_at_provider"
+            checked={up ? up.values.sign_out_at_provider !== undefined : p.signOutAtProvider}
+            hint="Signing out of a session this provider opened then also signs out at the provider, when its discovery names an end-session endpoint. Register the post-logout redirect URL there."
+          />
           <SaveAnyway state={up} />
           <button type="submit">Save {p.display_name}</button>
         </Form>
@@ -277,8 +324,8 @@ export function DeleteProviderConfirm(props: { provider: ProviderView; linked: n
     <section class="confirm">
       <h2>Delete the provider {p.display_name}?</h2>
       <p>
-        Its sign-in button goes at once. {identities} This cannot be undone; to pause the provider instead, change it
-        and untick Enabled.
+        Its sign-in button goes at once, and every session signed in through it ends. {identities} This cannot be
+        undone; to pause the provider instead, change it and untick Enabled.
       </p>
       <div class="actions">
         <ConfirmedDelete action="/settings/sso/delete" id={p.id}>
