@@ -1,11 +1,11 @@
 // Plain data access for SSO providers, identity bindings and the flow-cookie key; no business rules here.
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Dialect } from '../../db/connect.ts';
 import type { DB, SsoIdentitiesTable, SsoProvidersTable } from '../../db/schema.ts';
 
 type Q = Kysely<DB> | Transaction<DB>;
 
-export type ProviderRow = SsoProvidersTable;
+export type ProviderRow = Selectable<SsoProvidersTable>;
 export type IdentityRow = SsoIdentitiesTable;
 
 /** A binding joined with what the admin list shows beside it. */
@@ -71,11 +71,46 @@ export async function updateProvider(
   db: Q,
   id: string,
   fields: Partial<
-    Pick<ProviderRow, 'display_name' | 'slug' | 'issuer' | 'client_id' | 'client_secret' | 'enabled' | 'updated_at'>
+    Pick<
+      ProviderRow,
+      | 'display_name'
+      | 'slug'
+      | 'issuer'
+      | 'client_id'
+      | 'client_secret'
+      | 'enabled'
+      | 'updated_at'
+      | 'client_auth_method'
+      | 'client_auth_learned'
+      | 'client_auth_learned_at'
+    >
   >,
 ): Promise<number> {
   const result = await db.updateTable('sso_providers').set(fields).where('id', '=', id).executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * Records the client authentication method an automatic provider accepted, unless the provider was saved since `p`
+ * was read or its client changed (a save forgets what was learned). Not an admin save: updated_at stays.
+ */
+export async function rememberClientAuth(
+  db: Q,
+  p: ProviderRow,
+  method: NonNullable<ProviderRow['client_auth_learned']>,
+  at: number,
+): Promise<void> {
+  await db
+    .updateTable('sso_providers')
+    .set({ client_auth_learned: method, client_auth_learned_at: at })
+    .where('id', '=', p.id)
+    .where('updated_at', '=', p.updated_at)
+    .where('client_auth_method', '=', 'automatic')
+    .where('client_id', '=', p.client_id)
+    .where((eb) =>
+      p.client_secret === null ? eb('client_secret', 'is', null) : eb('client_secret', '=', p.client_secret),
+    )
+    .execute();
 }
 
 /** Deletes a provider (its bindings go with it through the foreign key). */
