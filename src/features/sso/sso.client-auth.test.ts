@@ -149,7 +149,7 @@ forEachDialect((getDb) => {
     );
 
     const page = await (await settings()).get('/settings?tab=sso');
-    assert.match(page.text, /Automatic, using client_secret_post: learned <time/);
+    assert.match(page.text, /Automatic, using <code>client_secret_post<\/code>: learned <time/);
 
     t.clock.advance(60_000);
     const again = tokenPosts();
@@ -367,7 +367,7 @@ forEachDialect((getDb) => {
     assert.equal((await declare('client_secret_post')).status, 303);
     assert.deepEqual(await providers(), [{ slug: 'doc', client_auth_method: 'client_secret_post' }]);
     const page = await c.get('/settings?tab=sso');
-    assert.match(page.text, /client_secret_post \(chosen\)/);
+    assert.match(page.text, /<code>client_secret_post<\/code> \(chosen\)/);
 
     // Changing it on the provider's form is checked the same way.
     const id = (await t.deps.db.selectFrom('sso_providers').select('id').executeTakeFirstOrThrow()).id;

@@ -74,12 +74,18 @@ function ClientAuthSelect(props: { value?: string }) {
 function ClientAuthFact(props: { provider: ProviderView }) {
   const p = props.provider;
   if (!p.secretSet) return <>None: a public client (PKCE only) sends no client credentials</>;
-  if (p.clientAuthMethod !== 'automatic') return <>{p.clientAuthMethod} (chosen)</>;
+  if (p.clientAuthMethod !== 'automatic')
+    return (
+      <>
+        <code>{p.clientAuthMethod}</code> (chosen)
+      </>
+    );
   const learned = p.clientAuthLearned;
   if (!learned) return <>Automatic: the HTTP Basic header, then the request body once if the provider refuses it</>;
   return (
     <>
-      Automatic, using {learned.method}: learned <Time at={learned.at} /> when the provider refused the other method
+      Automatic, using <code>{learned.method}</code>: learned <Time at={learned.at} /> when the provider refused the
+      other method
     </>
   );
 }
