@@ -17,6 +17,7 @@ import * as m0017 from './migrations/0017-channel-failing-since.ts';
 import * as m0018 from './migrations/0018-api.ts';
 import * as m0019 from './migrations/0019-sso-spent-states.ts';
 import * as m0020 from './migrations/0020-passkeys.ts';
+import * as m0021 from './migrations/0021-sso-client-auth.ts';
 import * as m0022 from './migrations/0022-sso-logout.ts';
 
 /** Every migration by name; tests take a prefix of them to start from an older schema. */
@@ -38,6 +39,7 @@ export const migrations: Record<string, Migration> = {
   '0018-api': m0018,
   '0019-sso-spent-states': m0019,
   '0020-passkeys': m0020,
+  '0021-sso-client-auth': m0021,
   '0022-sso-logout': m0022,
 };
 

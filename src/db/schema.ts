@@ -265,6 +265,12 @@ export interface SsoProvidersTable {
   created_by: string;
   /** 1: signing out of a session this provider opened also signs out at its end-session endpoint. */
   sign_out_at_provider: Generated<number>;
+  /** How svc sends the secret to the token endpoint: automatic (header, then body once if refused) or one method. */
+  client_auth_method: Generated<'automatic' | 'client_secret_basic' | 'client_secret_post'>;
+  /** The method an automatic provider accepted after its first choice was refused; null until then. */
+  client_auth_learned: 'client_secret_basic' | 'client_secret_post' | null;
+  /** When client_auth_learned was learned. */
+  client_auth_learned_at: number | null;
 }
 
 /** A verified (provider, sub) bound to a local account by its holder. */

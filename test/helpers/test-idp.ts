@@ -69,6 +69,11 @@ export interface TestIdp {
   backchannelLogouts: { clientId: string; error?: string }[];
   /** The private key the IdP signs with now (as a JWK with its kid), for tests that sign their own logout tokens. */
   signingKey(): JWK;
+  /**
+   * With `literalBasicClient`: the user names of the Basic headers its token endpoint refused, exactly as they were
+   * sent (after base64, before any form decoding), oldest first.
+   */
+  literalBasicRefused: string[];
   close(): Promise<void>;
 }
 
@@ -82,6 +87,18 @@ export interface IdpLogoutOptions {
   backchannelLogoutUri?: string;
   /** Whether the clients ask for `sid` in id_tokens and logout tokens (backchannel_logout_session_required). */
   sessionRequired?: boolean;
+}
+
+/**
+ * A client whose token endpoint reads an HTTP Basic header the way Glewlwyd does: base64-decoded but not form-decoded,
+ * although RFC 6749 2.3.1 has the client form-encode its id and secret first (openid-client sends `-` as `%2D`). A
+ * header whose literal id or secret differs is answered `refuse` (default: 403 unauthorized_client, as Glewlwyd does)
+ * before the IdP sees it; credentials in the body reach the IdP, where the client is registered for client_secret_post.
+ */
+export interface LiteralBasicClient {
+  clientId: string;
+  clientSecret: string;
+  refuse?: { status: 400 | 401 | 403; error: 'invalid_client' | 'unauthorized_client' };
 }
 
 interface SigningKey {
@@ -150,6 +167,7 @@ export async function startTestIdp(opts: {
   redirectUris: string[];
   certs?: ReturnType<typeof makeCertificates>;
   logout?: IdpLogoutOptions;
+  literalBasicClient?: LiteralBasicClient;
 }): Promise<TestIdp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-idp-'));
   const certs = opts.certs ?? makeCertificates(dir);
@@ -181,6 +199,30 @@ export async function startTestIdp(opts: {
   let key = newSigningKey();
   const foreign = newSigningKey();
   const cookieKeys = [crypto.randomBytes(32).toString('hex')];
+  const literal = opts.literalBasicClient;
+  const literalBasicRefused: string[] = [];
+
+  /** The Glewlwyd-like check of LiteralBasicClient: true when it answered the request itself. */
+  function refusedLiteralBasic(req: IncomingMessage, res: ServerResponse, pathname: string): boolean {
+    const basic = /^Basic +(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (!literal || req.method !== 'POST' || pathname !== '/token' || !basic) return false;
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const [id, secret] = colon < 0 ? [decoded, ''] : [decoded.slice(0, colon), decoded.slice(colon + 1)];
+    // Only this client's requests (its id as sent, or form-decoded); the IdP's other clients are not affected.
+    let formDecoded = id;
+    try {
+      formDecoded = decodeURIComponent(id.replace(/\+/g, ' '));
+    } catch {}
+    if (id !== literal.clientId && formDecoded !== literal.clientId) return false;
+    if (id === literal.clientId && secret === literal.clientSecret) return false;
+    literalBasicRefused.push(id);
+    const refuse = literal.refuse ?? { status: 403, error: 'unauthorized_client' };
+    res.statusCode = refuse.status;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ error: refuse.error, error_description: 'Invalid client credentials' }));
+    return true;
+  }
 
   function buildProvider(): Provider {
     const provider = new Provider(issuer, {
@@ -202,6 +244,18 @@ export async function startTestIdp(opts: {
           grant_types: ['authorization_code'],
           ...logoutMetadata,
         },
+        ...(literal
+          ? [
+              {
+                client_id: literal.clientId,
+                client_secret: literal.clientSecret,
+                token_endpoint_auth_method: 'client_secret_post',
+                redirect_uris: opts.redirectUris,
+                response_types: ['code'],
+                grant_types: ['authorization_code'],
+              },
+            ]
+          : []),
       ],
       jwks: { keys: [key.jwk] },
       cookies: { keys: cookieKeys },
@@ -288,6 +342,7 @@ export async function startTestIdp(opts: {
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', issuer);
     requests.push({ method: req.method ?? '', path: url.pathname });
+    if (refusedLiteralBasic(req, res, url.pathname)) return;
     const match = /^\/interaction\/([^/]+)$/.exec(url.pathname);
     if (match) {
       void interaction(provider, req, res).catch((err) => {
@@ -342,6 +397,7 @@ export async function startTestIdp(opts: {
     requests,
     discoveryCount: () => requests.filter((r) => r.path === '/.well-known/openid-configuration').length,
     interactions,
+    literalBasicRefused,
     tamperNextIdToken: (fn) => {
       tamper = fn;
     },

@@ -19,7 +19,13 @@ import {
   type DiscoveryProblem,
 } from './sso.providers.service.ts';
 import { PROVIDER_REFUSALS } from './sso.refusals.ts';
-import { createProviderSchema, idSchema, providerSecretSchema, updateProviderSchema } from './sso.schema.ts';
+import {
+  createProviderSchema,
+  idSchema,
+  providerSecretSchema,
+  updateProviderSchema,
+  type SecretMethod,
+} from './sso.schema.ts';
 import { ssoTabBody } from './sso.tab.tsx';
 import { DeleteProviderConfirm, discoveryMessage, type TabFormState } from './sso.views.tsx';
 
@@ -84,6 +90,23 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
       422,
     );
 
+  /** A client authentication method the provider's discovery does not list: the reason beside the setting. */
+  const notListed = (
+    c: Ctx,
+    state: Pick<TabFormState, 'form' | 'id' | 'askSecret'>,
+    refused: { method: SecretMethod; listed: SecretMethod[] },
+  ) =>
+    again(
+      c,
+      {
+        ...state,
+        errors: { client_auth_method: wordsOf(PROVIDER_REFUSALS['client-auth-not-listed'], refused) },
+        values: values(c),
+      },
+      undefined,
+      422,
+    );
+
   const values = (c: Ctx) =>
     withoutSecret(Object.fromEntries([...(c.get('form') ?? new URLSearchParams())].filter(([k]) => k !== '_csrf')));
 
@@ -100,6 +123,8 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!result.ok && result.reason === 'not-admin') return notAllowed(c);
     if (!result.ok && result.reason === 'undiscoverable')
       return undiscoverable(c, 'create', input, result.problem, askSecret);
+    if (!result.ok && result.reason === 'client-auth-not-listed')
+      return notListed(c, { form: 'create', askSecret }, result);
     if (!result.ok)
       return again(
         c,
@@ -126,6 +151,8 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
     if (!result.ok && result.reason === 'not-found')
       return again(c, { form: 'update', errors: {}, values: {} }, GONE, 404);
     if (!result.ok && result.reason === 'undiscoverable') return undiscoverable(c, 'update', change, result.problem);
+    if (!result.ok && result.reason === 'client-auth-not-listed')
+      return notListed(c, { form: 'update', id: change.id }, result);
     if (!result.ok)
       return again(
         c,

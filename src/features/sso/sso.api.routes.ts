@@ -54,10 +54,13 @@ type Refused = Extract<ProviderWriteResult | ChangeProviderResult | RemoveResult
 /** The problem for a refused act, from its catalogue; a field's refusal (slug, issuer) names that field too. */
 function refuse(c: Ctx, refused: Refused) {
   const refusal: Refusal<ProviderFacts> = PROVIDER_REFUSALS[refused.reason];
-  const words = wordsOf(
-    refusal,
-    refused.reason === 'undiscoverable' ? { problem: refused.problem, issuer: refused.issuer } : {},
-  );
+  const facts: ProviderFacts =
+    refused.reason === 'undiscoverable'
+      ? { problem: refused.problem, issuer: refused.issuer }
+      : refused.reason === 'client-auth-not-listed'
+        ? { method: refused.method, listed: refused.listed }
+        : {};
+  const words = wordsOf(refusal, facts);
   const errors =
     refusal.field === undefined ? {} : { errors: [{ in: 'body' as const, field: refusal.field, detail: words }] };
   return problem(
@@ -79,7 +82,7 @@ const IdentityQuery = PageQuery.extend({ provider_id: idFilter('provider'), acco
 
 const tags = ['Single sign-on'];
 const CREATE_422 =
-  'A field is not valid (`invalid`, one entry per field), or discovery failed (`discovery-failed`, on `issuer`).';
+  "A field is not valid (`invalid`, one entry per field), discovery failed (`discovery-failed`, on `issuer`), or the provider's discovery does not list the `client_auth_method` chosen (`client-auth-not-listed`).";
 
 const listProviders = apiRoute({
   method: 'get',
@@ -125,7 +128,7 @@ const updateProvider = apiRoute({
   tags,
   summary: 'Change a provider',
   description:
-    'Changes the fields sent; the others keep their values. `client_secret`: a string replaces, null removes, absent keeps. A change naming `issuer`, `client_id` or `enabled` of a provider that stays enabled runs the discovery check first (skip it with `skip_discovery`). A new issuer removes every identity linked through the provider.',
+    'Changes the fields sent; the others keep their values. `client_secret`: a string replaces, null removes, absent keeps. A change naming `issuer`, `client_id` or `enabled` of a provider that stays enabled, or choosing a `client_auth_method` other than `automatic`, runs the discovery check first (skip it with `skip_discovery`). A new issuer removes every identity linked through the provider; a new issuer, client id, secret or method forgets the method `automatic` learned.',
   request: { params: IdParam, body: jsonBody(SsoProviderPatch) },
   refusals: {
     404: wordsOf(PROVIDER_REFUSALS['not-found'], {}),

@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
 import { iso, Timestamp } from '../../http/api.ts';
 import type { IdentityListing } from './sso.repo.ts';
 import type { ProviderDetail } from './sso.providers.service.ts';
-import { clientSecretValue, providerFields, SLUG_PATTERN } from './sso.schema.ts';
+import { clientAuthMethod, clientSecretValue, providerFields, SECRET_METHODS, SLUG_PATTERN } from './sso.schema.ts';
 import { backchannelLogoutUri, callbackUrls, postLogoutRedirectUri } from './sso.views.tsx';
 
 /** A provider as the API shows it: never its client secret. */
@@ -21,6 +21,17 @@ export const SsoProvider = z
     enabled: z.boolean().openapi({
       description: 'A disabled provider keeps its settings, shows no button and refuses its sign-in flow.',
     }),
+    client_auth_method: z.enum(['automatic', ...SECRET_METHODS]).openapi({
+      description:
+        "How svc sends the client secret to the token endpoint: `automatic` (the HTTP Basic header, then the request body once when the provider refuses the client's credentials), or only `client_secret_basic` or `client_secret_post`. A public client sends none.",
+    }),
+    client_auth_learned: z
+      .strictObject({ method: z.enum(SECRET_METHODS), learned_at: Timestamp })
+      .nullable()
+      .openapi({
+        description:
+          'For `automatic`: the method the provider accepted after refusing the first one, used first from then on; null until then. Forgotten when the issuer, client id, secret or setting changes.',
+      }),
     linked_identities: z.number().int().openapi({ description: 'How many identities are linked through it.' }),
     callback_urls: z.strictObject({ sign_in: z.string(), link: z.string() }).openapi({
       description: 'The two redirect URIs to register at the provider: sign-in, and linking from the Profile.',
@@ -83,6 +94,10 @@ const fields = {
     example: 'https://idp.example.com',
   }),
   client_id: providerFields.client_id.meta({ description: 'Up to 255 characters.', example: 'svc' }),
+  client_auth_method: clientAuthMethod.meta({
+    description:
+      "How svc sends the client secret to the token endpoint. `automatic` (the default) sends the HTTP Basic header and, if the provider refuses the client's credentials, the request body once, then remembers what worked. `client_secret_basic` or `client_secret_post` is accepted only when the provider's discovery lists it (422 `client-auth-not-listed`), unless `skip_discovery`.",
+  }),
 };
 
 /** POST /api/sso/providers. */
@@ -95,6 +110,7 @@ export const NewSsoProvider = z
       .openapi({ description: 'Write-only. Leave it out for a public (PKCE-only) client. Up to 1024 characters.' }),
     enabled: z.boolean().optional().openapi({ description: 'Default true.' }),
     sign_out_at_provider: signOutAtProvider,
+    client_auth_method: fields.client_auth_method.optional(),
     skip_discovery: skipDiscovery,
   })
   .openapi('NewSsoProvider');
@@ -111,6 +127,7 @@ export const SsoProviderPatch = z
     client_id: fields.client_id.optional(),
     enabled: z.boolean().optional(),
     sign_out_at_provider: signOutAtProvider,
+    client_auth_method: fields.client_auth_method.optional(),
     client_secret: clientSecretValue
       .refine((v) => v.length > 0, 'A blank client secret is not a secret: send null to remove the stored one.')
       .nullable()
@@ -137,6 +154,10 @@ export function presentProvider(
     client_id: p.client_id,
     has_secret: p.secretSet,
     enabled: p.enabled,
+    client_auth_method: p.clientAuthMethod,
+    client_auth_learned: p.clientAuthLearned
+      ? { method: p.clientAuthLearned.method, learned_at: iso(p.clientAuthLearned.at) }
+      : null,
     linked_identities: linked,
     callback_urls: { sign_in: urls.login, link: urls.link },
     sign_out_at_provider: p.signOutAtProvider,

@@ -122,6 +122,8 @@ forEachDialect((getDb) => {
         client_id: 'svc',
         has_secret: true,
         enabled: true,
+        client_auth_method: 'automatic',
+        client_auth_learned: null,
         linked_identities: 0,
         callback_urls: {
           sign_in: 'http://localhost/login/sso/corp/callback',

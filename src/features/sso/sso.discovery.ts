@@ -13,7 +13,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import type { ProviderRow } from './sso.repo.ts';
-import { hasWellKnownPath } from './sso.schema.ts';
+import { hasWellKnownPath, SECRET_METHODS, type SecretMethod } from './sso.schema.ts';
 
 /** How long a discovered configuration is used before the provider is asked again. */
 export const DISCOVERY_TTL_MS = 5 * 60_000;
@@ -28,10 +28,14 @@ interface RecordedResponse {
   body: string;
 }
 
-/** Per-callback state seen by the provider fetch: record the token response, or replay one instead of re-sending. */
+/**
+ * Per-callback state seen by the provider fetch and the client authentication: record the token response, or replay
+ * one instead of re-sending; and how this exchange sends a confidential client's secret.
+ */
 export interface ExchangeSlot {
   recorded?: RecordedResponse;
   replay?: RecordedResponse;
+  method?: SecretMethod;
 }
 
 const exchange = new AsyncLocalStorage<ExchangeSlot>();
@@ -90,19 +94,29 @@ export function runExchange<T>(slot: ExchangeSlot, fn: () => Promise<T>): Promis
 }
 
 /**
- * Client authentication: none for a public client; the secret by the provider's preferred method otherwise (exported
- * for tests).
+ * The secret-sending methods svc knows that the provider's discovery lists for its token endpoint, header first. An
+ * absent (or malformed) list means client_secret_basic alone, as OpenID Connect Discovery says.
+ */
+export function listedSecretMethods(metadata: { token_endpoint_auth_methods_supported?: unknown }): SecretMethod[] {
+  const listed = metadata.token_endpoint_auth_methods_supported;
+  const methods: unknown[] = Array.isArray(listed) ? listed : ['client_secret_basic'];
+  return SECRET_METHODS.filter((m) => methods.includes(m));
+}
+
+/**
+ * Client authentication, through openid-client's own methods: none for a public client; for a confidential one the
+ * method the exchange chose (ExchangeSlot.method), else the header when the provider lists it (or lists neither) and
+ * the body when it lists only that (exported for tests).
  */
 export function clientAuth(secret: string | null): oidc.ClientAuth {
   if (secret === null) return oidc.None();
-  const basic = oidc.ClientSecretBasic(secret);
-  const post = oidc.ClientSecretPost(secret);
+  const methods: Record<SecretMethod, oidc.ClientAuth> = {
+    client_secret_basic: oidc.ClientSecretBasic(secret),
+    client_secret_post: oidc.ClientSecretPost(secret),
+  };
   return (as, client, body, headers) => {
-    // RFC 8414: an absent list means client_secret_basic (so does a malformed one).
-    const listed = as.token_endpoint_auth_methods_supported;
-    const methods: unknown[] = Array.isArray(listed) ? listed : ['client_secret_basic'];
-    const chosen = methods.includes('client_secret_basic') || !methods.includes('client_secret_post') ? basic : post;
-    chosen(as, client, body, headers);
+    const method = exchange.getStore()?.method ?? listedSecretMethods(as)[0] ?? 'client_secret_basic';
+    methods[method](as, client, body, headers);
   };
 }
 

@@ -4,8 +4,14 @@ import { newId } from '../../deps.ts';
 import { actorIsAdmin, type AdminActor } from '../auth/admin-actor.ts';
 import { endProviderSessions, endSessionsOpenedThrough } from '../auth/sessions.service.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { configurationFor } from './sso.discovery.ts';
-import type { CreateProviderInput, ProviderChange, ProviderSecretInput } from './sso.schema.ts';
+import { configurationFor, listedSecretMethods } from './sso.discovery.ts';
+import type {
+  ClientAuthSetting,
+  CreateProviderInput,
+  ProviderChange,
+  ProviderSecretInput,
+  SecretMethod,
+} from './sso.schema.ts';
 import {
   countIdentitiesByProvider,
   deleteIdentity,
@@ -40,6 +46,10 @@ export interface ProviderView {
   createdBy: string;
   /** Signing out of a session it opened also signs out at its end-session endpoint (when it names one). */
   signOutAtProvider: boolean;
+  /** How svc sends the secret to the token endpoint (a public client sends none, whatever this says). */
+  clientAuthMethod: ClientAuthSetting;
+  /** The method an automatic provider was found to accept after the header was refused, and when. */
+  clientAuthLearned?: { method: SecretMethod; at: number };
 }
 
 /** Drops the secret; the only shape in which providers leave the domain for a page. */
@@ -56,6 +66,11 @@ export function toProviderView(p: ProviderRow): ProviderView {
     updatedAt: p.updated_at,
     createdBy: p.created_by,
     signOutAtProvider: p.sign_out_at_provider === 1,
+    clientAuthMethod: p.client_auth_method,
+    clientAuthLearned:
+      p.client_auth_learned !== null && p.client_auth_learned_at !== null
+        ? { method: p.client_auth_learned, at: p.client_auth_learned_at }
+        : undefined,
   };
 }
 
@@ -107,15 +122,36 @@ export function identitiesOf(deps: Deps, accountId: string): Promise<IdentityLis
 /** An admin act refused because its actor is not an administrator. */
 type NotAdmin = { ok: false; reason: 'not-admin' };
 
+/** Settings whose discovery failed, or whose chosen client authentication the provider's discovery does not list. */
+type SettingsRefused =
+  | { ok: false; reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string }
+  | { ok: false; reason: 'client-auth-not-listed'; method: SecretMethod; listed: SecretMethod[] };
+
 export type ProviderWriteResult =
   | { ok: true; id: string }
   | { ok: false; reason: 'duplicate-slug' }
   | NotAdmin
-  | { ok: false; reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string };
+  | SettingsRefused;
 
 /** How a save treats discovery: `checkDiscovery` saves an enabled provider only once its discovery succeeds. */
 export interface SaveOptions {
   checkDiscovery?: boolean;
+}
+
+/**
+ * Discovers the settings as a save would keep them; undefined when the discovery is usable and lists the chosen client
+ * authentication method (automatic needs none listed: it falls back to the header).
+ */
+async function refusedSettings(
+  deps: Deps,
+  settings: { issuer: string; client_id: string; client_auth_method: ClientAuthSetting },
+): Promise<SettingsRefused | undefined> {
+  const found = await checkDiscovery(deps, settings);
+  if (!found.ok) return { ok: false, reason: 'undiscoverable', problem: found.problem, issuer: settings.issuer };
+  const method = settings.client_auth_method;
+  if (method !== 'automatic' && !found.secretMethods.includes(method))
+    return { ok: false, reason: 'client-auth-not-listed', method, listed: found.secretMethods };
+  return undefined;
 }
 
 /** The refusal of an admin act whose actor is not an administrator, else undefined. */
@@ -125,8 +161,8 @@ async function notAdmin(deps: Deps, actor: AdminActor): Promise<NotAdmin | undef
 
 /**
  * Declares a provider authored by the actor (an administrator), enabled unless `input.enabled` is false. With
- * `checkDiscovery`, an enabled one is saved only when its discovery succeeds; a disabled one is saved without (nobody
- * signs in with it).
+ * `checkDiscovery`, an enabled one is saved only when its discovery succeeds and lists the client authentication
+ * method chosen (if not automatic); a disabled one is saved without (nobody signs in with it).
  */
 export async function createProvider(
   deps: Deps,
@@ -137,9 +173,10 @@ export async function createProvider(
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
   const enabled = input.enabled ?? true;
+  const clientAuthMethod = input.client_auth_method ?? 'automatic';
   if (options.checkDiscovery && enabled) {
-    const problem = await checkDiscovery(deps, input);
-    if (problem) return { ok: false, reason: 'undiscoverable', problem, issuer: input.issuer };
+    const refusedSave = await refusedSettings(deps, { ...input, client_auth_method: clientAuthMethod });
+    if (refusedSave) return refusedSave;
   }
   const now = deps.clock.now();
   const id = newId(deps.random);
@@ -156,6 +193,9 @@ export async function createProvider(
       updated_at: now,
       created_by: actor.actorId,
       sign_out_at_provider: input.sign_out_at_provider ? 1 : 0,
+      client_auth_method: clientAuthMethod,
+      client_auth_learned: null,
+      client_auth_learned_at: null,
     });
   } catch (err) {
     if (isUniqueViolation(err)) return { ok: false, reason: 'duplicate-slug' };
@@ -167,18 +207,23 @@ export async function createProvider(
 export type ChangeProviderResult =
   | { ok: true; issuerChanged: boolean; removedIdentities: number }
   | { ok: false; reason: 'duplicate-slug' | 'not-found' }
-  | { ok: false; reason: 'undiscoverable'; problem: DiscoveryProblem; issuer: string }
+  | SettingsRefused
   | NotAdmin;
 
 /** The settings discovery depends on: a change naming one of them is checked (with `checkDiscovery`). */
 const DISCOVERY_FIELDS = ['issuer', 'client_id', 'enabled'] as const;
 
+/** The client settings whose change makes an automatic provider forget the method it learned. */
+const CLIENT_FIELDS = ['issuer', 'client_id', 'client_secret', 'client_auth_method'] as const;
+
 /**
  * Changes the fields `change` names and keeps the others; `client_secret` replaces (string), clears (null) or is kept
  * (absent). With `checkDiscovery`, a change naming the issuer, client id or enabled flag of a provider that stays
- * enabled is saved only when discovery succeeds. A `sub` is only unique at its issuer, so a new issuer drops every
- * binding made through the provider in the same transaction: otherwise the same `sub` at the new issuer would sign
- * into the account that linked it at the old one. An administrator's act.
+ * enabled, or choosing a client authentication method, is saved only when discovery succeeds and lists the method
+ * the provider will have (if not automatic). A new issuer, client id, secret or method forgets the method an
+ * automatic provider learned. A `sub` is only unique at its issuer, so a new issuer drops every binding made through
+ * the provider in the same transaction: otherwise the same `sub` at the new issuer would sign into the account that
+ * linked it at the old one. An administrator's act.
  */
 export async function changeProvider(
   deps: Deps,
@@ -188,13 +233,17 @@ export async function changeProvider(
 ): Promise<ChangeProviderResult> {
   const refused = await notAdmin(deps, actor);
   if (refused) return refused;
-  if (options.checkDiscovery && DISCOVERY_FIELDS.some((f) => change[f] !== undefined)) {
+  const choosesMethod = change.client_auth_method !== undefined && change.client_auth_method !== 'automatic';
+  if (options.checkDiscovery && (choosesMethod || DISCOVERY_FIELDS.some((f) => change[f] !== undefined))) {
     const current = await findProviderById(deps.db, change.id);
     if (!current) return { ok: false, reason: 'not-found' };
     if (change.enabled ?? current.enabled === 1) {
-      const issuer = change.issuer ?? current.issuer;
-      const problem = await checkDiscovery(deps, { issuer, client_id: change.client_id ?? current.client_id });
-      if (problem) return { ok: false, reason: 'undiscoverable', problem, issuer };
+      const refusedSave = await refusedSettings(deps, {
+        issuer: change.issuer ?? current.issuer,
+        client_id: change.client_id ?? current.client_id,
+        client_auth_method: change.client_auth_method ?? current.client_auth_method,
+      });
+      if (refusedSave) return refusedSave;
     }
   }
   let result: ChangeProviderResult;
@@ -208,6 +257,7 @@ export async function changeProvider(
       const removedIdentities = issuerChanged ? await deleteProviderIdentities(trx, change.id) : 0;
       // The sessions the old issuer opened go with its bindings: its back-channel logouts would no longer verify.
       if (issuerChanged) await endProviderSessions(trx, change.id);
+      const clientChanged = CLIENT_FIELDS.some((f) => change[f] !== undefined && change[f] !== current[f]);
       await updateProvider(trx, change.id, {
         ...(change.display_name !== undefined ? { display_name: change.display_name } : {}),
         ...(change.slug !== undefined ? { slug: change.slug } : {}),
@@ -218,6 +268,8 @@ export async function changeProvider(
         ...(change.sign_out_at_provider !== undefined
           ? { sign_out_at_provider: change.sign_out_at_provider ? 1 : 0 }
           : {}),
+        ...(change.client_auth_method !== undefined ? { client_auth_method: change.client_auth_method } : {}),
+        ...(clientChanged ? { client_auth_learned: null, client_auth_learned_at: null } : {}),
         updated_at: deps.clock.now(),
       });
       return { ok: true, issuerChanged, removedIdentities };
@@ -240,7 +292,10 @@ export type SecretResult =
   | { ok: false; reason: 'not-found' }
   | NotAdmin;
 
-/** Sets, clears (wins over a typed value) or keeps (blank) a provider's client secret; an administrator's act. */
+/**
+ * Sets, clears (wins over a typed value) or keeps (blank) a provider's client secret, forgetting the client
+ * authentication method learned with the old one; an administrator's act.
+ */
 export async function changeProviderSecret(
   deps: Deps,
   actor: AdminActor,
@@ -251,7 +306,12 @@ export async function changeProviderSecret(
   if (!(await findProviderById(deps.db, input.id))) return { ok: false, reason: 'not-found' };
   if (!input.clear_secret && input.client_secret === undefined) return { ok: true, outcome: 'kept' };
   const secret = input.clear_secret ? null : input.client_secret!;
-  await updateProvider(deps.db, input.id, { client_secret: secret, updated_at: deps.clock.now() });
+  await updateProvider(deps.db, input.id, {
+    client_secret: secret,
+    client_auth_learned: null,
+    client_auth_learned_at: null,
+    updated_at: deps.clock.now(),
+  });
   return { ok: true, outcome: secret === null ? 'cleared' : 'set' };
 }
 
@@ -310,13 +370,13 @@ function discoveryProblem(err: unknown): DiscoveryProblem {
 
 /**
  * Runs discovery for provider settings before they are saved (a fresh fetch through the same code the sign-in uses)
- * and checks the document names https authorization, token and key endpoints. Undefined when all is well. Nothing is
- * logged: the answer is for the admin at the form.
+ * and checks the document names https authorization, token and key endpoints. When all is well, says which ways of
+ * sending a secret the provider lists. Nothing is logged: the answer is for the admin at the form.
  */
 export async function checkDiscovery(
   deps: Deps,
   candidate: { issuer: string; client_id: string },
-): Promise<DiscoveryProblem | undefined> {
+): Promise<{ ok: true; secretMethods: SecretMethod[] } | { ok: false; problem: DiscoveryProblem }> {
   const now = deps.clock.now();
   const probe: ProviderRow = {
     // Its own cache key, so the check never replaces a live provider's cached configuration.
@@ -331,6 +391,9 @@ export async function checkDiscovery(
     updated_at: now,
     created_by: '',
     sign_out_at_provider: 0,
+    client_auth_method: 'automatic',
+    client_auth_learned: null,
+    client_auth_learned_at: null,
   };
   let metadata: Record<string, unknown>;
   try {
@@ -339,10 +402,10 @@ export async function checkDiscovery(
       unknown
     >;
   } catch (err) {
-    return discoveryProblem(err);
+    return { ok: false, problem: discoveryProblem(err) };
   }
   const endpoints = [metadata.authorization_endpoint, metadata.token_endpoint, metadata.jwks_uri];
-  if (!endpoints.every((u) => typeof u === 'string' && URL.canParse(u))) return 'bad-document';
-  if (!endpoints.every((u) => new URL(u as string).protocol === 'https:')) return 'not-https';
-  return undefined;
+  if (!endpoints.every((u) => typeof u === 'string' && URL.canParse(u))) return { ok: false, problem: 'bad-document' };
+  if (!endpoints.every((u) => new URL(u as string).protocol === 'https:')) return { ok: false, problem: 'not-https' };
+  return { ok: true, secretMethods: listedSecretMethods(metadata) };
 }

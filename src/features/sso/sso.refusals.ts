@@ -9,6 +9,7 @@ import type {
   RemoveResult,
   SecretResult,
 } from './sso.providers.service.ts';
+import type { SecretMethod } from './sso.schema.ts';
 
 /** Why an issuer URL is refused at validation (the field rule both doors apply). */
 export type IssuerReason = 'not-url' | 'not-https' | 'credentials' | 'well-known';
@@ -72,10 +73,15 @@ type ProviderReason = Extract<
   { ok: false }
 >['reason'];
 
-/** What a provider refusal's words may name: the discovery problem and the issuer tried (a failed discovery only). */
+/**
+ * What a provider refusal's words may name: the discovery problem and the issuer tried (a failed discovery only); the
+ * client authentication method chosen and those the provider lists (a method it does not list only).
+ */
 export interface ProviderFacts {
   problem?: DiscoveryProblem;
   issuer?: string;
+  method?: SecretMethod;
+  listed?: SecretMethod[];
 }
 
 export const PROVIDER_REFUSALS = {
@@ -92,6 +98,15 @@ export const PROVIDER_REFUSALS = {
     status: 422,
     type: 'discovery-failed',
     field: 'issuer',
+  },
+  'client-auth-not-listed': {
+    words: ({ method = 'client_secret_basic', listed = [] }) =>
+      listed.length === 0
+        ? "The provider's discovery document lists neither client_secret_basic nor client_secret_post for its token endpoint. Choose Automatic."
+        : `The provider's discovery document does not list ${method} for its token endpoint; it lists ${listed.join(' and ')}. Choose Automatic or a method it lists.`,
+    status: 422,
+    type: 'client-auth-not-listed',
+    field: 'client_auth_method',
   },
 } satisfies Record<ProviderReason, Refusal<ProviderFacts>>;
 

@@ -81,11 +81,38 @@ export async function updateProvider(
       | 'enabled'
       | 'sign_out_at_provider'
       | 'updated_at'
+      | 'updated_at'
+      | 'client_auth_method'
+      | 'client_auth_learned'
+      | 'client_auth_learned_at'
     >
   >,
 ): Promise<number> {
   const result = await db.updateTable('sso_providers').set(fields).where('id', '=', id).executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * Records the client authentication method an automatic provider accepted, unless the provider was saved since `p`
+ * was read or its client changed (a save forgets what was learned). Not an admin save: updated_at stays.
+ */
+export async function rememberClientAuth(
+  db: Q,
+  p: ProviderRow,
+  method: NonNullable<ProviderRow['client_auth_learned']>,
+  at: number,
+): Promise<void> {
+  await db
+    .updateTable('sso_providers')
+    .set({ client_auth_learned: method, client_auth_learned_at: at })
+    .where('id', '=', p.id)
+    .where('updated_at', '=', p.updated_at)
+    .where('client_auth_method', '=', 'automatic')
+    .where('client_id', '=', p.client_id)
+    .where((eb) =>
+      p.client_secret === null ? eb('client_secret', 'is', null) : eb('client_secret', '=', p.client_secret),
+    )
+    .execute();
 }
 
 /** Deletes a provider (its bindings go with it through the foreign key). */

@@ -87,6 +87,12 @@ const REFUSALS: Record<Refusal, { status: ContentfulStatusCode; title: string; t
     title: 'Sign-in not completed',
     text: 'The provider did not accept this sign-in’s code (it may have been used already). Start again.',
   },
+  // Not the person's doing, and starting again would not help: the words send the administrator to the settings.
+  'client-refused': {
+    status: 502,
+    title: 'Provider refused svc',
+    text: 'The provider refused svc’s client credentials, so nothing was signed in or linked. An administrator should check the client ID, secret and client authentication of this provider in Settings.',
+  },
   'token-invalid': {
     status: 502,
     title: 'Identity not verified',

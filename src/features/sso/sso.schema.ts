@@ -42,6 +42,18 @@ const issuer = text('issuer URL', 2048)
   }, ISSUER_REFUSALS.credentials.words)
   .refine((v) => !hasWellKnownPath(v), ISSUER_REFUSALS['well-known'].words);
 
+/** The two ways svc can send a client secret to a token endpoint: the HTTP Basic header, or the request body. */
+export const SECRET_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
+export type SecretMethod = (typeof SECRET_METHODS)[number];
+/** A provider's "Client authentication": automatic (the default), or one method an administrator chose. */
+export const CLIENT_AUTH_SETTINGS = ['automatic', ...SECRET_METHODS] as const;
+export type ClientAuthSetting = (typeof CLIENT_AUTH_SETTINGS)[number];
+
+/** The client authentication setting, one of CLIENT_AUTH_SETTINGS. */
+export const clientAuthMethod = z.enum(CLIENT_AUTH_SETTINGS, {
+  error: 'Choose the client authentication: automatic, client_secret_basic or client_secret_post.',
+});
+
 /** A provider's settings, one rule per field: both doors (forms and API) validate with these. */
 export const providerFields = {
   display_name: text('display name', 100),
@@ -70,7 +82,12 @@ const optionalSecret = z
   .pipe(clientSecretValue.optional());
 
 /** POST /settings/sso: a new (enabled) provider. */
-export const createProviderSchema = z.object({ ...providerFields, client_secret: optionalSecret });
+export const createProviderSchema = z.object({
+  ...providerFields,
+  client_secret: optionalSecret,
+  // Absent (a form from before the setting existed): automatic.
+  client_auth_method: clientAuthMethod.optional(),
+});
 
 /** POST /settings/sso/update. */
 export const updateProviderSchema = z.object({
@@ -78,6 +95,8 @@ export const updateProviderSchema = z.object({
   ...providerFields,
   enabled: checkbox,
   sign_out_at_provider: checkbox,
+  // Absent (a form from before the setting existed): kept.
+  client_auth_method: clientAuthMethod.optional(),
 });
 
 /** POST /settings/sso/secret: blank keeps the secret; the clear checkbox removes it and wins. */
@@ -88,11 +107,15 @@ export const idSchema = z.object({ id });
 
 /** A provider's validated settings. */
 export type ProviderSettings = z.output<z.ZodObject<typeof providerFields>>;
-/** A new provider: its settings, a secret or none, and enabled unless said otherwise. */
+/**
+ * A new provider: its settings, a secret or none, enabled unless said otherwise, automatic client auth unless said,
+ * and signing out locally only unless said.
+ */
 export type CreateProviderInput = ProviderSettings & {
   client_secret?: string;
   enabled?: boolean;
   sign_out_at_provider?: boolean;
+  client_auth_method?: ClientAuthSetting;
 };
 /**
  * A change to a provider: the fields named change, the rest stay. `client_secret`: a string replaces, null clears,
@@ -102,5 +125,6 @@ export type ProviderChange = { id: string } & Partial<ProviderSettings> & {
     enabled?: boolean;
     client_secret?: string | null;
     sign_out_at_provider?: boolean;
+    client_auth_method?: ClientAuthSetting;
   };
 export type ProviderSecretInput = z.output<typeof providerSecretSchema>;

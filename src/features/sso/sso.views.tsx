@@ -1,9 +1,10 @@
 // SSO views: sign-in buttons, the Settings tab (providers, callback URLs, bindings) and the profile section body.
 import type { Child } from 'hono/jsx';
-import { Checkbox, ConfirmedDelete, Field, Form, Notice, Time } from '../../http/views/components.tsx';
+import { Checkbox, ConfirmedDelete, Field, Form, Notice, Select, Time } from '../../http/views/components.tsx';
 import { SecretRetryFields, withSecretAgain } from '../../http/views/secret-retry.tsx';
 import type { EndSessionState } from './sso.logout.service.ts';
 import type { DiscoveryProblem, ProviderView } from './sso.providers.service.ts';
+import type { ClientAuthSetting } from './sso.schema.ts';
 import type { IdentityListing } from './sso.repo.ts';
 import { wordsOf } from '../refusals.ts';
 import { DISCOVERY_REFUSALS } from './sso.refusals.ts';
@@ -59,6 +60,46 @@ export interface TabFormState {
 const NO_SECRET = 'No secret: a public client (PKCE only)';
 /** The skip box's label on the secret form of a provider that has a secret: a blank field keeps it. */
 const KEEP_SECRET = 'Keep the stored secret';
+
+/** The "Client authentication" choices, automatic first (the default). */
+const CLIENT_AUTH_OPTIONS: [ClientAuthSetting, string][] = [
+  ['automatic', 'Automatic: the HTTP Basic header, then the request body if the provider refuses it'],
+  ['client_secret_basic', 'client_secret_basic: the HTTP Basic header only'],
+  ['client_secret_post', 'client_secret_post: the request body only'],
+];
+
+/** The "Client authentication" select of the create and change forms. */
+function ClientAuthSelect(props: { value?: string }) {
+  return (
+    <Select
+      label="Client authentication"
+      name="client_auth_method"
+      options={CLIENT_AUTH_OPTIONS}
+      value={props.value ?? 'automatic'}
+      hint="How svc sends the client secret to the provider's token endpoint. Automatic suits most providers; a method is accepted only if the provider's discovery lists it. A public client (no secret) sends no credentials."
+    />
+  );
+}
+
+/** What a provider row says of its client authentication: none, the chosen method, or what automatic uses. */
+function ClientAuthFact(props: { provider: ProviderView }) {
+  const p = props.provider;
+  if (!p.secretSet) return <>None: a public client (PKCE only) sends no client credentials</>;
+  if (p.clientAuthMethod !== 'automatic')
+    return (
+      <>
+        <code>{p.clientAuthMethod}</code> (chosen)
+      </>
+    );
+  const learned = p.clientAuthLearned;
+  if (!learned) return <>Automatic: the HTTP Basic header, then the request body once if the provider refuses it</>;
+  return (
+    <>
+      Automatic, using <code>{learned.method}</code>: learned <Time at={learned.at} /> when the provider refused the
+      other method
+    </>
+  );
+}
 
 /** What a failed discovery means, in the admin's words (its catalogue's), shown beside the issuer field. */
 export function discoveryMessage(problem: DiscoveryProblem, issuer: string): string {
@@ -163,6 +204,7 @@ export function SsoTabView(props: {
           skipLabel={NO_SECRET}
           hint="The provider is saved without a client secret."
         />
+        <ClientAuthSelect value={createState?.values.client_auth_method} />
         <SaveAnyway state={createState} />
         <button type="submit">Declare provider</button>
       </Form>
@@ -228,6 +270,10 @@ function ProviderPanel(props: {
         <dd>
           <code>{p.client_id}</code>
         </dd>
+        <dt>Client authentication</dt>
+        <dd>
+          <ClientAuthFact provider={p} />
+        </dd>
         <dt>Sign-in callback URL</dt>
         <dd>
           <code>{urls.login}</code>
@@ -274,6 +320,7 @@ function ProviderPanel(props: {
             required
             maxlength={255}
           />
+          <ClientAuthSelect value={up?.values.client_auth_method ?? p.clientAuthMethod} />
           <Checkbox label="Enabled" name="enabled" checked={up ? up.values.enabled !== undefined : p.enabled} />
           <Checkbox
             label="Sign out at the provider too"
