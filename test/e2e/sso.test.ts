@@ -66,11 +66,15 @@ forEachDialect((getDb) => {
       await user.waitForURL(`${server.url}/`);
       assert.match((await user.textContent('header')) ?? '', /uma/);
 
-      // Linking again asks the provider afresh (prompt=login) although the browser is signed in there.
+      // Unlinking ends what the identity opened, this session too: the user signs in again with the password.
       await user.goto(`${server.url}/profile`);
       await user.getByRole('button', { name: 'Unlink Corp IdP' }).click();
-      await user.waitForURL(/\/profile\?sso=unlinked/);
-      // This session came from the provider's button: it confirms with the account's password all the same.
+      await user.waitForURL(/\/login\?notice=unlinked$/);
+      assert.match((await user.textContent('main')) ?? '', /Identity unlinked\. You had signed in through it/);
+      await signInWithBrowser(user, server.url, uma);
+      // Linking again asks the provider afresh (prompt=login) although the browser is signed in there.
+      await user.goto(`${server.url}/profile`);
+      await user.locator('#profile-sso').getByRole('link', { name: 'Confirm it’s you' }).click();
       await user.locator('#profile-confirm').getByLabel('Password').fill(uma.password);
       await user.locator('#profile-confirm').getByRole('button', { name: 'Confirm' }).click();
       await user.waitForURL(/notice=confirmed#profile-confirm/);

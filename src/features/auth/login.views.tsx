@@ -18,6 +18,8 @@ export const LOGIN_NOTICES: Record<string, string> = {
   'session-ended': 'Your session has ended. Sign in again.',
   'code-attempts': 'Too many wrong codes. Sign in again with your password.',
   'password-reset': 'Your new password is set and every session of the account has ended. Sign in with it.',
+  unlinked:
+    'Identity unlinked. You had signed in through it, so every session it opened has ended, this one too. Sign in with your password.',
 };
 
 /** Username/password form, with an optional error or notice, and any extra sign-in options below. */

@@ -228,22 +228,26 @@ export async function linkIdentity(
 }
 
 /**
- * Removes one of the caller's own bindings and ends the other sessions it opened; the session making the request
- * (`currentIdHash`) stays, as after a password change: its holder is the one acting. A stale or foreign id changes
- * nothing. Returns whether one was removed.
+ * Removes one of the caller's own bindings and ends every session it opened, the one making the request included when
+ * that one came through it (its holder then signs in again with the password). A stale or foreign id changes nothing.
  */
 export async function unlinkOwnIdentity(
   deps: Deps,
   accountId: string,
   identityId: string,
   currentIdHash: string,
-): Promise<boolean> {
+): Promise<{ removed: boolean; endedCurrent: boolean }> {
   return deps.db.transaction().execute(async (trx) => {
     const removed = await deleteIdentity(trx, identityId, accountId);
-    if (removed) {
-      const which = { providerId: removed.provider_id, sub: removed.sub, accountId, exceptIdHash: currentIdHash };
-      await endSessionsOpenedThrough(trx, which);
-    }
-    return removed !== undefined;
+    if (!removed) return { removed: false, endedCurrent: false };
+    const current = await trx
+      .selectFrom('sessions')
+      .select('id_hash')
+      .where('id_hash', '=', currentIdHash)
+      .where('sso_provider_id', '=', removed.provider_id)
+      .where('sso_sub', '=', removed.sub)
+      .executeTakeFirst();
+    await endSessionsOpenedThrough(trx, { providerId: removed.provider_id, sub: removed.sub, accountId });
+    return { removed: true, endedCurrent: current !== undefined };
   });
 }

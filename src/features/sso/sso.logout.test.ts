@@ -215,22 +215,36 @@ forEachDialect((getDb) => {
     assert.equal((await provider()).sign_out_at_provider, 0);
   });
 
-  test('removing a binding ends the sessions it opened: unlink (the unlinking session stays), an admin’s removal, an issuer change, deleting the provider', async () => {
+  test('removing a binding ends the sessions it opened: unlink (the unlinking session too, when it came through it), an admin’s removal, an issuer change, deleting the provider', async () => {
     const a = await ssoClient();
     const b = await ssoClient();
     const password = await signIn(t, user);
     await a.get('/profile');
-    assert.equal((await a.post('/profile/sso/unlink', { id: 'b-corp' })).location, '/profile?sso=unlinked#profile-sso');
+    const unlinked = await a.post('/profile/sso/unlink', { id: 'b-corp' });
+    assert.equal(unlinked.location, '/login?notice=unlinked');
+    assert.match(unlinked.headers.get('set-cookie') ?? '', /Max-Age=0/i, 'the ended session’s cookie is cleared');
+    assert.equal(await signedIn(a), false, 'the session that unlinked came through the identity, so it ended too');
     assert.equal(await signedIn(b), false, 'another session the identity opened ended');
-    assert.equal(await signedIn(a), true, 'the session that unlinked stays, as after a password change');
     assert.equal(await signedIn(password), true);
+    const login = await a.get('/login?notice=unlinked');
+    assert.match(login.text, /Identity unlinked\. You had signed in through it/);
+
+    // A password session unlinking stays signed in and is told on its Profile.
+    await bind(corp.id, sub, 'b-corp-1');
+    const opened = await ssoClient();
+    await password.get('/profile');
+    const fromPassword = await password.post('/profile/sso/unlink', { id: 'b-corp-1' });
+    assert.equal(fromPassword.location, '/profile?sso=unlinked#profile-sso');
+    assert.equal(await signedIn(password), true);
+    assert.equal(await signedIn(opened), false);
 
     await bind(corp.id, sub, 'b-corp-2');
+    const a2 = await ssoClient();
     const c = await ssoClient();
     const boss = await adminClient();
     assert.equal((await boss.post('/settings/sso/identity/remove', { id: 'b-corp-2' })).status, 303);
     assert.equal(await signedIn(c), false);
-    assert.equal(await signedIn(a), false, 'every session opened through it');
+    assert.equal(await signedIn(a2), false, 'every session opened through it');
     assert.equal(await signedIn(password), true);
 
     await bind(corp.id, sub, 'b-corp-3');

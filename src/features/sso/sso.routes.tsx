@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Deps } from '../../deps.ts';
-import { writeSessionCookie } from '../../http/cookies.ts';
+import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
 import { signedIn, type AppEnv, type Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { TOKEN_PAGE_REFERRER_POLICY } from '../../http/middleware.ts';
@@ -270,7 +270,11 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
         400,
       );
     const { account, idHash } = signedIn(c);
-    const removed = await unlinkOwnIdentity(deps, account.id, form.data.id, idHash);
+    const { removed, endedCurrent } = await unlinkOwnIdentity(deps, account.id, form.data.id, idHash);
+    if (endedCurrent) {
+      clearSessionCookie(c, deps.config);
+      return c.redirect('/login?notice=unlinked', 303);
+    }
     return c.redirect(`/profile?sso=${removed ? 'unlinked' : 'unchanged'}#profile-sso`, 303);
   });
 
