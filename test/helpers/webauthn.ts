@@ -50,6 +50,8 @@ export interface AnswerOptions {
   counter?: number;
   /** Which credential answers (sign-in with several); the first allowed or held one otherwise. */
   credentialId?: string;
+  /** Registration only: register this credential again (its id and key) instead of a new one. */
+  reuse?: SoftCredential;
 }
 
 /** A software authenticator for one relying party origin (http://localhost, the test client's). */
@@ -67,9 +69,11 @@ export class SoftAuthenticator {
 
   /** Answers registration options (as @simplewebauthn/browser's startRegistration() would return). */
   register(options: any, opts: AnswerOptions = {}): any {
-    const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const { privateKey, publicKey } = opts.reuse
+      ? { privateKey: opts.reuse.privateKey, publicKey: crypto.createPublicKey(opts.reuse.privateKey) }
+      : crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const jwk = publicKey.export({ format: 'jwk' });
-    const id = crypto.randomBytes(32);
+    const id = opts.reuse ? Buffer.from(opts.reuse.id, 'base64url') : crypto.randomBytes(32);
     const counter = opts.counter ?? 0;
     const cose = cbor(
       new Map<Cbor, Cbor>([
@@ -101,7 +105,7 @@ export class SoftAuthenticator {
         ['authData', authData],
       ]),
     );
-    this.credentials.push({ id: b64(id), privateKey, userHandle: options.user.id, counter });
+    if (!opts.reuse) this.credentials.push({ id: b64(id), privateKey, userHandle: options.user.id, counter });
     return {
       id: b64(id),
       rawId: b64(id),

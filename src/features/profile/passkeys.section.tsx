@@ -60,23 +60,25 @@ export const passkeysSection: ProfileSection = {
                   <span class="cell-label">Kind: </span>
                   {p.synced ? <span class="badge">Synced</span> : 'This device or key only'}
                 </td>
-                <td class="actions">
-                  <a
-                    class="button secondary"
-                    href={`/profile?rename-passkey=${encodeURIComponent(p.id)}#passkey-rename`}
-                    aria-label={`Rename… ${passkeyTitle(p)}`}
-                  >
-                    Rename…
-                  </a>
-                  {confirmed ? (
+                <td>
+                  <div class="actions">
                     <a
                       class="button secondary"
-                      href={`/profile?remove-passkey=${encodeURIComponent(p.id)}#passkey-remove`}
-                      aria-label={`Remove… ${passkeyTitle(p)}`}
+                      href={`/profile?rename-passkey=${encodeURIComponent(p.id)}#passkey-rename`}
+                      aria-label={`Rename… ${passkeyTitle(p)}`}
                     >
-                      Remove…
+                      Rename…
                     </a>
-                  ) : null}
+                    {confirmed ? (
+                      <a
+                        class="button secondary"
+                        href={`/profile?remove-passkey=${encodeURIComponent(p.id)}#passkey-remove`}
+                        aria-label={`Remove… ${passkeyTitle(p)}`}
+                      >
+                        Remove…
+                      </a>
+                    ) : null}
+                  </div>
                 </td>
               </tr>
             ))}
