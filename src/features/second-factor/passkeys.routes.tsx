@@ -52,8 +52,11 @@ const ADD_TITLE = 'Add a passkey';
 /** The relying party of this request: the host of SVC_EXTERNAL_URL, else the request's own host. */
 const rpOf = (c: Ctx, deps: Deps) => relyingPartyOf(externalOrigin(c, deps.config));
 
-/** A ceremony script's request for options refused: the words it shows beside the button. */
-const noOptions = (c: Ctx, words: string, status: 403 | 409) => c.json({ error: words }, status);
+/**
+ * A ceremony script's request for options refused by the state of the session (not at that step, no confirmation):
+ * the words it shows beside the button. 409, as the gate's own refusals are 403.
+ */
+const noOptions = (c: Ctx, words: string) => c.json({ error: words }, 409);
 
 export function passkeyRoutes(deps: Deps, renderProfile: RenderProfile) {
   const app = new Hono<AppEnv>();
@@ -62,10 +65,10 @@ export function passkeyRoutes(deps: Deps, renderProfile: RenderProfile) {
 
   app.post('/login/totp/passkey/options', async (c) => {
     const session = sessionIn(c, 'totp');
-    if (session instanceof Response) return noOptions(c, PASSKEY_REFUSALS['session-ended'].words, 403);
+    if (session instanceof Response) return noOptions(c, PASSKEY_REFUSALS['session-ended'].words);
     const input = { accountId: session.account.id, sessionIdHash: session.idHash, rp: rpOf(c, deps) };
     const result = await secondFactorOptions(deps, input);
-    if (!result.ok) return noOptions(c, PASSKEY_REFUSALS[result.reason].words, 409);
+    if (!result.ok) return noOptions(c, PASSKEY_REFUSALS[result.reason].words);
     return c.json({ options: result.options });
   });
 
@@ -111,7 +114,7 @@ export function passkeyRoutes(deps: Deps, renderProfile: RenderProfile) {
     if (result.ok) return c.json({ options: result.options });
     const words =
       result.reason === 'reauth-required' ? PASSKEY_CONFIRM_FIRST.words : PASSKEY_REFUSALS[result.reason].words;
-    return noOptions(c, words, 403);
+    return noOptions(c, words);
   });
 
   app.post('/profile/passkeys/add', async (c) => {

@@ -80,7 +80,7 @@ forEachDialect((getDb) => {
       '/profile?notice=confirm-first-passkeys#profile-passkeys',
     );
     const early = await client.post('/profile/passkeys/options');
-    assert.equal(early.status, 403);
+    assert.equal(early.status, 409);
     assert.match(JSON.parse(early.text).error, /Confirm it’s you first/);
 
     const first = await registerPasskeyFor(client, account.password, authenticator, 'Work laptop');
