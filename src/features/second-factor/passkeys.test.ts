@@ -5,7 +5,7 @@ import { beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { codesOn, enrolTotp, codeNow } from '../../../test/helpers/second-factor.ts';
+import { atEnrolStep, codesOn, codeNow, enrolTotp } from '../../../test/helpers/second-factor.ts';
 import { optionsFrom, registerPasskeyFor, SoftAuthenticator } from '../../../test/helpers/webauthn.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
 import { deletePasskeys, listPasskeys } from './passkeys.repo.ts';
@@ -367,6 +367,24 @@ forEachDialect((getDb) => {
     );
     assert.deepEqual(await sessionsOf(other.account.id), []);
   });
+
+  test('skipping the enrolment offer after a passkey was added elsewhere does not sign in without it', async () => {
+    const account = await buildAccount(t, { enrolPrompt: true });
+    const offered = await atEnrolStep(t, account);
+    const elsewhere = await signInAfterSkip(account);
+    assert.equal((await registerPasskeyFor(elsewhere, account.password, new SoftAuthenticator())).status, 303);
+    const skipped = await offered.post('/login/enrol', { action: 'skip' });
+    assert.equal(skipped.location, '/login?notice=session-ended');
+    assert.equal((await offered.get('/')).location, '/login');
+  });
+
+  /** A full session of an account offered enrolment: a sign-in that skips the offer (which then asks no more). */
+  async function signInAfterSkip(account: Account): Promise<TestClient> {
+    const c = await atEnrolStep(t, account);
+    assert.equal((await c.post('/login/enrol', { action: 'skip' })).location, '/');
+    await t.deps.db.updateTable('accounts').set({ totp_enrol_prompt: 1 }).where('id', '=', account.id).execute();
+    return c;
+  }
 
   test('a rename is the holder’s own; a pending challenge is pruned once expired', async () => {
     const { account, authenticator } = await withPasskey();

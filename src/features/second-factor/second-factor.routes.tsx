@@ -21,6 +21,7 @@ import {
 } from './second-factor.service.ts';
 import { lockedMessage } from '../auth/login.views.tsx';
 import { EnrolOfferPage, EnrolSecretPage } from './second-factor.views.tsx';
+import type { Factors } from './factors.ts';
 import { promote, sessionIn, startOver, stepPage } from './step-session.tsx';
 
 const codeSchema = z.object({ code: z.string().max(64).default('') });
@@ -61,14 +62,12 @@ export function secondFactorRoutes(deps: Deps) {
       clearSessionCookie(c, deps.config);
       return c.redirect('/login?notice=code-attempts', 303);
     }
-    const [error, status] =
-      result.reason === 'locked'
-        ? ([lockedMessage(result.retryAfterMs), 429] as const)
-        : ([
-            'That code is not valid. Each code works once: wait for the next one, or use a recovery code.',
-            401,
-          ] as const);
-    return stepPage(deps, c, session, error, status);
+    if (result.reason === 'locked') return stepPage(deps, c, session, lockedMessage(result.retryAfterMs), 429);
+    const invalid = (factors: Factors) =>
+      factors.totp
+        ? 'That code is not valid. Each code works once: wait for the next one, or use a recovery code.'
+        : 'That recovery code is not valid, or was used already. Each code works once.';
+    return stepPage(deps, c, session, invalid, 401);
   });
 
   // With a set-up started in this session, the confirming step (the key shown once, on the page after the start's

@@ -167,8 +167,12 @@ export function pruneEnrolments(deps: Deps): Promise<void> {
   return deleteExpiredEnrolments(deps.db, deps.clock.now());
 }
 
-/** Declines enrolment at sign-in; false when TOTP was turned on meanwhile (the session must then owe a code). */
-export function skipEnrolment(deps: Deps, accountId: string): Promise<boolean> {
+/**
+ * Declines enrolment at sign-in; false when TOTP was turned on or a passkey added meanwhile (the session must then owe
+ * its second factor).
+ */
+export async function skipEnrolment(deps: Deps, accountId: string): Promise<boolean> {
+  if ((await countPasskeys(deps.db, [accountId])).has(accountId)) return false;
   return clearEnrolPrompt(deps.db, accountId);
 }
 

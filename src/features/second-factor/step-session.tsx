@@ -10,6 +10,7 @@ import { issueDeviceTokenForSession } from '../auth/device.ts';
 import { rememberDevice } from '../auth/device-cookie.ts';
 import { landingFor } from '../auth/landing.ts';
 import { endSession, promoteSession, type SessionContext, type Stage } from '../auth/sessions.service.ts';
+import type { Factors } from './factors.ts';
 import { factorsOfAccount } from './second-factor.service.ts';
 import { TotpStepPage } from './second-factor.views.tsx';
 
@@ -39,16 +40,20 @@ export async function promote(deps: Deps, c: Ctx, session: SessionContext): Prom
   return promoted.cookie;
 }
 
-/** The second-factor step for this session, offering what its account has (a passkey, TOTP, recovery codes). */
+/**
+ * The second-factor step for this session, offering what its account has (a passkey, TOTP, recovery codes); `error`
+ * may depend on those factors.
+ */
 export async function stepPage(
   deps: Deps,
   c: Ctx,
   session: SessionContext,
-  error?: string,
+  error?: string | ((factors: Factors) => string),
   status: ContentfulStatusCode = 200,
 ): Promise<Response> {
   const factors = await factorsOfAccount(deps, session.account.id);
-  return render(c, 'Two-factor authentication', <TotpStepPage error={error} factors={factors} />, status, {
+  const words = typeof error === 'function' ? error(factors) : error;
+  return render(c, 'Two-factor authentication', <TotpStepPage error={words} factors={factors} />, status, {
     ceremony: factors.passkeys > 0,
   });
 }
