@@ -4,7 +4,7 @@
 // Every task is idempotent, so several instances running it against one database is harmless.
 import type { Deps } from '../deps.ts';
 import { pruneEnrolments } from '../features/second-factor/second-factor.service.ts';
-import { pruneChallenges } from '../features/second-factor/passkeys.service.ts';
+import { pruneChallenges } from '../features/second-factor/passkeys.ceremony.ts';
 import { pruneSessions } from '../features/auth/sessions.service.ts';
 import { pruneThrottles } from '../features/auth/throttle.service.ts';
 import { pruneIdempotencyKeys } from '../features/messages/idempotency.service.ts';

@@ -2,7 +2,7 @@
 // passkey answer or act is refused, and the page's status. A reason without words does not compile.
 import { CONFIRM_FIRST } from '../auth/reauth-window.ts';
 import type { Refusal } from '../refusals.ts';
-import type { PasskeyReason } from './passkeys.service.ts';
+import type { PasskeyReason } from './passkeys.ceremony.ts';
 
 /** The words of the suspended account's refusal, as the password sign-in says them. */
 const SUSPENDED = 'This account is suspended, so it cannot sign in. Ask an administrator to reactivate it.';

@@ -16,16 +16,9 @@ import { revealLater } from '../auth/reveal.tsx';
 import { lockedMessage } from '../auth/login.views.tsx';
 import { hasInvisibleCharacters } from '../text-rules.ts';
 import { PASSKEY_CONFIRM_FIRST, PASSKEY_REFUSALS } from './passkeys.refusals.ts';
-import {
-  PASSKEY_NAME_MAX,
-  registerPasskey,
-  registrationOptions,
-  relyingPartyOf,
-  removeOwnPasskey,
-  renameOwnPasskey,
-  secondFactorOptions,
-  verifyPasskeyStep,
-} from './passkeys.service.ts';
+import { secondFactorOptions, verifyPasskeyStep } from './passkey-sign-in.service.ts';
+import { PASSKEY_NAME_MAX, relyingPartyOf } from './passkeys.ceremony.ts';
+import { registerPasskey, registrationOptions, removeOwnPasskey, renameOwnPasskey } from './passkeys.service.ts';
 import { AddPasskeyPage } from './passkeys.views.tsx';
 import { RECOVERY_CODES_REVEAL, recoveryCodesPath } from './second-factor.reveals.ts';
 import { promote, sessionIn, startOver, stepPage } from './step-session.tsx';

@@ -3,7 +3,8 @@
 import type { PasskeySignIn } from '../auth/signin.service.ts';
 import { lockedMessage } from '../auth/login.views.tsx';
 import { PASSKEY_REFUSALS } from './passkeys.refusals.ts';
-import { CHALLENGE_TTL_MS, relyingPartyOf, signInOptions, signInWithPasskey } from './passkeys.service.ts';
+import { signInOptions, signInWithPasskey } from './passkey-sign-in.service.ts';
+import { CHALLENGE_TTL_MS, relyingPartyOf } from './passkeys.ceremony.ts';
 
 export const passkeySignIn: PasskeySignIn = {
   ttlMs: CHALLENGE_TTL_MS,

@@ -9,7 +9,7 @@ import { atEnrolStep, codesOn, codeNow, enrolTotp } from '../../../test/helpers/
 import { optionsFrom, registerPasskeyFor, SoftAuthenticator } from '../../../test/helpers/webauthn.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
 import { deletePasskeys, listPasskeys } from './passkeys.repo.ts';
-import { CHALLENGE_TTL_MS } from './passkeys.service.ts';
+import { CHALLENGE_TTL_MS } from './passkeys.ceremony.ts';
 
 type Account = Awaited<ReturnType<typeof buildAccount>>;
 

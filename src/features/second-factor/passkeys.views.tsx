@@ -2,8 +2,8 @@
 // in its passkeys section to rename or remove one (plain forms, no script).
 import { CeremonyForm } from '../../http/ceremony.tsx';
 import { Field, Form, Notice, Time } from '../../http/views/components.tsx';
+import { PASSKEY_NAME_MAX } from './passkeys.ceremony.ts';
 import type { OwnPasskey } from './passkeys.service.ts';
-import { PASSKEY_NAME_MAX } from './passkeys.service.ts';
 
 /** Where Profile lists the passkeys. */
 export const PASSKEYS_ANCHOR = '/profile#profile-passkeys';
