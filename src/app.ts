@@ -13,6 +13,7 @@ import {
   requestLog,
   securityHeaders,
 } from './http/middleware.ts';
+import { loadCeremonyScript } from './http/ceremony.tsx';
 import { databaseUnavailable, errorPage } from './http/render.tsx';
 import { isDatabaseUnavailable } from './db/errors.ts';
 import { apiNotFound, problem } from './http/problem.ts';
@@ -27,6 +28,9 @@ import { channelsRoutes } from './features/channels/channels.routes.tsx';
 import { homeRoutes } from './features/home/home.routes.tsx';
 import { inboxRoutes } from './features/inbox/inbox.routes.tsx';
 import { secondFactorRoutes } from './features/second-factor/second-factor.routes.tsx';
+import { passkeyRoutes } from './features/second-factor/passkeys.routes.tsx';
+import { passkeySignIn } from './features/second-factor/passkeys.sign-in.ts';
+import { owesSecondFactor } from './features/second-factor/second-factor.service.ts';
 import { renderProfile } from './features/profile/profile.page.tsx';
 import { profileRoutes } from './features/profile/profile.routes.tsx';
 import { tokensRoutes } from './features/tokens/tokens.routes.tsx';
@@ -50,6 +54,8 @@ import { opsRoutes } from './features/ops/ops.routes.ts';
 const BODY_LIMIT_BYTES = 64 * 1024;
 
 const stylesheet = fs.readFileSync(new URL('../static/app.css', import.meta.url), 'utf8');
+/** The one script svc serves: the WebAuthn ceremony, on the pages that run one (src/http/ceremony.tsx). */
+const ceremonyScript = loadCeremonyScript(new URL('../static/passkeys.js', import.meta.url));
 
 /** The whole web application for the given dependencies. */
 export function createApp(deps: Deps) {
@@ -62,6 +68,7 @@ export function createApp(deps: Deps) {
     c.set('deps', deps);
     // The bell's unread count, asked for by render() only when it draws the layout for a fully signed-in viewer.
     c.set('unreadCount', (accountId) => unreadCount(deps, accountId));
+    c.set('ceremonyScript', ceremonyScript);
     await next();
   });
   app.use(classifyAccess());
@@ -76,13 +83,24 @@ export function createApp(deps: Deps) {
     c.header('Cache-Control', 'public, max-age=3600');
     return c.body(stylesheet, 200, { 'Content-Type': 'text/css; charset=utf-8' });
   });
+  // Named by its content, so it can be cached for a year: a new build is a new path.
+  app.get(ceremonyScript.href, (c) => {
+    c.header('Cache-Control', 'public, max-age=31536000, immutable');
+    return c.body(ceremonyScript.body, 200, { 'Content-Type': 'text/javascript; charset=utf-8' });
+  });
   app.get('/healthz', (c) => c.text('ok'));
   app.route('/', opsRoutes(deps, metrics));
 
   app.route('/', setupRoutes(deps));
   app.route(
     '/',
-    loginRoutes(deps, { setupPending: setupOpen, otherWaysIn: ssoSignInButtons, signOutOnward: ssoSignOutOnward }),
+    loginRoutes(deps, {
+      setupPending: setupOpen,
+      otherWaysIn: ssoSignInButtons,
+      signOutOnward: ssoSignOutOnward,
+      owesSecondFactor,
+      passkey: passkeySignIn,
+    }),
   );
   app.route('/', homeRoutes(deps));
   app.route('/', settingsRoutes(deps));
@@ -94,6 +112,7 @@ export function createApp(deps: Deps) {
   app.route('/', inboxRoutes(deps));
   app.route('/', channelsRoutes(deps, renderSettings));
   app.route('/', secondFactorRoutes(deps));
+  app.route('/', passkeyRoutes(deps, renderProfile));
   app.route('/', profileRoutes(deps));
   app.route('/', tokensRoutes(deps, renderProfile));
   app.all(API_MOUNT, lazyApi(deps));

@@ -42,6 +42,16 @@ export interface Deps {
 /** How a sign-in step ended, as /metrics counts it. */
 export type SignInOutcome = 'success' | 'failure' | 'throttled' | 'second_factor_owed';
 
+/** How a passkey sign-in or second-factor step ended, as /metrics counts it (a fixed set of classes). */
+export type PasskeyOutcome =
+  | 'success'
+  | 'invalid'
+  | 'expired'
+  | 'unknown_credential'
+  | 'cloned'
+  | 'suspended'
+  | 'throttled';
+
 /** The counting hooks the domain calls at the moment it decides something; each is one line at its call site. */
 export interface Metrics {
   /** A request was answered: method, route template (never the raw URL), status, seconds taken. */
@@ -54,6 +64,8 @@ export interface Metrics {
   signIn(outcome: SignInOutcome): void;
   /** An identity provider's back-channel logout was accepted or refused; `sessionsEnded` sessions ended by it. */
   backchannelLogout(outcome: 'accepted' | 'refused', sessionsEnded: number): void;
+  /** A passkey answer ended: at the sign-in page (passkey alone) or as the second factor. */
+  passkey(step: 'sign_in' | 'second_factor', outcome: PasskeyOutcome): void;
 }
 
 /** The real clock. */

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { before, test } from 'node:test';
+import { loadCeremonyScript } from '../src/http/ceremony.tsx';
 import { CONTROL_CHARACTERS_MESSAGE } from '../src/http/forms.ts';
 import { mintInvitation } from '../src/features/team/invitations.service.ts';
 import { DEFAULT_EXPIRY } from '../src/features/tokens/tokens.service.ts';
@@ -14,6 +15,7 @@ import { buildChannel } from './helpers/outbox.ts';
 import { atEnrolStep, atTotpStep, enrolTotp } from './helpers/second-factor.ts';
 
 const SETUP_TOKEN = 'nul-bytes-setup-token-0123456789';
+const ceremonyScriptPath = loadCeremonyScript(new URL('../static/passkeys.js', import.meta.url)).href;
 /** A well-formed id that names no row, so the acts stay no-ops. */
 const STALE_ID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
@@ -42,6 +44,10 @@ const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<stri
   '/login': { actor: 'anon', fields: () => ({ username: 'admin', password: 'not the password' }) },
   '/logout': { actor: 'admin', fields: () => ({}) },
   '/login/totp': { actor: 'totp', fields: () => ({ code: '123456' }) },
+  '/login/passkey/options': { actor: 'anon', fields: () => ({}) },
+  '/login/passkey': { actor: 'anon', fields: () => ({ answer: '{"id":"x"}' }) },
+  '/login/totp/passkey/options': { actor: 'totp', fields: () => ({}) },
+  '/login/totp/passkey': { actor: 'totp', fields: () => ({ answer: '{"id":"x"}' }) },
   '/login/enrol': { actor: 'enrol', fields: () => ({ action: 'confirm', code: '123456', _once: once() }) },
   '/invite': {
     actor: 'anon',
@@ -96,6 +102,10 @@ const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<stri
   '/profile/recovery-codes': { actor: 'admin', fields: () => ({ _once: once() }) },
   '/profile/recovery-codes/download': { actor: 'admin', fields: () => ({ code: '0123a-4567b-89cde' }) },
   '/profile/sessions/end': { actor: 'admin', fields: () => ({ session: STALE_ID }) },
+  '/profile/passkeys/options': { actor: 'admin', fields: () => ({}) },
+  '/profile/passkeys/add': { actor: 'admin', fields: () => ({ answer: '{"id":"x"}', name: 'Laptop' }) },
+  '/profile/passkeys/rename': { actor: 'admin', fields: () => ({ id: STALE_ID, name: 'Laptop' }) },
+  '/profile/passkeys/remove': { actor: 'admin', fields: () => ({ id: STALE_ID, confirm: 'yes' }) },
   '/profile/tokens': { actor: 'admin', fields: () => ({ name: 'nul bytes', expiry: DEFAULT_EXPIRY, _once: once() }) },
   '/profile/tokens/revoke': { actor: 'admin', fields: () => ({ token: STALE_ID }) },
   '/profile/sso/unlink': { actor: 'admin', fields: () => ({ id: STALE_ID }) },
@@ -136,6 +146,8 @@ const FORMS: Record<string, { actor: Actor; fields: (f: Fixtures) => Record<stri
  */
 const PAGES: Record<string, { actor: Actor; params?: Record<string, string>; queries?: Record<string, string>[] }> = {
   '/static/app.css': { actor: 'anon' },
+  // The ceremony script, at a path named by its content.
+  [ceremonyScriptPath]: { actor: 'anon' },
   '/healthz': { actor: 'anon' },
   '/readyz': { actor: 'anon' },
   '/setup': { actor: 'setup', queries: [{ token: SETUP_TOKEN }] },
@@ -169,6 +181,7 @@ const PAGES: Record<string, { actor: Actor; params?: Record<string, string>; que
   '/login/enrol': { actor: 'enrol' },
   '/profile': { actor: 'admin', queries: [{ notice: 'token-revoked', sso: 'linked', reveal: 'token' }] },
   '/profile/totp': { actor: 'admin' },
+  '/profile/passkeys/add': { actor: 'admin' },
   '/profile/recovery-codes': { actor: 'admin', queries: [{ from: 'profile' }] },
   '/login/sso/:slug': { actor: 'anon', params: { slug: 'nul-idp' } },
   '/login/sso/:slug/callback': {

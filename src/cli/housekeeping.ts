@@ -1,10 +1,11 @@
-// Periodic clean-up inside `svc serve`: expired sessions and pending enrolments, stale throttle counters, messages past
-// retention,
-// API Idempotency-Keys past their 24 hours, the spent states of expired single sign-on flows, and single sign-on's
-// logout leftovers (accepted logout tokens' ids past their age, sign-outs at a provider no browser came for).
+// Periodic clean-up inside `svc serve`: expired sessions, pending enrolments and passkey challenges, stale throttle
+// counters, messages past retention, API Idempotency-Keys past their 24 hours, the spent states of expired single
+// sign-on flows, and single sign-on's logout leftovers (accepted logout tokens' ids past their age, sign-outs at a
+// provider no browser came for).
 // Every task is idempotent, so several instances running it against one database is harmless.
 import type { Deps } from '../deps.ts';
 import { pruneEnrolments } from '../features/second-factor/second-factor.service.ts';
+import { pruneChallenges } from '../features/second-factor/passkeys.ceremony.ts';
 import { pruneSessions } from '../features/auth/sessions.service.ts';
 import { pruneThrottles } from '../features/auth/throttle.service.ts';
 import { pruneIdempotencyKeys } from '../features/messages/idempotency.service.ts';
@@ -21,6 +22,7 @@ export async function housekeepOnce(deps: Deps): Promise<void> {
   const tasks: ((deps: Deps) => Promise<unknown>)[] = [
     pruneSessions,
     pruneEnrolments,
+    pruneChallenges,
     pruneThrottles,
     pruneMessages,
     pruneIdempotencyKeys,

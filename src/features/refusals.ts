@@ -4,7 +4,7 @@
 // field), the JSON API (`detail` of the problem, or of the field's error) and the command line.
 
 /** The HTTP statuses a refusal may answer with (the page's and the API problem's). */
-export type RefusalStatus = 400 | 403 | 404 | 409 | 422;
+export type RefusalStatus = 400 | 401 | 403 | 404 | 409 | 422;
 
 /** One refusal: its words, and what an HTTP door needs to answer it. */
 export interface Refusal<Facts = void> {

@@ -66,3 +66,32 @@ export async function writeDeviceCookie(
     maxAge: Math.floor(maxAgeMs / 1000),
   });
 }
+
+/** The pending passkey sign-in's cookie name: __Host- prefixed when cookies are Secure. */
+function passkeySignInCookieName(config: Config): string {
+  return config.secureCookies ? '__Host-svc_passkey' : 'svc_passkey';
+}
+
+/** Reads the pending passkey sign-in's random value (its challenge is held under the value's SHA-256). */
+export function readPasskeySignInCookie(c: Ctx, config: Config): string | undefined {
+  return getCookie(c, passkeySignInCookieName(config));
+}
+
+/**
+ * Sets the pending passkey sign-in's cookie: HttpOnly, SameSite=Strict (only the sign-in page's own form answers it),
+ * path /, Secure when configured, for as long as its challenge lives.
+ */
+export function writePasskeySignInCookie(c: Ctx, config: Config, value: string, maxAgeMs: number): void {
+  setCookie(c, passkeySignInCookieName(config), value, {
+    httpOnly: true,
+    sameSite: 'Strict',
+    path: '/',
+    secure: config.secureCookies,
+    maxAge: Math.floor(maxAgeMs / 1000),
+  });
+}
+
+/** Clears the pending passkey sign-in's cookie (its challenge is spent). */
+export function clearPasskeySignInCookie(c: Ctx, config: Config): void {
+  deleteCookie(c, passkeySignInCookieName(config), { path: '/', secure: config.secureCookies });
+}

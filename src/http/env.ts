@@ -6,6 +6,7 @@ import type { Context } from 'hono';
 import type { Selectable } from 'kysely';
 import type { AccountsTable, SessionsTable } from '../db/schema.ts';
 import type { Deps } from '../deps.ts';
+import type { CeremonyScript } from './ceremony.tsx';
 import type { Access } from './gate.ts';
 
 /** How far a session has signed in: fully, owing its second factor, or offered enrolment. */
@@ -42,6 +43,8 @@ export type AppEnv = {
      * calls it only when it draws the layout for a fully signed-in viewer, so other answers never query it.
      */
     unreadCount: ((accountId: string) => Promise<number>) | undefined;
+    /** The built WebAuthn ceremony script (app.ts reads it once), for render() on the pages that run a ceremony. */
+    ceremonyScript: CeremonyScript | undefined;
     /** What the path requires (gate.ts), decided once by the first step of the chain; later steps read it here. */
     access: Access;
     /** The caller's session, when the cookie names a live one (any stage). */

@@ -82,6 +82,13 @@ forEachDialect((getDb) => {
     assert.equal(accessFor('GET', '/login/sso/acme/sign-out'), 'public');
     assert.equal(accessFor('GET', '/login/totp'), 'pending');
     assert.equal(accessFor('POST', '/logout'), 'pending');
+    // A passkey sign-in is a sign-in; the passkey answering the second-factor step is part of that step.
+    assert.equal(accessFor('POST', '/login/passkey/options'), 'public');
+    assert.equal(accessFor('POST', '/login/passkey'), 'public');
+    assert.equal(accessFor('POST', '/login/passkey/x'), 'admin');
+    assert.equal(accessFor('POST', '/login/totp/passkey/options'), 'pending');
+    assert.equal(accessFor('POST', '/login/totp/passkey'), 'pending');
+    assert.equal(accessFor('POST', '/profile/passkeys/add'), 'user');
     assert.equal(accessFor('GET', '/api/me'), 'api');
     assert.equal(accessFor('GET', '/profile'), 'user');
     assert.equal(accessFor('POST', '/profile/password'), 'user');

@@ -2,8 +2,18 @@
 // A new route is signed-in-only unless listed public here; a new state-changing route is admin-only unless listed as
 // self-service here (admin acts may live outside /settings, such as POST /probers and POST /scans/trigger).
 
-/** Paths that need no session (/metrics checks its own bearer token). */
-const PUBLIC_EXACT = new Set(['/login', '/setup', '/invite', '/reset', '/healthz', '/readyz', '/metrics']);
+/** Paths that need no session (/metrics checks its own bearer token; a passkey sign-in is a sign-in). */
+const PUBLIC_EXACT = new Set([
+  '/login',
+  '/login/passkey',
+  '/login/passkey/options',
+  '/setup',
+  '/invite',
+  '/reset',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+]);
 /** API paths anyone may read (GET and HEAD only): the OpenAPI document describes, never acts. */
 const PUBLIC_API_READS = new Set(['/api/openapi.json']);
 /** Path prefixes that need no session (SSO sign-in flow, static assets). */
@@ -15,7 +25,13 @@ const PUBLIC_PREFIXES = ['/static/', '/login/sso/'];
  */
 const SERVER_POSTS = /^\/login\/sso\/[^/]+\/backchannel-logout$/;
 /** Paths a half-signed-in session (owing a second factor or offered enrolment) may reach; sign-out is among them. */
-const PENDING_EXACT = new Set(['/login/totp', '/login/enrol', '/logout']);
+const PENDING_EXACT = new Set([
+  '/login/totp',
+  '/login/totp/passkey',
+  '/login/totp/passkey/options',
+  '/login/enrol',
+  '/logout',
+]);
 /** Every route under these prefixes requires the admin role, reads included: the whole /settings screen. */
 const ADMIN_PREFIXES = ['/settings'];
 /**

@@ -10,6 +10,7 @@ import { safeEqual } from '../deps.ts';
 import { problem } from './problem.ts';
 import { readSessionCookie } from './cookies.ts';
 import type { ApiAccount, AppEnv, Ctx, SessionContext } from './env.ts';
+import { CSP_DIRECTIVES } from './csp.ts';
 import { accessFor, API_MOUNT, isApiPath, isServerPost } from './gate.ts';
 import { clientAddress, externalOrigin } from './request.ts';
 import { errorPage } from './render.tsx';
@@ -111,16 +112,7 @@ function isSecretName(name: string): boolean {
  */
 export function securityHeaders(secure: boolean): MiddlewareHandler<AppEnv> {
   const headers = secureHeaders({
-    contentSecurityPolicy: {
-      defaultSrc: ["'self'"],
-      scriptSrc: ["'none'"],
-      styleSrc: ["'self'"],
-      imgSrc: ["'self'", 'data:'],
-      formAction: ["'self'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
-      objectSrc: ["'none'"],
-    },
+    contentSecurityPolicy: CSP_DIRECTIVES,
     referrerPolicy: 'same-origin',
     strictTransportSecurity: secure ? 'max-age=31536000' : false,
     xFrameOptions: 'DENY',

@@ -5,18 +5,20 @@ import type { Logger } from 'pino';
 import { problem } from './problem.ts';
 import type { Ctx } from './env.ts';
 import { isApiPath } from './gate.ts';
+import { CEREMONY_CSP } from './csp.ts';
 import { Layout, type Viewer } from './views/layout.tsx';
 
 /**
  * Renders `body` as a full page: the layout shows a fully signed-in viewer their name, role and (unless `bell` is
- * false) unread count, asked of the context's `unreadCount` here unless the page already counted it (`unread`).
+ * false) unread count, asked of the context's `unreadCount` here unless the page already counted it (`unread`). A page
+ * that runs a WebAuthn ceremony (`ceremony`) loads the ceremony script, and only such a page's policy allows it.
  */
 export async function render(
   c: Ctx,
   title: string,
   body: Child,
   status: ContentfulStatusCode = 200,
-  options: { bell?: boolean; unread?: number } = {},
+  options: { bell?: boolean; unread?: number; ceremony?: boolean } = {},
 ): Promise<Response> {
   const session = c.get('session');
   let viewer: Viewer | undefined;
@@ -25,8 +27,15 @@ export async function render(
     const count = c.get('unreadCount');
     viewer = { username, role, unread: options.bell === false ? undefined : (options.unread ?? (await count?.(id))) };
   }
+  let script: { src: string; integrity: string } | undefined;
+  if (options.ceremony) {
+    const built = c.get('ceremonyScript');
+    if (!built) throw new Error('a ceremony page needs the ceremony script on the context (app.ts sets it)');
+    script = { src: built.href, integrity: built.integrity };
+    c.header('Content-Security-Policy', CEREMONY_CSP);
+  }
   return c.html(
-    <Layout title={title} viewer={viewer} csrf={session?.csrfToken} path={c.req.path}>
+    <Layout title={title} viewer={viewer} csrf={session?.csrfToken} path={c.req.path} script={script}>
       {body}
     </Layout>,
     status,

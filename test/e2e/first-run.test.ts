@@ -23,7 +23,7 @@ forEachDialect((getDb) => {
 
       await page.getByLabel('Username').fill('operator');
       await page.getByLabel('Password').fill('wrong password');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       assert.match((await page.textContent('body')) ?? '', /Incorrect username or password/);
 
       // The first sign-in offers second-factor enrolment; it is optional.

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { totpCode } from '../../src/features/second-factor/totp.ts';
 import { prepareSetupToken } from '../../src/features/setup/setup.service.ts';
 import { CONFIRMABLE } from '../../src/features/team/account-confirm.views.tsx';
 import { mintResetLink } from '../../src/features/team/team.service.ts';
@@ -275,6 +276,61 @@ async function checkSignInSteps(browser: Browser, base: string, checker: Checker
   }
 }
 
+/**
+ * Passkey pages: the second-factor step of an account with TOTP and a passkey, and Profile's passkeys (the list, the
+ * rename and remove steps, the page that adds one).
+ */
+async function checkPasskeyPages(browser: Browser, base: string, checker: Checker, t: TestApp) {
+  const holder = await buildAccount(t, { role: 'viewer', username: 'passkey-holder' });
+  const secret = 'JBSWY3DPEHPK3PXP';
+  await t.deps.db
+    .updateTable('accounts')
+    .set({ totp_secret: secret, totp_enabled: 1 })
+    .where('id', '=', holder.id)
+    .execute();
+  for (const [id, name, synced] of [
+    ['pages-key-1', 'Work laptop with a rather long descriptive name', true],
+    ['pages-key-2', 'Blue security key', false],
+  ] as const) {
+    await t.deps.db
+      .insertInto('passkeys')
+      .values({
+        id,
+        account_id: holder.id,
+        credential_id: Buffer.from(id).toString('base64url'),
+        public_key: 'AA',
+        counter: 0,
+        transports: synced ? 'internal,hybrid' : 'usb',
+        device_type: synced ? 'multiDevice' : 'singleDevice',
+        backed_up: synced ? 1 : 0,
+        name,
+        created_at: t.clock.now(),
+        last_used_at: synced ? t.clock.now() : null,
+      })
+      .execute();
+  }
+  const ctx = await context(browser);
+  try {
+    const page = await ctx.newPage();
+    await signInWithBrowser(page, base, holder, '/login/totp');
+    await checker.check(page, 'sign-in: passkey or code owed');
+    await page.getByLabel('Authentication code').fill(totpCode(secret, t.clock.now()));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(`${base}/`);
+    await page.goto(`${base}/profile`);
+    const confirm = page.locator('#profile-confirm');
+    await confirm.getByLabel('Password or authenticator code').fill(holder.password);
+    await confirm.getByRole('button', { name: 'Confirm' }).click();
+    await page.waitForURL(/notice=confirmed/);
+    await checker.visit(page, base, '/profile#profile-passkeys', 'profile: passkeys listed');
+    await checker.visit(page, base, '/profile?rename-passkey=pages-key-1#passkey-rename', 'profile: rename a passkey');
+    await checker.visit(page, base, '/profile?remove-passkey=pages-key-2#passkey-remove', 'profile: remove a passkey');
+    await checker.visit(page, base, '/profile/passkeys/add', 'profile: add a passkey');
+  } finally {
+    await ctx.close();
+  }
+}
+
 /** The first-run pages: setup with a valid and with a wrong token, and the sign-in page while setup is pending. */
 async function checkFirstRun(browser: Browser, base: string, checker: Checker, t: TestApp) {
   const token = await prepareSetupToken(t.deps);
@@ -342,6 +398,7 @@ forEachDialect((getDb, dialect) => {
       await checkFormErrors(browser, server.url, checker, seed.admin);
       await checkConfirmations(browser, server.url, checker, t, seed);
       await checkSignInSteps(browser, server.url, checker, t);
+      await checkPasskeyPages(browser, server.url, checker, t);
     } finally {
       await browser.close();
       await server.close();

@@ -33,11 +33,12 @@ export function launchBrowser(): Promise<Browser> {
 /**
  * Serves the test app over real HTTP on 127.0.0.1 with a free port. With `fetchMetadata: false` the app never sees the
  * browser's Sec-Fetch-* headers, as with a browser that sends none (Safari before 16.4); `seen` receives each request
- * as the app got it.
+ * as the app got it. With `localhost`, the URL names the host `localhost` (still served on 127.0.0.1): WebAuthn needs a
+ * domain for its relying-party id, and localhost is a secure context over plain HTTP.
  */
 export async function serveTestApp(
   t: TestApp,
-  options: { fetchMetadata?: boolean; seen?: (req: Request) => void } = {},
+  options: { fetchMetadata?: boolean; seen?: (req: Request) => void; localhost?: boolean } = {},
 ): Promise<{ url: string; close(): Promise<void> }> {
   const fetch: typeof t.app.fetch = (req, ...rest) => {
     if (options.fetchMetadata === false) {
@@ -51,7 +52,7 @@ export async function serveTestApp(
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${options.localhost ? 'localhost' : '127.0.0.1'}:${port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -31,7 +31,7 @@ export async function enrolTotp(
   if (!confirmed.ok) throw new Error(`enrolment not confirmed: ${confirmed.reason}`);
   await endSession(t.deps, owner.sessionIdHash);
   t.clock.advance(30_000);
-  return { secret: started.pending.secret, recoveryCodes: confirmed.recoveryCodes };
+  return { secret: started.pending.secret, recoveryCodes: confirmed.recoveryCodes ?? [] };
 }
 
 /** A client that gave the password and now stands at the two-factor step. */

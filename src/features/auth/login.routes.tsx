@@ -1,21 +1,29 @@
-// GET/POST /login and POST /logout.
+// GET/POST /login, sign-in with a passkey (POST /login/passkey/options, then POST /login/passkey), and POST /logout.
 import { setTimeout } from 'node:timers/promises';
 import { Hono } from 'hono';
 import type { Child } from 'hono/jsx';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
+import { randomToken } from '../../deps.ts';
+import {
+  clearPasskeySignInCookie,
+  clearSessionCookie,
+  readPasskeySignInCookie,
+  writePasskeySignInCookie,
+  writeSessionCookie,
+} from '../../http/cookies.ts';
 import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { refuseControlQuery } from '../../http/query.ts';
 import { render } from '../../http/render.tsx';
-import { clientAddress, userAgent } from '../../http/request.ts';
+import { clientAddress, externalOrigin, userAgent } from '../../http/request.ts';
+import type { Account } from './accounts.repo.ts';
 import { issueDeviceToken } from './device.ts';
 import { presentedDevice, rememberDevice } from './device-cookie.ts';
 import { landingFor } from './landing.ts';
 import { lockedMessage, LOGIN_NOTICES, LoginPage, SetupPendingPage, SignOutOnwardPage } from './login.views.tsx';
-import { createSession, endSession, stageAfterFirstFactor } from './sessions.service.ts';
-import { signInWithPassword } from './signin.service.ts';
+import { createSession, endSession, type Stage } from './sessions.service.ts';
+import { signInWithPassword, type OwesSecondFactor, type PasskeySignIn } from './signin.service.ts';
 
 // parseForm refuses control characters in any field (PostgreSQL refuses NUL): such a form is signed in as the empty
 // name, so it gets the usual answer and counts like any failure.
@@ -23,6 +31,7 @@ import { signInWithPassword } from './signin.service.ts';
 const SUSPENDED_MESSAGE = 'This account is suspended, so it cannot sign in. Ask an administrator to reactivate it.';
 
 const loginSchema = z.object({ username: z.string().max(256).default(''), password: z.string().max(1024).default('') });
+const passkeySchema = z.object({ answer: z.string().max(4096).default('') });
 
 /** What the sign-in page shows that features above this one decide, wired in by app.ts. */
 export interface SignInPageParts {
@@ -35,6 +44,10 @@ export interface SignInPageParts {
    * provider that opened it (a path on this site, and the provider's name), or undefined when signing out stays local.
    */
   signOutOnward(deps: Deps, c: Ctx, idHash: string): Promise<{ path: string; at: string } | undefined>;
+  /** Whether an account that gave its password owes a second factor (it has TOTP or a passkey). */
+  owesSecondFactor: OwesSecondFactor;
+  /** Sign-in with a passkey, which the second-factor feature verifies. */
+  passkey: PasskeySignIn;
 }
 
 export function loginRoutes(deps: Deps, parts: SignInPageParts) {
@@ -49,14 +62,42 @@ export function loginRoutes(deps: Deps, parts: SignInPageParts) {
     const key = c.req.query('notice') ?? (c.req.query('state') !== undefined ? 'signed-out' : '');
     const notice = Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
     const sso = await parts.otherWaysIn(deps);
-    return render(c, 'Sign in', <LoginPage notice={notice} extra={sso} />);
+    return render(c, 'Sign in', <LoginPage notice={notice} extra={sso} />, 200, { ceremony: true });
   });
+
+  /** The sign-in page again, with a refusal. */
+  async function refused(c: Ctx, error: string, status: 400 | 401 | 403 | 409 | 429, username?: string) {
+    const sso = await parts.otherWaysIn(deps);
+    return render(c, 'Sign in', <LoginPage username={username} error={error} extra={sso} />, status, {
+      ceremony: true,
+    });
+  }
+
+  /**
+   * Starts the session of an account that passed its first factor (or both, with a passkey): a new id at every
+   * sign-in, any earlier session of this browser ended. A full sign-in also renews the device cookie: this browser is
+   * now known to the account, so a lock on its name will not keep it out. With a second factor owed, that cookie is
+   * set only once the step is passed (second-factor.routes.tsx). Returns where the browser goes next.
+   */
+  async function startSession(c: Ctx, account: Account, stage: Stage): Promise<string> {
+    const previous = c.get('session');
+    if (previous) await endSession(deps, previous.idHash);
+    // The credentials version read with the verified secret: a password change racing this sign-in voids the session.
+    const cookie = await createSession(deps, account.id, stage, userAgent(c), account.credentials_version);
+    writeSessionCookie(c, deps.config, cookie);
+    if (stage === 'full') await rememberDevice(c, deps, issueDeviceToken(deps, account));
+    return landingFor(stage);
+  }
 
   app.post('/login', async (c) => {
     const form = parseForm(c, loginSchema);
     const input = form.ok ? form.data : { username: '', password: '' };
     const device = await presentedDevice(c, deps);
-    const result = await signInWithPassword(deps, { ...input, address: clientAddress(c), device });
+    const result = await signInWithPassword(
+      deps,
+      { ...input, address: clientAddress(c), device },
+      parts.owesSecondFactor,
+    );
     // A refusal costs no password check, so a flood of them would be answered as fast as it comes: pace it instead.
     if (!result.ok && result.reason === 'locked') await setTimeout(deps.config.refusedSignInDelayMs);
     if (!result.ok) {
@@ -66,31 +107,35 @@ export function loginRoutes(deps: Deps, parts: SignInPageParts) {
           : result.reason === 'suspended'
             ? SUSPENDED_MESSAGE
             : 'Incorrect username or password.';
-      const sso = await parts.otherWaysIn(deps);
       const status = result.reason === 'locked' ? 429 : result.reason === 'suspended' ? 403 : 401;
-      return render(
-        c,
-        'Sign in',
-        <LoginPage username={input.username.slice(0, 64)} error={error} extra={sso} />,
-        status,
-      );
+      return refused(c, error, status, input.username.slice(0, 64));
     }
-    const previous = c.get('session');
-    if (previous) await endSession(deps, previous.idHash);
-    const stage = stageAfterFirstFactor(result.account);
-    // The credentials version read with the verified hash: a password change racing this sign-in voids the session.
-    const cookie = await createSession(
-      deps,
-      result.account.id,
-      stage,
-      userAgent(c),
-      result.account.credentials_version,
-    );
-    writeSessionCookie(c, deps.config, cookie);
-    // Renewed at each full sign-in: this browser is now known to the account, so a lock on its name will not keep it
-    // out. With a second factor owed, it is set only once that step is passed (second-factor.routes.tsx).
-    if (stage === 'full') await rememberDevice(c, deps, issueDeviceToken(deps, result.account));
-    return c.redirect(landingFor(stage), 303);
+    return c.redirect(await startSession(c, result.account, result.stage), 303);
+  });
+
+  // The passkey ceremony's options, asked for by the ceremony script when the holder presses "Sign in with a passkey":
+  // the challenge is held for this browser's pending sign-in, a random value in its own short-lived cookie.
+  app.post('/login/passkey/options', async (c) => {
+    const pending = randomToken(deps.random, 32);
+    const options = await parts.passkey.options(deps, { pending, origin: externalOrigin(c, deps.config) });
+    writePasskeySignInCookie(c, deps.config, pending, parts.passkey.ttlMs);
+    return c.json({ options });
+  });
+
+  // The answer: one step, no password, no further code. The pending sign-in's challenge is spent whatever the outcome.
+  app.post('/login/passkey', async (c) => {
+    const form = parseForm(c, passkeySchema);
+    const pending = readPasskeySignInCookie(c, deps.config);
+    clearPasskeySignInCookie(c, deps.config);
+    const result = await parts.passkey.signIn(deps, {
+      pending,
+      origin: externalOrigin(c, deps.config),
+      answer: form.ok ? form.data.answer : '',
+      address: clientAddress(c),
+    });
+    if (!result.ok && result.status === 429) await setTimeout(deps.config.refusedSignInDelayMs);
+    if (!result.ok) return refused(c, result.words, result.status);
+    return c.redirect(await startSession(c, result.account, 'full'), 303);
   });
 
   app.post('/logout', async (c) => {

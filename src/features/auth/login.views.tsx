@@ -1,5 +1,6 @@
 // The sign-in page.
 import type { Child } from 'hono/jsx';
+import { CeremonyForm } from '../../http/ceremony.tsx';
 import { Field, Form, Notice } from '../../http/views/components.tsx';
 
 /** The refusal text for a throttled attempt. */
@@ -22,6 +23,30 @@ export const LOGIN_NOTICES: Record<string, string> = {
     'Identity unlinked. You had signed in through it, so every session it opened has ended, this one too. Sign in with your password.',
 };
 
+/**
+ * Sign-in with a passkey: one step, both factors. Shown by the ceremony script when the browser can run it; otherwise
+ * its words say why, and the password form above works as ever.
+ */
+export function PasskeySignInForm() {
+  return (
+    <section class="passkey-sign-in" aria-labelledby="passkey-sign-in-heading">
+      <h2 id="passkey-sign-in-heading">Sign in with a passkey</h2>
+      <CeremonyForm
+        kind="sign-in"
+        id="passkey-sign-in"
+        action="/login/passkey"
+        options="/login/passkey/options"
+        unavailable="Signing in with a passkey needs JavaScript and a browser that supports passkeys. Sign in with your password instead."
+      >
+        <p class="hint">No password or code needed: your passkey proves both.</p>
+        <button type="submit" class="secondary">
+          Sign in with a passkey
+        </button>
+      </CeremonyForm>
+    </section>
+  );
+}
+
 /** Username/password form, with an optional error or notice, and any extra sign-in options below. */
 export function LoginPage(props: { username?: string; error?: string; notice?: string; extra?: Child }) {
   return (
@@ -40,6 +65,7 @@ export function LoginPage(props: { username?: string; error?: string; notice?: s
         <Field label="Password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
       </Form>
+      <PasskeySignInForm />
       {props.extra}
     </section>
   );

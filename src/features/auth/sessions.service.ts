@@ -37,9 +37,12 @@ export interface SessionOrigin {
   idToken: string;
 }
 
-/** The stage a session starts in after a verified first factor (password now, SSO later). */
-export function stageAfterFirstFactor(account: Pick<Account, 'totp_enabled' | 'totp_enrol_prompt'>): Stage {
-  if (account.totp_enabled === 1) return 'totp';
+/**
+ * The stage a session starts in after a verified first factor (password or SSO): the second-factor step when the
+ * account owes one (it has TOTP or a passkey: `owesSecondFactor`, decided by the second-factor feature).
+ */
+export function stageAfterFirstFactor(account: Pick<Account, 'totp_enrol_prompt'>, owesSecondFactor: boolean): Stage {
+  if (owesSecondFactor) return 'totp';
   // First sign-in, or the first after an admin re-enrolment: walk through enrolment (skippable).
   return account.totp_enrol_prompt === 1 ? 'enrol' : 'full';
 }

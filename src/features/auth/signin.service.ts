@@ -4,7 +4,7 @@ import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, findAccountByUsername, usernameKey, type Account } from './accounts.repo.ts';
 import { verifyPassword } from './passwords.ts';
 import type { DeviceToken } from './device.ts';
-import { stageAfterFirstFactor } from './sessions.service.ts';
+import { stageAfterFirstFactor, type Stage } from './sessions.service.ts';
 import {
   ACCOUNT_ADDRESS_POLICY,
   ACCOUNT_POLICY,
@@ -17,7 +17,7 @@ import {
 } from './throttle.service.ts';
 
 export type SignInResult =
-  | { ok: true; account: Account }
+  | { ok: true; account: Account; stage: Stage }
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'suspended' }
   | { ok: false; reason: 'locked'; retryAfterMs: number };
@@ -41,6 +41,30 @@ export function throttleKeys(
 }
 
 /**
+ * The sign-in throttle of one client address: failed passwords and failed passkey sign-ins count against it alike, so
+ * switching from one to the other buys no further guesses.
+ */
+export function signInAddressKey(address: string): ThrottleKey {
+  return throttleKeys('password', '', address).address;
+}
+
+/** Sign-in with a passkey alone (both factors in one), as the sign-in page uses it. */
+export interface PasskeySignIn {
+  /** How long a pending passkey sign-in (its challenge and cookie) lasts. */
+  ttlMs: number;
+  /** The options of a new ceremony, its challenge held for the pending sign-in `pending` (its cookie's value). */
+  options(deps: Deps, input: { pending: string; origin: string }): Promise<unknown>;
+  /** Verifies the browser's answer: the account, or the refusal's words and status. */
+  signIn(
+    deps: Deps,
+    input: { pending: string | undefined; origin: string; answer: string; address: string },
+  ): Promise<{ ok: true; account: Account } | { ok: false; words: string; status: 400 | 401 | 403 | 409 | 429 }>;
+}
+
+/** Whether an account that passed its first factor owes a second one (the second-factor feature decides: app.ts). */
+export type OwesSecondFactor = (deps: Deps, account: Account) => Promise<boolean>;
+
+/**
  * Checks a username and password. Unknown names verify against a dummy hash, so timing does not tell them apart.
  * A client showing a verified device token of the very account it signs in to, issued since its last password change,
  * is held to a per-device limit instead of the per-account one (which anyone can fill); the pair and address limits
@@ -49,11 +73,15 @@ export function throttleKeys(
 export async function signInWithPassword(
   deps: Deps,
   input: { username: string; password: string; address: string; device?: DeviceToken },
+  owesSecondFactor: OwesSecondFactor,
 ): Promise<SignInResult> {
-  const result = await checkPassword(deps, input);
+  const checked = await checkPassword(deps, input);
+  const result: SignInResult = checked.ok
+    ? { ...checked, stage: stageAfterFirstFactor(checked.account, await owesSecondFactor(deps, checked.account)) }
+    : checked;
   deps.metrics?.signIn(
     result.ok
-      ? stageAfterFirstFactor(result.account) === 'totp'
+      ? result.stage === 'totp'
         ? 'second_factor_owed'
         : 'success'
       : result.reason === 'locked'
@@ -67,7 +95,7 @@ export async function signInWithPassword(
 async function checkPassword(
   deps: Deps,
   input: { username: string; password: string; address: string; device?: DeviceToken },
-): Promise<SignInResult> {
+): Promise<{ ok: true; account: Account } | Exclude<SignInResult, { ok: true }>> {
   const keys = throttleKeys('password', input.username, input.address);
   // Looked up early only for a device token: whether it matches changes nothing in the answer, only the limit.
   const early = input.device ? await findAccountByUsername(deps.db, input.username.trim()) : undefined;
@@ -105,7 +133,9 @@ function deviceThrottleKey(device: DeviceToken): ThrottleKey {
 export async function confirmPassword(
   deps: Deps,
   input: { accountId: string; sessionIdHash: string; password: string; address: string },
-): Promise<Exclude<SignInResult, { reason: 'suspended' }>> {
+): Promise<
+  { ok: true; account: Account } | { ok: false; reason: 'invalid' } | Extract<SignInResult, { reason: 'locked' }>
+> {
   const account = await findAccountById(deps.db, input.accountId);
   if (!account) return { ok: false, reason: 'invalid' };
   const keys = throttleKeys('password', account.username, input.address);

@@ -3,7 +3,7 @@
 // the same truth. No label carries a username, URL, address or other unbounded value.
 import { createRequire } from 'node:module';
 import type * as client from 'prom-client';
-import type { Deps, Metrics, SignInOutcome } from '../../deps.ts';
+import type { Deps, Metrics, PasskeyOutcome, SignInOutcome } from '../../deps.ts';
 import {
   COUNT_CAP,
   countDead,
@@ -27,6 +27,16 @@ const LINT_REFUSED_DEFAULTS = [
   'nodejs_active_resources_total',
 ];
 const SIGN_IN_OUTCOMES: SignInOutcome[] = ['success', 'failure', 'throttled', 'second_factor_owed'];
+const PASSKEY_STEPS = ['sign_in', 'second_factor'] as const;
+const PASSKEY_OUTCOMES: PasskeyOutcome[] = [
+  'success',
+  'invalid',
+  'expired',
+  'unknown_credential',
+  'cloned',
+  'suspended',
+  'throttled',
+];
 const VERDICT_CLASSES = ['delivered', 'http_3xx', 'http_4xx', 'http_5xx', 'http_other', 'no_response'];
 
 /** A verdict's class for the attempts counter: delivered, the failed HTTP status class, or no response at all. */
@@ -61,6 +71,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly signIns: client.Counter<'outcome'>;
   private readonly backchannelLogouts: client.Counter<'outcome'>;
   private readonly backchannelEnded: client.Counter;
+  private readonly passkeys: client.Counter<'step' | 'outcome'>;
 
   constructor(deps: Pick<Deps, 'db' | 'clock' | 'log'>) {
     const registers = [this.registry];
@@ -95,7 +106,7 @@ export class PrometheusMetrics implements Metrics {
     });
     this.signIns = new this.prom.Counter({
       name: 'svc_signins_total',
-      help: 'Password and second-factor sign-in steps, by outcome.',
+      help: 'Password, passkey and second-factor sign-in steps, by outcome.',
       labelNames: ['outcome'],
       registers,
     });
@@ -110,9 +121,16 @@ export class PrometheusMetrics implements Metrics {
       help: 'Sessions ended by accepted back-channel logouts.',
       registers,
     });
+    this.passkeys = new this.prom.Counter({
+      name: 'svc_passkey_signins_total',
+      help: 'Passkey answers, by step (sign_in: a passkey alone at the sign-in page; second_factor) and outcome class.',
+      labelNames: ['step', 'outcome'],
+      registers,
+    });
     for (const verdict of VERDICT_CLASSES) this.attempts.inc({ verdict }, 0);
     for (const outcome of SIGN_IN_OUTCOMES) this.signIns.inc({ outcome }, 0);
     for (const outcome of ['accepted', 'refused']) this.backchannelLogouts.inc({ outcome }, 0);
+    for (const step of PASSKEY_STEPS) for (const outcome of PASSKEY_OUTCOMES) this.passkeys.inc({ step, outcome }, 0);
     this.databaseGauges(deps, registers);
   }
 
@@ -134,6 +152,10 @@ export class PrometheusMetrics implements Metrics {
   backchannelLogout(outcome: 'accepted' | 'refused', sessionsEnded: number): void {
     this.backchannelLogouts.inc({ outcome });
     this.backchannelEnded.inc(sessionsEnded);
+  }
+
+  passkey(step: 'sign_in' | 'second_factor', outcome: PasskeyOutcome): void {
+    this.passkeys.inc({ step, outcome });
   }
 
   /**

@@ -25,18 +25,42 @@ export const PROFILE_NOTICES: Record<string, ProfileFeedback> = {
     message: (
       <>
         Confirmed. For the next 10 minutes this session can change your{' '}
-        <a href="#profile-second-factor">second factor</a>, <a href="#profile-sso">link a sign-in provider</a> and{' '}
-        <a href="#profile-tokens">create API tokens</a> without confirming again.
+        <a href="#profile-second-factor">second factor</a> and <a href="#profile-passkeys">passkeys</a>,{' '}
+        <a href="#profile-sso">link a sign-in provider</a> and <a href="#profile-tokens">create API tokens</a> without
+        confirming again.
       </>
     ),
   },
   'confirm-first-tokens': { section: 'tokens', kind: 'error', message: CONFIRM_FIRST },
   'confirm-first-second-factor': { section: 'second-factor', kind: 'error', message: CONFIRM_FIRST },
   'confirm-first-sso': { section: 'sso', kind: 'error', message: CONFIRM_FIRST },
+  'confirm-first-passkeys': { section: 'passkeys', kind: 'error', message: CONFIRM_FIRST },
+  'passkey-added': {
+    section: 'passkeys',
+    kind: 'success',
+    message: 'Your passkey is added. Use it to sign in from the sign-in page, or as your second factor.',
+  },
+  'passkey-renamed': { section: 'passkeys', kind: 'success', message: 'The passkey is renamed.' },
+  'passkey-removed': {
+    section: 'passkeys',
+    kind: 'success',
+    message: 'The passkey is removed: it no longer signs in.',
+  },
+  'passkey-removed-last': {
+    section: 'passkeys',
+    kind: 'success',
+    message:
+      'The passkey is removed. Your account has no second factor now: signing in asks for your password only, and your recovery codes no longer work.',
+  },
   'enrolment-expired': {
     section: 'second-factor',
     kind: 'error',
     message: 'The set-up expired or was already finished. Start again if two-factor authentication is still off.',
+  },
+  'totp-on': {
+    section: 'second-factor',
+    kind: 'success',
+    message: 'Two-factor authentication with an authenticator app is on. Your recovery codes are unchanged.',
   },
   'recovery-code-used': {
     section: 'second-factor',

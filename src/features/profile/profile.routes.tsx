@@ -142,6 +142,8 @@ export function profileRoutes(deps: Deps) {
     const owner = { accountId: session.account.id, sessionIdHash: session.idHash };
     const confirmed = await confirmEnrolment(deps, { ...owner, code: form.data.code });
     if (confirmed.ok) {
+      // An account that already holds a passkey keeps the recovery codes it has.
+      if (!confirmed.recoveryCodes) return c.redirect('/profile?notice=totp-on#profile-second-factor', 303);
       await revealLater(c, RECOVERY_CODES_REVEAL, JSON.stringify(confirmed.recoveryCodes));
       return c.redirect(recoveryCodesPath('enrolment'), 303);
     }
@@ -176,8 +178,11 @@ export function profileRoutes(deps: Deps) {
     const page =
       from === 'sign-in' || from === 'enrolment'
         ? { title: ENROL_TITLE, intro: 'Two-factor authentication is on.' }
-        : { title: 'New recovery codes', intro: 'New recovery codes are ready; the old ones no longer work.' };
-    const continueHref = from === 'sign-in' ? '/' : '/profile#profile-second-factor';
+        : from === 'passkey'
+          ? { title: 'Passkey added', intro: 'Your passkey is added, and two-factor authentication is on.' }
+          : { title: 'New recovery codes', intro: 'New recovery codes are ready; the old ones no longer work.' };
+    const continueHref =
+      from === 'sign-in' ? '/' : from === 'passkey' ? '/profile#profile-passkeys' : '/profile#profile-second-factor';
     return render(c, page.title, <RecoveryCodesPage codes={codes} continueHref={continueHref} intro={page.intro} />);
   });
 

@@ -29,7 +29,7 @@ forEachDialect((getDb) => {
     assert.equal(page.status, 200);
     assert.deepEqual(
       profileSections.map((s) => s.key),
-      ['password', 'confirm', 'second-factor', 'sso', 'tokens', 'sessions'],
+      ['password', 'confirm', 'second-factor', 'passkeys', 'sso', 'tokens', 'sessions'],
     );
     for (const s of profileSections) assert.ok(page.text.includes(`id="profile-${s.key}"`), s.key);
     for (const heading of [

@@ -1,10 +1,12 @@
-// Profile section: the second factor. Set up when off; when on, its state, recovery codes left, and new codes. Both
-// acts need "Confirm it's you" (the page's one confirm step) within the last 10 minutes of this session first.
+// Profile section: the second factor. Set up TOTP when off; when on (TOTP or a passkey), which factors, recovery codes
+// left, and new codes (and TOTP set-up beside passkeys). These acts need "Confirm it's you" (the page's one confirm
+// step) within the last 10 minutes of this session first.
 import { signedIn } from '../../http/env.ts';
 import { OnceField } from '../auth/reveal.tsx';
 import { Form } from '../../http/views/components.tsx';
 import { recentlyConfirmed } from '../second-factor/reauth.service.ts';
 import { RECOVERY_CODE_COUNT } from '../second-factor/recovery-codes.ts';
+import { describeFactors, hasSecondFactor } from '../second-factor/factors.ts';
 import { secondFactorState } from '../second-factor/second-factor.service.ts';
 import { ConfirmFirstHint, type ProfileSection } from '../../http/views/profile.tsx';
 
@@ -16,12 +18,14 @@ export const secondFactorSection: ProfileSection = {
       secondFactorState(deps, session.account.id),
       recentlyConfirmed(deps, session.idHash),
     ]);
-    if (!state.enabled) {
+    const { factors } = state;
+    if (!hasSecondFactor(factors)) {
       return (
         <section>
           <h2>Two-factor authentication</h2>
           <p>
-            Status: <span class="badge">off</span>. Add a 6-digit code from an authenticator app to every sign-in.
+            Status: <span class="badge">off</span>. Add a 6-digit code from an authenticator app to every sign-in, or
+            add a <a href="#profile-passkeys">passkey</a>.
           </p>
           {confirmed ? (
             <Form action="/profile/totp/start" id="totp-start">
@@ -38,9 +42,20 @@ export const secondFactorSection: ProfileSection = {
       <section>
         <h2>Two-factor authentication</h2>
         <p>
-          Status: <span class="badge">on</span>. Recovery codes left:{' '}
+          Status: <span class="badge">on</span> ({describeFactors(factors)}). Recovery codes left:{' '}
           <strong class="recovery-left">{`${state.recoveryCodesLeft} of ${RECOVERY_CODE_COUNT}`}</strong>.
         </p>
+        {factors.totp ? null : confirmed ? (
+          <Form action="/profile/totp/start" id="totp-start">
+            <OnceField />
+            <p class="hint">An authenticator app’s codes also work where a passkey cannot be used.</p>
+            <button type="submit" class="secondary">
+              Set up an authenticator app
+            </button>
+          </Form>
+        ) : (
+          <ConfirmFirstHint act="set up an authenticator app as well" />
+        )}
         {confirmed ? (
           <Form action="/profile/recovery-codes" id="recovery-codes-new">
             <OnceField />

@@ -3,6 +3,7 @@
 import type { ProfileSection } from '../../http/views/profile.tsx';
 import { confirmSection } from './confirm.section.tsx';
 import { passwordSection } from './password.section.tsx';
+import { passkeysSection } from './passkeys.section.tsx';
 import { secondFactorSection } from './second-factor.section.tsx';
 import { sessionsSection } from './sessions.section.tsx';
 import { tokensSection } from '../tokens/tokens.section.tsx';
@@ -13,6 +14,7 @@ export const profileSections: ProfileSection[] = [
   passwordSection,
   confirmSection,
   secondFactorSection,
+  passkeysSection,
   ssoProfileSection,
   tokensSection,
   sessionsSection,

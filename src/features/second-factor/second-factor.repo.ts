@@ -115,6 +115,11 @@ export async function replaceRecoveryCodes(
     .execute();
 }
 
+/** Deletes the account's recovery codes (its last second factor went). */
+export async function deleteRecoveryCodes(db: Q, accountId: string): Promise<void> {
+  await db.deleteFrom('recovery_codes').where('account_id', '=', accountId).execute();
+}
+
 /** The account's unused recovery codes (id and hash). */
 export function unusedRecoveryCodes(db: Q, accountId: string) {
   return db

@@ -3,15 +3,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { clearSessionCookie, writeSessionCookie } from '../../http/cookies.ts';
-import { inSession, type AppEnv, type Ctx } from '../../http/env.ts';
+import { clearSessionCookie } from '../../http/cookies.ts';
+import type { AppEnv, Ctx } from '../../http/env.ts';
 import { parseForm } from '../../http/forms.ts';
 import { render } from '../../http/render.tsx';
 import { clientAddress } from '../../http/request.ts';
 import { revealLater, revealNow, spendOnce } from '../auth/reveal.tsx';
-import { issueDeviceTokenForSession } from '../auth/device.ts';
-import { rememberDevice } from '../auth/device-cookie.ts';
-import { landingFor } from '../auth/landing.ts';
 import { holdSecret } from '../auth/reveals.service.ts';
 import { RECOVERY_CODES_REVEAL, recoveryCodesPath, TOTP_KEY_REVEAL } from './second-factor.reveals.ts';
 import { qrSvg } from './qr.ts';
@@ -23,8 +20,9 @@ import {
   verifySecondFactor,
 } from './second-factor.service.ts';
 import { lockedMessage } from '../auth/login.views.tsx';
-import { EnrolOfferPage, EnrolSecretPage, TotpStepPage } from './second-factor.views.tsx';
-import { endSession, promoteSession, type SessionContext, type Stage } from '../auth/sessions.service.ts';
+import { EnrolOfferPage, EnrolSecretPage } from './second-factor.views.tsx';
+import type { Factors } from './factors.ts';
+import { promote, sessionIn, startOver, stepPage } from './step-session.tsx';
 
 const codeSchema = z.object({ code: z.string().max(64).default('') });
 const enrolSchema = z.object({
@@ -36,51 +34,17 @@ const ENROL_TITLE = 'Set up two-factor authentication';
 export function secondFactorRoutes(deps: Deps) {
   const app = new Hono<AppEnv>();
 
-  /** The session when it is in `stage`; otherwise the redirect to where it belongs. */
-  function sessionIn(c: Ctx, stage: Stage): SessionContext | Response {
-    const session = inSession(c);
-    return session.stage === stage ? session : c.redirect(landingFor(session.stage), 303);
-  }
-
-  /**
-   * The account's second factor changed under a pending session (admin re-enrolment, enrolment elsewhere): start over.
-   */
-  async function startOver(c: Ctx, session: SessionContext) {
-    await endSession(deps, session.idHash);
-    clearSessionCookie(c, deps.config);
-    return c.redirect('/login?notice=session-ended', 303);
-  }
-
-  /**
-   * Signs the pending session in fully under a new id and cookie, and only now marks the browser as known to the
-   * account (the device cookie); the new cookie value, or undefined when the session ended meanwhile.
-   */
-  async function promote(c: Ctx, session: SessionContext): Promise<string | undefined> {
-    const promoted = await promoteSession(deps, session);
-    if (!promoted) return undefined;
-    writeSessionCookie(c, deps.config, promoted.cookie);
-    c.set('session', promoted.session);
-    await rememberDevice(c, deps, await issueDeviceTokenForSession(deps, promoted.session.idHash));
-    return promoted.cookie;
-  }
-
   app.get('/login/totp', (c) => {
     const session = sessionIn(c, 'totp');
     if (session instanceof Response) return session;
-    return render(c, 'Two-factor authentication', <TotpStepPage />);
+    return stepPage(deps, c, session);
   });
 
   app.post('/login/totp', async (c) => {
     const session = sessionIn(c, 'totp');
     if (session instanceof Response) return session;
     const form = parseForm(c, codeSchema);
-    if (!form.ok)
-      return render(
-        c,
-        'Two-factor authentication',
-        <TotpStepPage error={form.errors.code ?? 'Check the form and try again.'} />,
-        400,
-      );
+    if (!form.ok) return stepPage(deps, c, session, form.errors.code ?? 'Check the form and try again.', 400);
     const code = form.data.code;
     const result = await verifySecondFactor(deps, {
       accountId: session.account.id,
@@ -89,23 +53,21 @@ export function secondFactorRoutes(deps: Deps) {
       address: clientAddress(c),
     });
     if (result.ok) {
-      if (!(await promote(c, session))) return startOver(c, session);
+      if (!(await promote(deps, c, session))) return startOver(deps, c, session);
       return c.redirect(result.via === 'recovery-code' ? '/profile?notice=recovery-code-used' : '/', 303);
     }
-    if (result.reason === 'not-enrolled') return startOver(c, session);
+    if (result.reason === 'not-enrolled') return startOver(deps, c, session);
     if (result.reason === 'session-ended') {
       // Too many wrong codes in this session: the password is owed again.
       clearSessionCookie(c, deps.config);
       return c.redirect('/login?notice=code-attempts', 303);
     }
-    const [error, status] =
-      result.reason === 'locked'
-        ? ([lockedMessage(result.retryAfterMs), 429] as const)
-        : ([
-            'That code is not valid. Each code works once: wait for the next one, or use a recovery code.',
-            401,
-          ] as const);
-    return render(c, 'Two-factor authentication', <TotpStepPage error={error} />, status);
+    if (result.reason === 'locked') return stepPage(deps, c, session, lockedMessage(result.retryAfterMs), 429);
+    const invalid = (factors: Factors) =>
+      factors.totp
+        ? 'That code is not valid. Each code works once: wait for the next one, or use a recovery code.'
+        : 'That recovery code is not valid, or was used already. Each code works once.';
+    return stepPage(deps, c, session, invalid, 401);
   });
 
   // With a set-up started in this session, the confirming step (the key shown once, on the page after the start's
@@ -128,7 +90,8 @@ export function secondFactorRoutes(deps: Deps) {
     const owner = { accountId, sessionIdHash: session.idHash };
 
     if (input.action === 'skip') {
-      if (!(await skipEnrolment(deps, accountId)) || !(await promote(c, session))) return startOver(c, session);
+      if (!(await skipEnrolment(deps, accountId)) || !(await promote(deps, c, session)))
+        return startOver(deps, c, session);
       return c.redirect('/', 303);
     }
 
@@ -138,7 +101,7 @@ export function secondFactorRoutes(deps: Deps) {
     if (input.action === 'start') {
       // The password was checked moments ago by this very sign-in (the session is at most 10 minutes old).
       const started = await startEnrolment(deps, owner);
-      if (!started.ok) return startOver(c, session);
+      if (!started.ok) return startOver(deps, c, session);
       await revealLater(c, TOTP_KEY_REVEAL, started.pending.secret);
       return c.redirect('/login/enrol', 303);
     }
@@ -147,8 +110,10 @@ export function secondFactorRoutes(deps: Deps) {
     if (confirmed.ok) {
       // TOTP is on whatever happens to this session; only a session still alive is signed in and shown the codes,
       // held for the new session (its cookie) on the page after the redirect.
-      const cookie = await promote(c, session);
-      if (!cookie) return startOver(c, session);
+      const cookie = await promote(deps, c, session);
+      if (!cookie) return startOver(deps, c, session);
+      // A passkey added meanwhile (another session) already came with the account's recovery codes.
+      if (!confirmed.recoveryCodes) return c.redirect('/', 303);
       await holdSecret(deps, cookie, RECOVERY_CODES_REVEAL, JSON.stringify(confirmed.recoveryCodes));
       return c.redirect(recoveryCodesPath('sign-in'), 303);
     }

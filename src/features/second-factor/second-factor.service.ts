@@ -4,7 +4,8 @@ import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { newId } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
-import { findAccountById } from '../auth/accounts.repo.ts';
+import { findAccountById, type Account } from '../auth/accounts.repo.ts';
+import { factorsOf, hasSecondFactor, type Factors } from './factors.ts';
 import {
   hashRecoveryCode,
   newRecoveryCode,
@@ -12,6 +13,7 @@ import {
   RECOVERY_CODE_COUNT,
   recoveryCodeMatches,
 } from './recovery-codes.ts';
+import { countPasskeys } from './passkeys.repo.ts';
 import {
   acceptTotpStep,
   clearEnrolPrompt,
@@ -48,14 +50,33 @@ export interface PendingEnrolment {
 /** The act needs a fresh "Confirm it's you" in this session first (reauth.service.ts). */
 export type ReauthRequired = { ok: false; reason: 'reauth-required' };
 
-/** Where an account's second factor stands, for the profile. */
+/** The account's second factors (TOTP on, how many passkeys); none for an unknown account. */
+export async function factorsOfAccount(deps: Deps, accountId: string): Promise<Factors> {
+  const account = await findAccountById(deps.db, accountId);
+  if (!account) return { totp: false, passkeys: 0 };
+  return (await factorsOf(deps.db, [account])).get(account.id)!;
+}
+
+/**
+ * Whether an account that has just passed its first factor (password or SSO) owes a second one: it has TOTP on or a
+ * passkey. app.ts hands this to the sign-in page, which sits below this feature.
+ */
+export async function owesSecondFactor(deps: Deps, account: Pick<Account, 'id' | 'totp_enabled'>): Promise<boolean> {
+  return hasSecondFactor((await factorsOf(deps.db, [account])).get(account.id)!);
+}
+
+/** Where an account's second factors stand, for the profile. */
 export async function secondFactorState(
   deps: Deps,
   accountId: string,
-): Promise<{ enabled: boolean; recoveryCodesLeft: number }> {
-  const account = await findAccountById(deps.db, accountId);
-  const enabled = account?.totp_enabled === 1;
-  return { enabled, recoveryCodesLeft: enabled ? await countUnusedRecoveryCodes(deps.db, accountId) : 0 };
+): Promise<{ enabled: boolean; factors: Factors; recoveryCodesLeft: number }> {
+  const factors = await factorsOfAccount(deps, accountId);
+  const any = hasSecondFactor(factors);
+  return {
+    enabled: factors.totp,
+    factors,
+    recoveryCodesLeft: any ? await countUnusedRecoveryCodes(deps.db, accountId) : 0,
+  };
 }
 
 /** How long a started enrolment waits for its confirming code. */
@@ -113,13 +134,14 @@ export async function pendingEnrolment(deps: Deps, owner: EnrolmentOwner): Promi
 }
 
 /**
- * Completes this session's enrolment with a valid current code: TOTP on (only if it is still off), a fresh set of
- * recovery codes returned (shown once), every pending enrolment of the account dropped.
+ * Completes this session's enrolment with a valid current code: TOTP on (only if it is still off), every pending
+ * enrolment of the account dropped, and, when TOTP is the account's first second factor (no passkey yet), a fresh set
+ * of recovery codes returned (shown once). An account that already holds a passkey keeps the codes it has.
  */
 export async function confirmEnrolment(
   deps: Deps,
   input: EnrolmentOwner & { code: string },
-): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false; reason: 'no-pending' | 'invalid-code' }> {
+): Promise<{ ok: true; recoveryCodes?: string[] } | { ok: false; reason: 'no-pending' | 'invalid-code' }> {
   const pending = await pendingEnrolment(deps, input);
   if (!pending) return { ok: false, reason: 'no-pending' };
   const step = matchTotpStep(pending.secret, normaliseTotpInput(input.code), deps.clock.now());
@@ -129,13 +151,15 @@ export async function confirmEnrolment(
     // The account row first, so concurrent confirmations of one account queue in one order (no deadlock on PostgreSQL).
     const lock = trx.selectFrom('accounts').select('id').where('id', '=', input.accountId);
     await (deps.dialect === 'postgres' ? lock.forUpdate() : lock).execute();
-    if (!(await takePendingEnrolment(trx, input.sessionIdHash, pending.secret))) return false;
-    if (!(await enableTotp(trx, input.accountId, pending.secret, step))) return false;
+    if (!(await takePendingEnrolment(trx, input.sessionIdHash, pending.secret))) return 'no';
+    if (!(await enableTotp(trx, input.accountId, pending.secret, step))) return 'no';
     await deletePendingEnrolments(trx, input.accountId);
+    if ((await countPasskeys(trx, [input.accountId])).has(input.accountId)) return 'kept';
     await replaceRecoveryCodes(trx, input.accountId, rows, deps.clock.now());
-    return true;
+    return 'issued';
   });
-  return enabled ? { ok: true, recoveryCodes: codes } : { ok: false, reason: 'no-pending' };
+  if (enabled === 'no') return { ok: false, reason: 'no-pending' };
+  return enabled === 'issued' ? { ok: true, recoveryCodes: codes } : { ok: true };
 }
 
 /** Deletes expired pending enrolments (housekeeping). */
@@ -143,8 +167,12 @@ export function pruneEnrolments(deps: Deps): Promise<void> {
   return deleteExpiredEnrolments(deps.db, deps.clock.now());
 }
 
-/** Declines enrolment at sign-in; false when TOTP was turned on meanwhile (the session must then owe a code). */
-export function skipEnrolment(deps: Deps, accountId: string): Promise<boolean> {
+/**
+ * Declines enrolment at sign-in; false when TOTP was turned on or a passkey added meanwhile (the session must then owe
+ * its second factor).
+ */
+export async function skipEnrolment(deps: Deps, accountId: string): Promise<boolean> {
+  if ((await countPasskeys(deps.db, [accountId])).has(accountId)) return false;
   return clearEnrolPrompt(deps.db, accountId);
 }
 
@@ -154,10 +182,10 @@ export type SecondFactorResult =
   | { ok: false; reason: 'locked'; retryAfterMs: number };
 
 /**
- * Throttle keys for second-factor codes, far stricter than for passwords: per pending session (a few failures end
- * it, so the password is owed again), per account (escalating locks) and per client address.
+ * Throttle keys for the second-factor step (codes and passkeys), far stricter than for passwords: per pending session
+ * (a few failures end it, so the password is owed again), per account (escalating locks) and per client address.
  */
-function secondFactorKeys(
+export function secondFactorKeys(
   accountId: string,
   sessionIdHash: string,
   address: string,
@@ -189,7 +217,8 @@ async function checkSecondFactor(
   input: { accountId: string; sessionIdHash: string; code: string; address: string },
 ): Promise<SecondFactorResult> {
   const account = await findAccountById(deps.db, input.accountId);
-  if (account?.totp_enabled !== 1 || !account.totp_secret) return { ok: false, reason: 'not-enrolled' };
+  if (!account || !hasSecondFactor((await factorsOf(deps.db, [account])).get(account.id)!))
+    return { ok: false, reason: 'not-enrolled' };
   const keys = secondFactorKeys(account.id, input.sessionIdHash, input.address);
   const reservation = await reserveAttempt(deps, [keys.session, keys.account, keys.address]);
   if (!reservation.ok) {
@@ -201,9 +230,12 @@ async function checkSecondFactor(
 
   const typed = normaliseTotpInput(input.code);
   const via = /^[0-9]{6}$/.test(typed) ? 'totp' : 'recovery-code';
+  // Six digits are a TOTP code, which only an account with TOTP on can give; anything else may be a recovery code.
   const accepted =
     via === 'totp'
-      ? await acceptTotpCode(deps, account.id, account.totp_secret, typed)
+      ? account.totp_enabled === 1 &&
+        account.totp_secret !== null &&
+        (await acceptTotpCode(deps, account.id, account.totp_secret, typed))
       : await acceptRecoveryCode(deps, account.id, input.code);
   const settled = await settleAttempt(deps, reservation, accepted, [keys.session.key, keys.account.key]);
   if (accepted) return { ok: true, via };
@@ -241,8 +273,7 @@ export async function regenerateRecoveryCodes(
   deps: Deps,
   input: { accountId: string; sessionIdHash: string },
 ): Promise<{ ok: true; recoveryCodes: string[] } | ReauthRequired | { ok: false; reason: 'not-enrolled' }> {
-  const account = await findAccountById(deps.db, input.accountId);
-  if (account?.totp_enabled !== 1) return { ok: false, reason: 'not-enrolled' };
+  if (!hasSecondFactor(await factorsOfAccount(deps, input.accountId))) return { ok: false, reason: 'not-enrolled' };
   if (!(await recentlyConfirmed(deps, input.sessionIdHash))) return { ok: false, reason: 'reauth-required' };
   const { codes, rows } = freshRecoveryCodes(deps);
   await deps.db.transaction().execute((trx) => replaceRecoveryCodes(trx, input.accountId, rows, deps.clock.now()));
@@ -263,7 +294,8 @@ async function acceptRecoveryCode(deps: Deps, accountId: string, typed: string):
   return match !== undefined && (await spendRecoveryCode(deps.db, match.id, deps.clock.now()));
 }
 
-function freshRecoveryCodes(deps: Deps) {
+/** A new set of recovery codes: the codes to show once, and the rows (salted hashes) to store. */
+export function freshRecoveryCodes(deps: Deps) {
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => newRecoveryCode(deps.random));
   const rows = codes.map((code) => ({
     id: newId(deps.random),

@@ -1,6 +1,7 @@
 // Pages of the second factor: the two-factor step, the enrolment offer, the QR/secret page, the recovery codes.
 import { raw } from 'hono/html';
 import { OnceField } from '../auth/reveal.tsx';
+import { CeremonyForm } from '../../http/ceremony.tsx';
 import { Field, Form, Notice } from '../../http/views/components.tsx';
 
 /** A "leave" button for half-signed-in pages, which have no navigation. */
@@ -14,22 +15,62 @@ function CancelSignIn() {
   );
 }
 
-/** The two-factor step after the first factor. */
-export function TotpStepPage(props: { error?: string }) {
+/** Which second factors the step offers: the account's passkeys, its authenticator app, and recovery codes always. */
+export interface StepFactors {
+  totp: boolean;
+  passkeys: number;
+}
+
+/**
+ * The two-factor step after the first factor (a password or SSO): a passkey, an authenticator code or a recovery code,
+ * the holder's choice, on one page. An account without TOTP is not asked for an app's code it cannot have.
+ */
+export function TotpStepPage(props: { error?: string; factors: StepFactors }) {
+  const { totp, passkeys } = props.factors;
   return (
     <section class="narrow">
-      <p class="lead">Enter the code from your authenticator app to finish signing in.</p>
+      <p class="lead">
+        {passkeys > 0 && totp
+          ? 'Use your passkey or a code from your authenticator app to finish signing in.'
+          : passkeys > 0
+            ? 'Use your passkey to finish signing in.'
+            : 'Enter the code from your authenticator app to finish signing in.'}
+      </p>
       {props.error ? <Notice kind="error">{props.error}</Notice> : null}
+      {passkeys > 0 ? (
+        <CeremonyForm
+          kind="second-factor"
+          id="passkey-step"
+          action="/login/totp/passkey"
+          options="/login/totp/passkey/options"
+          unavailable={`Using a passkey needs JavaScript and a browser that supports passkeys. ${totp ? 'Enter a code from your authenticator app or a recovery code below.' : 'Enter one of your recovery codes below.'}`}
+        >
+          <button type="submit">Use your passkey</button>
+        </CeremonyForm>
+      ) : null}
       <Form action="/login/totp">
-        <Field
-          label="Authentication code"
-          name="code"
-          autocomplete="one-time-code"
-          required
-          maxlength={64}
-          hint="The 6-digit code from your app, or one of your recovery codes (xxxxx-xxxxx-xxxxx)."
-        />
-        <button type="submit">Verify</button>
+        {totp ? (
+          <Field
+            label="Authentication code"
+            name="code"
+            autocomplete="one-time-code"
+            required
+            maxlength={64}
+            hint="The 6-digit code from your app, or one of your recovery codes (xxxxx-xxxxx-xxxxx)."
+          />
+        ) : (
+          <Field
+            label="Recovery code"
+            name="code"
+            autocomplete="one-time-code"
+            required
+            maxlength={64}
+            hint="If you cannot use your passkey: one of the recovery codes you saved (xxxxx-xxxxx-xxxxx)."
+          />
+        )}
+        <button type="submit" class={passkeys > 0 ? 'secondary' : undefined}>
+          Verify
+        </button>
       </Form>
       <CancelSignIn />
     </section>
@@ -178,8 +219,8 @@ export function RecoveryCodesPage(props: { codes?: string[]; continueHref: strin
     <section class="narrow">
       <Notice kind="success">{props.intro}</Notice>
       <p>
-        Keep these recovery codes somewhere safe. Each one signs you in once if you lose your authenticator app. They
-        are shown only now: this page will not show them again.
+        Keep these recovery codes somewhere safe. Each one signs you in once if you lose your authenticator app or
+        passkey. They are shown only now: this page will not show them again.
       </p>
       <ol class="codes" aria-label="Recovery codes">
         {props.codes.map((code) => (

@@ -13,6 +13,7 @@ import { clientAddress, externalOrigin, userAgent } from '../../http/request.ts'
 import { queryHasControlCharacters } from '../../http/query.ts';
 import { landingFor } from '../auth/landing.ts';
 import { createSession, endSession, stageAfterFirstFactor } from '../auth/sessions.service.ts';
+import { owesSecondFactor } from '../second-factor/second-factor.service.ts';
 import { takeFlowCookie, writeFlowCookie } from './sso.cookie.ts';
 import {
   accountForIdentity,
@@ -229,7 +230,7 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
     }
     const previous = c.get('session');
     if (previous) await endSession(deps, previous.idHash);
-    const stage = stageAfterFirstFactor(found.account);
+    const stage = stageAfterFirstFactor(found.account, await owesSecondFactor(deps, found.account));
     const { sub, sid, idToken } = done.identity;
     const origin = { providerId: done.provider.id, sub, sid, idToken };
     writeSessionCookie(

@@ -40,7 +40,15 @@ function Bell(props: { unread: number | undefined }) {
 }
 
 /** The whole HTML document around a page body; `path` marks the current navigation item. */
-export function Layout(props: { title: string; viewer?: Viewer; csrf?: string; path?: string; children: Child }) {
+export function Layout(props: {
+  title: string;
+  viewer?: Viewer;
+  csrf?: string;
+  path?: string;
+  /** The ceremony script, on the pages that run a WebAuthn ceremony only (src/http/ceremony.tsx). */
+  script?: { src: string; integrity: string };
+  children: Child;
+}) {
   const v = props.viewer;
   return (
     <>
@@ -52,6 +60,7 @@ export function Layout(props: { title: string; viewer?: Viewer; csrf?: string; p
           <meta name="color-scheme" content="light dark" />
           <title>{`${props.title} · svc`}</title>
           <link rel="stylesheet" href="/static/app.css" />
+          {props.script ? <script src={props.script.src} integrity={props.script.integrity} defer /> : null}
         </head>
         <body>
           <a class="skip-link" href="#main">

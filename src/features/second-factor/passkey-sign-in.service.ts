@@ -1,0 +1,246 @@
+// Signing in with a passkey: alone on the sign-in page (a discoverable credential, both factors in one), or as the
+// second factor after a password or SSO. @simplewebauthn/server verifies each answer (origin, relying party, the
+// challenge, user presence and verification, the signature); this file holds the rules around it: the challenge
+// single-use and held for the one pending sign-in or session that asked, the credential the account's own, a signature
+// counter that goes backwards refused (the key may have been cloned), the throttles, and the counting for /metrics.
+import {
+  generateAuthenticationOptions,
+  verifyAuthenticationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+} from '@simplewebauthn/server';
+import type { Deps, PasskeyOutcome } from '../../deps.ts';
+import { sha256 } from '../../deps.ts';
+import { findAccountById, type Account } from '../auth/accounts.repo.ts';
+import { endSession } from '../auth/sessions.service.ts';
+import { signInAddressKey } from '../auth/signin.service.ts';
+import { reserveAttempt, settleAttempt } from '../auth/throttle.service.ts';
+import {
+  authenticationSchema,
+  CHALLENGE_TTL_MS,
+  handleMatches,
+  holdChallenge,
+  parseAnswer,
+  transportsOf,
+  verdict,
+  type Locked,
+  type Refused,
+  type RelyingParty,
+} from './passkeys.ceremony.ts';
+import {
+  findPasskeyByCredentialId,
+  listPasskeys,
+  recordPasskeyUse,
+  takeChallenge,
+  type PasskeyRow,
+} from './passkeys.repo.ts';
+import { secondFactorKeys } from './second-factor.service.ts';
+
+// ---- Sign-in with a passkey alone (/login) ----
+
+/** The options of a passkey sign-in, its challenge held for the pending sign-in named by `pending` (its cookie). */
+export async function signInOptions(
+  deps: Deps,
+  input: { pending: string; rp: RelyingParty },
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const options = await generateAuthenticationOptions({
+    rpID: input.rp.id,
+    userVerification: 'required',
+    timeout: CHALLENGE_TTL_MS,
+  });
+  await holdChallenge(deps, sha256(input.pending), 'sign-in', options.challenge);
+  return options;
+}
+
+export type PasskeySignInResult =
+  | { ok: true; account: Account }
+  | Refused<'expired' | 'invalid' | 'unknown-credential' | 'cloned' | 'suspended'>
+  | Locked;
+
+/**
+ * Signs in with a discoverable passkey: both factors in one. Counted in the sign-in throttle per address like a
+ * password; an attempt refused by a lock writes nothing (the challenge stays untouched too).
+ */
+export async function signInWithPasskey(
+  deps: Deps,
+  input: { pending: string | undefined; rp: RelyingParty; answer: string; address: string },
+): Promise<PasskeySignInResult> {
+  const result = await checkSignIn(deps, input);
+  countPasskey(deps, 'sign_in', result);
+  return result;
+}
+
+async function checkSignIn(
+  deps: Deps,
+  input: { pending: string | undefined; rp: RelyingParty; answer: string; address: string },
+): Promise<PasskeySignInResult> {
+  const reservation = await reserveAttempt(deps, [signInAddressKey(input.address)]);
+  if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
+  const checked = await checkAssertion(deps, {
+    ownerHash: input.pending ? sha256(input.pending) : undefined,
+    purpose: 'sign-in',
+    rp: input.rp,
+    answer: input.answer,
+  });
+  await settleAttempt(deps, reservation, checked.ok);
+  if (!checked.ok) return checked;
+  const account = await findAccountById(deps.db, checked.passkey.account_id);
+  if (!account) return { ok: false, reason: 'unknown-credential' };
+  // Said only after a verified answer, so suspension is no oracle.
+  if (account.suspended_at !== null) return { ok: false, reason: 'suspended' };
+  return { ok: true, account };
+}
+
+// ---- A passkey as the second factor (after a password or SSO) ----
+
+/** The options of the second-factor step for this pending session: one of the account's own credentials. */
+export async function secondFactorOptions(
+  deps: Deps,
+  input: { accountId: string; sessionIdHash: string; rp: RelyingParty },
+): Promise<{ ok: true; options: PublicKeyCredentialRequestOptionsJSON } | Refused<'not-enrolled'>> {
+  const own = await listPasskeys(deps.db, input.accountId);
+  if (own.length === 0) return { ok: false, reason: 'not-enrolled' };
+  const options = await generateAuthenticationOptions({
+    rpID: input.rp.id,
+    allowCredentials: own.map((p) => ({ id: p.credential_id, transports: transportsOf(p) })),
+    userVerification: 'required',
+    timeout: CHALLENGE_TTL_MS,
+  });
+  await holdChallenge(deps, input.sessionIdHash, 'second-factor', options.challenge);
+  return { ok: true, options };
+}
+
+export type PasskeyStepResult =
+  | { ok: true }
+  | Refused<'expired' | 'invalid' | 'cloned' | 'not-enrolled' | 'session-ended'>
+  | Locked;
+
+/**
+ * The second-factor step answered with a passkey: one of this account's credentials, for this session's challenge.
+ * Throttled like codes (per pending session, account and address); a session that used up its attempts is ended.
+ */
+export async function verifyPasskeyStep(
+  deps: Deps,
+  input: { accountId: string; sessionIdHash: string; rp: RelyingParty; answer: string; address: string },
+): Promise<PasskeyStepResult> {
+  const result = await checkStep(deps, input);
+  countPasskey(deps, 'second_factor', result);
+  return result;
+}
+
+async function checkStep(
+  deps: Deps,
+  input: { accountId: string; sessionIdHash: string; rp: RelyingParty; answer: string; address: string },
+): Promise<PasskeyStepResult> {
+  const keys = secondFactorKeys(input.accountId, input.sessionIdHash, input.address);
+  const reservation = await reserveAttempt(deps, [keys.session, keys.account, keys.address]);
+  if (!reservation.ok) {
+    if (reservation.key !== keys.session.key)
+      return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
+    await endSession(deps, input.sessionIdHash);
+    return { ok: false, reason: 'session-ended' };
+  }
+  const checked = await checkAssertion(deps, {
+    ownerHash: input.sessionIdHash,
+    purpose: 'second-factor',
+    rp: input.rp,
+    answer: input.answer,
+    accountId: input.accountId,
+  });
+  const settled = await settleAttempt(deps, reservation, checked.ok, [keys.session.key, keys.account.key]);
+  if (checked.ok) return { ok: true };
+  if (settled.locked.includes(keys.session.key)) {
+    await endSession(deps, input.sessionIdHash);
+    return { ok: false, reason: 'session-ended' };
+  }
+  // A credential this account does not hold is simply not an answer to its step.
+  return { ok: false, reason: checked.reason === 'unknown-credential' ? 'invalid' : checked.reason };
+}
+
+/**
+ * The shared core of both assertion ceremonies: takes the owner's challenge (single use), finds the credential (of
+ * `accountId` when given), has the library verify origin, RP id, challenge, user presence and verification and the
+ * signature, then moves the stored counter forward, refusing one that went backwards.
+ */
+async function checkAssertion(
+  deps: Deps,
+  input: {
+    ownerHash: string | undefined;
+    purpose: 'sign-in' | 'second-factor';
+    rp: RelyingParty;
+    answer: string;
+    accountId?: string;
+  },
+): Promise<{ ok: true; passkey: PasskeyRow } | Refused<'expired' | 'invalid' | 'unknown-credential' | 'cloned'>> {
+  const now = deps.clock.now();
+  const challenge = input.ownerHash ? await takeChallenge(deps.db, input.ownerHash, input.purpose, now) : undefined;
+  if (!challenge) return { ok: false, reason: 'expired' };
+  const response = parseAnswer(authenticationSchema, input.answer);
+  if (!response) return { ok: false, reason: 'invalid' };
+  const passkey = await findPasskeyByCredentialId(deps.db, response.id);
+  if (!passkey || (input.accountId !== undefined && passkey.account_id !== input.accountId))
+    return { ok: false, reason: 'unknown-credential' };
+  if (!handleMatches(response.response.userHandle, passkey.account_id)) return { ok: false, reason: 'invalid' };
+  // A discoverable sign-in must name its account: the authenticator always sends the handle for those.
+  if (input.purpose === 'sign-in' && response.response.userHandle === undefined)
+    return { ok: false, reason: 'invalid' };
+  const info = await verdict(
+    verifyAuthenticationResponse({
+      response: response as AuthenticationResponseJSON,
+      expectedChallenge: challenge,
+      expectedOrigin: input.rp.origin,
+      expectedRPID: input.rp.id,
+      // The counter is compared below, once the signature is known to be genuine: a forged answer cannot raise the
+      // "cloned" alarm.
+      credential: {
+        id: passkey.credential_id,
+        publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
+        counter: 0,
+      },
+      requireUserVerification: true,
+    }).then((v) => (v.verified ? v.authenticationInfo : undefined)),
+  );
+  if (!info) return { ok: false, reason: 'invalid' };
+  const counter = info.newCounter;
+  const regressed = (counter > 0 || passkey.counter > 0) && counter <= passkey.counter;
+  if (
+    regressed ||
+    !(await recordPasskeyUse(deps.db, passkey.id, { counter, backedUp: info.credentialBackedUp, now }))
+  ) {
+    deps.log.warn(
+      { accountId: passkey.account_id, passkeyId: passkey.id, storedCounter: passkey.counter, counter },
+      'passkey: signature counter went backwards; the key may have been cloned',
+    );
+    return { ok: false, reason: 'cloned' };
+  }
+  return { ok: true, passkey };
+}
+
+/** Counts a passkey step for /metrics by its outcome's class (a fixed set of labels). */
+function countPasskey(
+  deps: Deps,
+  step: 'sign_in' | 'second_factor',
+  result: { ok: true } | { ok: false; reason: string },
+): void {
+  if (!deps.metrics) return;
+  const outcome: PasskeyOutcome = result.ok ? 'success' : outcomeOf(result.reason);
+  deps.metrics.passkey(step, outcome);
+  deps.metrics.signIn(result.ok ? 'success' : outcome === 'throttled' ? 'throttled' : 'failure');
+}
+
+function outcomeOf(reason: string): PasskeyOutcome {
+  switch (reason) {
+    case 'locked':
+      return 'throttled';
+    case 'expired':
+      return 'expired';
+    case 'unknown-credential':
+      return 'unknown_credential';
+    case 'cloned':
+      return 'cloned';
+    case 'suspended':
+      return 'suspended';
+    default:
+      return 'invalid';
+  }
+}
