@@ -54,6 +54,7 @@ const PAGES: Record<string, { actor: Actor; paths: string[]; ceremony?: boolean 
   '/profile/recovery-codes': { actor: 'admin', paths: ['/profile/recovery-codes?from=passkey'] },
   '/login/sso/:slug': { actor: 'anon', paths: ['/login/sso/nowhere'] },
   '/login/sso/:slug/callback': { actor: 'anon', paths: ['/login/sso/nowhere/callback?code=c&state=s'] },
+  '/login/sso/:slug/sign-out': { actor: 'anon', paths: ['/login/sso/nowhere/sign-out'] },
   '/profile/sso/:slug/link': { actor: 'admin', paths: ['/profile/sso/nowhere/link'] },
   '/profile/sso/:slug/link/callback': { actor: 'admin', paths: ['/profile/sso/nowhere/link/callback?code=c&state=s'] },
 };
