@@ -63,9 +63,9 @@ const KEEP_SECRET = 'Keep the stored secret';
 
 /** The "Client authentication" choices, automatic first (the default). */
 const CLIENT_AUTH_OPTIONS: [ClientAuthSetting, string][] = [
-  ['automatic', 'Automatic: the HTTP Basic header, then the request body if the provider refuses it'],
-  ['client_secret_basic', 'client_secret_basic: the HTTP Basic header only'],
-  ['client_secret_post', 'client_secret_post: the request body only'],
+  ['automatic', 'Automatic (recommended)'],
+  ['client_secret_basic', 'client_secret_basic (header)'],
+  ['client_secret_post', 'client_secret_post (body)'],
 ];
 
 /** The "Client authentication" select of the create and change forms. */
@@ -76,7 +76,7 @@ function ClientAuthSelect(props: { value?: string }) {
       name="client_auth_method"
       options={CLIENT_AUTH_OPTIONS}
       value={props.value ?? 'automatic'}
-      hint="How svc sends the client secret to the provider's token endpoint. Automatic suits most providers; a method is accepted only if the provider's discovery lists it. A public client (no secret) sends no credentials."
+      hint="How svc sends the client secret to the provider's token endpoint. Automatic sends it in the HTTP Basic header and, if the provider refuses svc's credentials, once more in the request body, then remembers what worked; it suits most providers. client_secret_basic and client_secret_post send it only one way, and are accepted only if the provider's discovery lists them. A public client (no secret) sends no credentials."
     />
   );
 }
