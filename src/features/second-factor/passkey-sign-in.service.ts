@@ -34,7 +34,8 @@ import {
   takeChallenge,
   type PasskeyRow,
 } from './passkeys.repo.ts';
-import { secondFactorKeys } from './second-factor.service.ts';
+import { hasSecondFactor } from './factors.ts';
+import { factorsOfAccount, secondFactorKeys } from './second-factor.service.ts';
 
 // ---- Sign-in with a passkey alone (/login) ----
 
@@ -54,7 +55,7 @@ export async function signInOptions(
 
 export type PasskeySignInResult =
   | { ok: true; account: Account }
-  | Refused<'expired' | 'invalid' | 'unknown-credential' | 'cloned' | 'suspended'>
+  | Refused<'expired' | 'malformed' | 'invalid' | 'unknown-credential' | 'cloned' | 'suspended'>
   | Locked;
 
 /**
@@ -112,12 +113,14 @@ export async function secondFactorOptions(
 
 export type PasskeyStepResult =
   | { ok: true }
-  | Refused<'expired' | 'invalid' | 'cloned' | 'not-enrolled' | 'session-ended'>
+  | Refused<'expired' | 'malformed' | 'invalid' | 'cloned' | 'not-enrolled' | 'session-ended'>
   | Locked;
 
 /**
  * The second-factor step answered with a passkey: one of this account's credentials, for this session's challenge.
- * Throttled like codes (per pending session, account and address); a session that used up its attempts is ended.
+ * Throttled like codes (per pending session, account and address); a session that used up its attempts is ended. An
+ * account left with no second factor (an administrator reset it meanwhile) starts over, as the code step does, and the
+ * answer counts in no limit.
  */
 export async function verifyPasskeyStep(
   deps: Deps,
@@ -132,6 +135,7 @@ async function checkStep(
   deps: Deps,
   input: { accountId: string; sessionIdHash: string; rp: RelyingParty; answer: string; address: string },
 ): Promise<PasskeyStepResult> {
+  if (!hasSecondFactor(await factorsOfAccount(deps, input.accountId))) return { ok: false, reason: 'not-enrolled' };
   const keys = secondFactorKeys(input.accountId, input.sessionIdHash, input.address);
   const reservation = await reserveAttempt(deps, [keys.session, keys.account, keys.address]);
   if (!reservation.ok) {
@@ -171,12 +175,14 @@ async function checkAssertion(
     answer: string;
     accountId?: string;
   },
-): Promise<{ ok: true; passkey: PasskeyRow } | Refused<'expired' | 'invalid' | 'unknown-credential' | 'cloned'>> {
+): Promise<
+  { ok: true; passkey: PasskeyRow } | Refused<'expired' | 'malformed' | 'invalid' | 'unknown-credential' | 'cloned'>
+> {
   const now = deps.clock.now();
   const challenge = input.ownerHash ? await takeChallenge(deps.db, input.ownerHash, input.purpose, now) : undefined;
   if (!challenge) return { ok: false, reason: 'expired' };
   const response = parseAnswer(authenticationSchema, input.answer);
-  if (!response) return { ok: false, reason: 'invalid' };
+  if (!response) return { ok: false, reason: 'malformed' };
   const passkey = await findPasskeyByCredentialId(deps.db, response.id);
   if (!passkey || (input.accountId !== undefined && passkey.account_id !== input.accountId))
     return { ok: false, reason: 'unknown-credential' };
@@ -203,17 +209,17 @@ async function checkAssertion(
   if (!info) return { ok: false, reason: 'invalid' };
   const counter = info.newCounter;
   const regressed = (counter > 0 || passkey.counter > 0) && counter <= passkey.counter;
-  if (
-    regressed ||
-    !(await recordPasskeyUse(deps.db, passkey.id, { counter, backedUp: info.credentialBackedUp, now }))
-  ) {
-    deps.log.warn(
-      { accountId: passkey.account_id, passkeyId: passkey.id, storedCounter: passkey.counter, counter },
-      'passkey: signature counter went backwards; the key may have been cloned',
-    );
-    return { ok: false, reason: 'cloned' };
-  }
-  return { ok: true, passkey };
+  if (!regressed && (await recordPasskeyUse(deps.db, passkey.id, { counter, backedUp: info.credentialBackedUp, now })))
+    return { ok: true, passkey };
+  // Not recorded: either the counter went backwards (here, or against a use that got there first), or the credential
+  // went meanwhile (removed, the second factor reset, the account deleted), which is no sign of a clone.
+  const stored = regressed ? passkey : await findPasskeyByCredentialId(deps.db, passkey.credential_id);
+  if (!stored || stored.id !== passkey.id) return { ok: false, reason: 'unknown-credential' };
+  deps.log.warn(
+    { accountId: passkey.account_id, passkeyId: passkey.id, storedCounter: stored.counter, counter },
+    'passkey: signature counter went backwards; the key may have been cloned',
+  );
+  return { ok: false, reason: 'cloned' };
 }
 
 /** Counts a passkey step for /metrics by its outcome's class (a fixed set of labels). */

@@ -12,6 +12,12 @@ export const PASSKEY_REFUSALS = {
     words: 'That passkey request expired or was already answered. Try again.',
     status: 409,
   },
+  // Not an answer a browser sends (no JSON, or not the shape of a WebAuthn answer): nothing was verified.
+  malformed: {
+    words:
+      'The passkey answer was incomplete or not understood, so nothing was checked. Try again, or use another way.',
+    status: 400,
+  },
   invalid: {
     words: 'The passkey could not be verified. Try again, or use another way.',
     status: 401,
