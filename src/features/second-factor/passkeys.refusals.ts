@@ -41,5 +41,14 @@ export const PASSKEY_REFUSALS = {
   'session-ended': { words: 'Your session has ended. Sign in again.', status: 403 },
 } satisfies Record<PasskeyReason, Refusal>;
 
+/**
+ * Asking for sign-in options while svc holds as many pending passkey sign-ins as it allows (a flood): the words the
+ * ceremony script shows, and how long until it is worth asking again.
+ */
+export const PASSKEY_SIGN_INS_BUSY = {
+  words: 'Too many passkey sign-ins are under way right now. Try again in a minute, or sign in with your password.',
+  retryAfterMs: 60_000,
+};
+
 /** The refusal of an act that needs a fresh "Confirm it's you". */
 export const PASSKEY_CONFIRM_FIRST = { words: CONFIRM_FIRST, status: 403 } satisfies Refusal;

@@ -325,20 +325,23 @@ forEachDialect((getDb) => {
 
   test('failed passkey sign-ins count in the per-address sign-in throttle; a refused attempt writes nothing', async () => {
     const { account, authenticator } = await withPasskey();
-    const client = t.client();
-    await client.get('/login');
+    // Options asked for before the address is locked: the answer comes after.
+    const { client, options } = await atPasskeySignIn();
     for (let i = 0; i < 30; i++) {
-      const res = await client.post('/login/passkey', { answer: '{}' });
+      const res = await t.client().post('/login/passkey', { answer: '{}' });
       assert.notEqual(res.status, 429, `attempt ${i + 1}`);
     }
-    const { options } = await atPasskeySignIn();
     const rows = await throttleRows();
     const held = await challenges();
+    // Locked: asking for options is refused before the fingerprint or PIN, and the answer after it; neither writes.
+    const asked = await t.client().post('/login/passkey/options');
+    assert.equal(asked.status, 429);
+    assert.match(JSON.parse(asked.text).error, /Too many failed attempts/);
     const locked = await signInWith(client, authenticator.assert(options));
     assert.equal(locked.status, 429);
     assert.match(locked.text, /Too many failed attempts/);
-    assert.deepEqual(await throttleRows(), rows, 'the refused attempt wrote no throttle row');
-    assert.deepEqual(await challenges(), held, 'nor spent a challenge');
+    assert.deepEqual(await throttleRows(), rows, 'the refused attempts wrote no throttle row');
+    assert.deepEqual(await challenges(), held, 'held no challenge, nor spent one');
     // The same address's passwords are locked too: one sign-in throttle per address.
     const password = await client.post('/login', { username: account.username, password: account.password });
     assert.equal(password.status, 429);
