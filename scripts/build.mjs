@@ -77,9 +77,14 @@ export async function build() {
 
 /**
  * Bundles the browser side of passkeys (@simplewebauthn/browser and svc's few lines) into static/passkeys.js, beside
- * app.css, where src/app.ts and dist/svc.js both find it. Written under a private name and renamed, as above.
+ * app.css, where src/app.ts and dist/svc.js both find it. Written under a private name and renamed, as above. The
+ * library's MIT license asks for its notice in every copy: the script opens with it (its name, version and license).
  */
 async function buildCeremonyScript() {
+  const library = path.join(root, 'node_modules', '@simplewebauthn', 'browser');
+  const { name, version, license } = JSON.parse(fs.readFileSync(path.join(library, 'package.json'), 'utf8'));
+  const notice = fs.readFileSync(path.join(library, 'LICENSE.md'), 'utf8').trim().replaceAll('*/', '* /');
+  const banner = `/*! Bundles ${name} ${version} (${license} license):\n\n${notice}\n*/`;
   const result = await esbuild.build({
     absWorkingDir: root,
     entryPoints: ['src/features/second-factor/passkeys.client.ts'],
@@ -89,6 +94,7 @@ async function buildCeremonyScript() {
     target: ['chrome109', 'firefox115', 'safari16'],
     minify: true,
     legalComments: 'none',
+    banner: { js: banner },
     logLevel: 'warning',
     write: false,
     outfile: ceremonyFile,

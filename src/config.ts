@@ -218,6 +218,12 @@ export interface Config {
    * loop that serves everyone's pages. Tests set 0.
    */
   refusedSignInDelayMs: number;
+  /**
+   * How many passkey sign-ins may be pending at once, all addresses together (their challenges held, not yet answered
+   * or expired); past it, asking for sign-in options is refused for a minute. 10,000 unless set (not an environment
+   * variable: tests set it low).
+   */
+  pendingPasskeySignInsMax?: number;
 }
 
 function readablePem(file: string): boolean {

@@ -50,7 +50,8 @@ export type PasskeyOutcome =
   | 'unknown_credential'
   | 'cloned'
   | 'suspended'
-  | 'throttled';
+  | 'throttled'
+  | 'busy';
 
 /** The counting hooks the domain calls at the moment it decides something; each is one line at its call site. */
 export interface Metrics {

@@ -125,5 +125,9 @@ forEachDialect((getDb) => {
     assert.equal(res.headers.get('cache-control'), 'public, max-age=31536000, immutable');
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
     assert.equal(res.text, script.body);
+    // The bundled library's MIT license asks for its notice in every copy: the served script opens with it.
+    assert.match(res.text, /^\/\*! Bundles @simplewebauthn\/browser \d+\.\d+\.\d+ \(MIT license\):/);
+    assert.match(res.text, /Copyright \(c\) \d{4} Matthew Miller/);
+    assert.match(res.text, /The above copyright notice and this permission notice shall be included/);
   });
 });

@@ -1,6 +1,7 @@
 // Passkeys in a real browser: Chromium with a virtual authenticator (DevTools protocol: ctap2, internal transport,
 // resident keys, user verification) registers a passkey from Profile, signs in with it alone on /login, and uses it as
-// the second factor after a password; a browser with JavaScript off signs in by password and TOTP and is told why the
+// the second factor after a password, and shows a locked address the lock's words at the passkey button before any
+// ceremony; a browser with JavaScript off signs in by password and TOTP and is told why the
 // passkey controls are not there. No page logs a Content-Security-Policy violation. With SVC_SCREENSHOTS=<dir> set,
 // the sign-in page, the second-factor step and Profile's passkeys are saved at 1280 and 390 px wide.
 import assert from 'node:assert/strict';
@@ -13,6 +14,7 @@ import { browserSkip, launchBrowser, serveTestApp, signInWithBrowser } from '../
 import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
 import { codeNow, enrolTotp } from '../helpers/second-factor.ts';
+import { signInAddressKey } from '../../src/features/auth/signin.service.ts';
 
 const SHOTS = process.env.SVC_SCREENSHOTS;
 
@@ -115,6 +117,21 @@ forEachDialect((getDb) => {
         ['Virtual key'],
       );
       assert.ok(used[0]!.last_used_at !== null);
+
+      // This address locked out of signing in: the passkey button says so before any fingerprint or PIN is asked for.
+      await signOut(page);
+      const lock = { locked_until: t.clock.now() + 15 * 60_000, keep_until: t.clock.now() + 15 * 60_000 };
+      const locked = await t.deps.db
+        .updateTable('auth_throttle')
+        .set(lock)
+        .where('key', '=', signInAddressKey('127.0.0.1').key)
+        .executeTakeFirst();
+      assert.equal(Number(locked.numUpdatedRows), 1, 'the address’s sign-in throttle row, written by its sign-ins');
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByText('Too many failed attempts. Try again in 15 minutes.').waitFor();
+      assert.equal(page.url(), `${server.url}/login?notice=signed-out`);
+      assert.deepEqual(await t.deps.db.selectFrom('webauthn_challenges').selectAll().execute(), [], 'nothing held');
+      await t.deps.db.deleteFrom('auth_throttle').execute(); // the next test signs in from this address
       assert.deepEqual(violations, [], 'no content-security-policy violations');
     } finally {
       await browser.close();

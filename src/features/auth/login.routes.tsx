@@ -114,12 +114,22 @@ export function loginRoutes(deps: Deps, parts: SignInPageParts) {
   });
 
   // The passkey ceremony's options, asked for by the ceremony script when the holder presses "Sign in with a passkey":
-  // the challenge is held for this browser's pending sign-in, a random value in its own short-lived cookie.
+  // the challenge is held for this browser's pending sign-in, a random value in its own short-lived cookie. A refusal
+  // (a locked address, too many pending sign-ins) holds nothing; the script shows its words beside the button.
   app.post('/login/passkey/options', async (c) => {
     const pending = randomToken(deps.random, 32);
-    const options = await parts.passkey.options(deps, { pending, origin: externalOrigin(c, deps.config) });
+    const result = await parts.passkey.options(deps, {
+      pending,
+      origin: externalOrigin(c, deps.config),
+      address: clientAddress(c),
+    });
+    if (!result.ok) {
+      if (result.status === 429) await setTimeout(deps.config.refusedSignInDelayMs);
+      c.header('Retry-After', String(Math.ceil(result.retryAfterMs / 1000)));
+      return c.json({ error: result.words }, result.status);
+    }
     writePasskeySignInCookie(c, deps.config, pending, parts.passkey.ttlMs);
-    return c.json({ options });
+    return c.json({ options: result.options });
   });
 
   // The answer: one step, no password, no further code. The pending sign-in's challenge is spent whatever the outcome.

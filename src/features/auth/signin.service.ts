@@ -52,8 +52,14 @@ export function signInAddressKey(address: string): ThrottleKey {
 export interface PasskeySignIn {
   /** How long a pending passkey sign-in (its challenge and cookie) lasts. */
   ttlMs: number;
-  /** The options of a new ceremony, its challenge held for the pending sign-in `pending` (its cookie's value). */
-  options(deps: Deps, input: { pending: string; origin: string }): Promise<unknown>;
+  /**
+   * The options of a new ceremony, its challenge held for the pending sign-in `pending` (its cookie's value); or, with
+   * nothing held, the refusal's words, status and when to ask again (a locked address, too many pending sign-ins).
+   */
+  options(
+    deps: Deps,
+    input: { pending: string; origin: string; address: string },
+  ): Promise<{ ok: true; options: unknown } | { ok: false; words: string; status: 429 | 503; retryAfterMs: number }>;
   /** Verifies the browser's answer: the account, or the refusal's words and status. */
   signIn(
     deps: Deps,

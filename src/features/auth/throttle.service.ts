@@ -74,21 +74,8 @@ export type Reservation = { ok: true; keys: ThrottleKey[] } | { ok: false; retry
  */
 export async function reserveAttempt(deps: Deps, keys: ThrottleKey[]): Promise<Reservation> {
   const now = deps.clock.now();
-  const existing = await deps.db
-    .selectFrom('auth_throttle')
-    .selectAll()
-    .where(
-      'key',
-      'in',
-      keys.map((k) => k.key),
-    )
-    .execute();
-  const byKey = new Map(existing.map((r) => [r.key, r]));
-  for (const { key, policy } of keys) {
-    const row = byKey.get(key);
-    const refusal = row && refusalOf(row, key, policy, now);
-    if (refusal) return refusal;
-  }
+  const refusal = await refusalNow(deps, keys);
+  if (refusal) return refusal;
   try {
     return await deps.db.transaction().execute(async (trx) => {
       const rows = [];
@@ -119,6 +106,34 @@ export async function reserveAttempt(deps: Deps, keys: ThrottleKey[]): Promise<R
     if (err instanceof RefusedInRace) return err.refusal;
     throw err;
   }
+}
+
+/**
+ * Whether an attempt against these keys would be refused now (a key locked, or its window already full), from reads
+ * alone: nothing is counted or written. A door uses it to turn a locked client away before it starts something that
+ * could only be refused at its end (a passkey ceremony, before the fingerprint or PIN is asked for).
+ */
+export async function refusalNow(
+  deps: Deps,
+  keys: ThrottleKey[],
+): Promise<Extract<Reservation, { ok: false }> | undefined> {
+  const now = deps.clock.now();
+  const existing = await deps.db
+    .selectFrom('auth_throttle')
+    .selectAll()
+    .where(
+      'key',
+      'in',
+      keys.map((k) => k.key),
+    )
+    .execute();
+  const byKey = new Map(existing.map((r) => [r.key, r]));
+  for (const { key, policy } of keys) {
+    const row = byKey.get(key);
+    const refusal = row && refusalOf(row, key, policy, now);
+    if (refusal) return refusal;
+  }
+  return undefined;
 }
 
 /** A refusal found under the rows' locks, carried out of the transaction so that it rolls back. */

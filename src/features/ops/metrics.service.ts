@@ -36,6 +36,7 @@ const PASSKEY_OUTCOMES: PasskeyOutcome[] = [
   'cloned',
   'suspended',
   'throttled',
+  'busy',
 ];
 const VERDICT_CLASSES = ['delivered', 'http_3xx', 'http_4xx', 'http_5xx', 'http_other', 'no_response'];
 

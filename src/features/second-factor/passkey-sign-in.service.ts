@@ -2,7 +2,8 @@
 // second factor after a password or SSO. @simplewebauthn/server verifies each answer (origin, relying party, the
 // challenge, user presence and verification, the signature); this file holds the rules around it: the challenge
 // single-use and held for the one pending sign-in or session that asked, the credential the account's own, a signature
-// counter that goes backwards refused (the key may have been cloned), the throttles, and the counting for /metrics.
+// counter that goes backwards refused (the key may have been cloned), the throttles and the bounds on anonymous asks for
+// sign-in options (each holds a challenge), and the counting for /metrics.
 import {
   generateAuthenticationOptions,
   verifyAuthenticationResponse,
@@ -11,10 +12,17 @@ import {
 } from '@simplewebauthn/server';
 import type { Deps, PasskeyOutcome } from '../../deps.ts';
 import { sha256 } from '../../deps.ts';
+import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
 import { endSession } from '../auth/sessions.service.ts';
 import { signInAddressKey } from '../auth/signin.service.ts';
-import { reserveAttempt, settleAttempt } from '../auth/throttle.service.ts';
+import {
+  ADDRESS_POLICY,
+  refusalNow,
+  reserveAttempt,
+  settleAttempt,
+  type ThrottleKey,
+} from '../auth/throttle.service.ts';
 import {
   authenticationSchema,
   CHALLENGE_TTL_MS,
@@ -28,33 +36,72 @@ import {
   type RelyingParty,
 } from './passkeys.ceremony.ts';
 import {
+  countLiveChallenges,
   findPasskeyByCredentialId,
   listPasskeys,
   recordPasskeyUse,
   takeChallenge,
   type PasskeyRow,
 } from './passkeys.repo.ts';
-import { secondFactorKeys } from './second-factor.service.ts';
+import { hasSecondFactor } from './factors.ts';
+import { factorsOfAccount, secondFactorKeys } from './second-factor.service.ts';
 
 // ---- Sign-in with a passkey alone (/login) ----
 
-/** The options of a passkey sign-in, its challenge held for the pending sign-in named by `pending` (its cookie). */
+/** Pending passkey sign-ins svc holds at most, all addresses together, unless the config says otherwise. */
+export const PENDING_SIGN_INS_MAX = 10_000;
+
+/**
+ * The per-address limit on asking for sign-in options, apart from the sign-in throttle (asking is no failed attempt):
+ * 30 asks in a 15-minute window, then none until the window ends. Each ask holds a challenge, so one address cannot
+ * fill the table; a successful passkey sign-in gives its ask back, so holders sharing an address do not run out.
+ */
+function optionsKey(address: string): ThrottleKey {
+  return { key: `passkey:options:${throttleBucket(address)}`, policy: ADDRESS_POLICY };
+}
+
+export type SignInOptionsResult =
+  | { ok: true; options: PublicKeyCredentialRequestOptionsJSON }
+  | Locked
+  | { ok: false; reason: 'busy' };
+
+/**
+ * The options of a passkey sign-in, its challenge held for the pending sign-in named by `pending` (its cookie). Refused,
+ * writing nothing, while the address is locked out of signing in (it learns so before its fingerprint or PIN is asked
+ * for) and while svc holds as many pending sign-ins as it allows; counted in the address's limit on asking otherwise.
+ */
 export async function signInOptions(
   deps: Deps,
-  input: { pending: string; rp: RelyingParty },
-): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  input: { pending: string; rp: RelyingParty; address: string },
+): Promise<SignInOptionsResult> {
+  const result = await checkOptions(deps, input);
+  if (!result.ok) countPasskey(deps, 'sign_in', result);
+  return result;
+}
+
+async function checkOptions(
+  deps: Deps,
+  input: { pending: string; rp: RelyingParty; address: string },
+): Promise<SignInOptionsResult> {
+  const locked = await refusalNow(deps, [signInAddressKey(input.address)]);
+  if (locked) return { ok: false, reason: 'locked', retryAfterMs: locked.retryAfterMs };
+  const max = deps.config.pendingPasskeySignInsMax ?? PENDING_SIGN_INS_MAX;
+  if ((await countLiveChallenges(deps.db, 'sign-in', deps.clock.now())) >= max) return { ok: false, reason: 'busy' };
+  // Counted, and left so (never settled): a full window refuses further asks until it ends.
+  const reservation = await reserveAttempt(deps, [optionsKey(input.address)]);
+  if (!reservation.ok) return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
   const options = await generateAuthenticationOptions({
     rpID: input.rp.id,
     userVerification: 'required',
     timeout: CHALLENGE_TTL_MS,
   });
   await holdChallenge(deps, sha256(input.pending), 'sign-in', options.challenge);
-  return options;
+  return { ok: true, options };
 }
 
 export type PasskeySignInResult =
   | { ok: true; account: Account }
-  | Refused<'expired' | 'invalid' | 'unknown-credential' | 'cloned' | 'suspended'>
+  | Refused<'expired' | 'malformed' | 'invalid' | 'unknown-credential' | 'cloned' | 'suspended'>
   | Locked;
 
 /**
@@ -88,6 +135,8 @@ async function checkSignIn(
   if (!account) return { ok: false, reason: 'unknown-credential' };
   // Said only after a verified answer, so suspension is no oracle.
   if (account.suspended_at !== null) return { ok: false, reason: 'suspended' };
+  // The ask for options this sign-in used is given back: an address shared by many holders is not locked out by them.
+  await settleAttempt(deps, { keys: [optionsKey(input.address)] }, true);
   return { ok: true, account };
 }
 
@@ -112,12 +161,14 @@ export async function secondFactorOptions(
 
 export type PasskeyStepResult =
   | { ok: true }
-  | Refused<'expired' | 'invalid' | 'cloned' | 'not-enrolled' | 'session-ended'>
+  | Refused<'expired' | 'malformed' | 'invalid' | 'cloned' | 'not-enrolled' | 'session-ended'>
   | Locked;
 
 /**
  * The second-factor step answered with a passkey: one of this account's credentials, for this session's challenge.
- * Throttled like codes (per pending session, account and address); a session that used up its attempts is ended.
+ * Throttled like codes (per pending session, account and address); a session that used up its attempts is ended. An
+ * account left with no second factor (an administrator reset it meanwhile) starts over, as the code step does, and the
+ * answer counts in no limit.
  */
 export async function verifyPasskeyStep(
   deps: Deps,
@@ -132,6 +183,7 @@ async function checkStep(
   deps: Deps,
   input: { accountId: string; sessionIdHash: string; rp: RelyingParty; answer: string; address: string },
 ): Promise<PasskeyStepResult> {
+  if (!hasSecondFactor(await factorsOfAccount(deps, input.accountId))) return { ok: false, reason: 'not-enrolled' };
   const keys = secondFactorKeys(input.accountId, input.sessionIdHash, input.address);
   const reservation = await reserveAttempt(deps, [keys.session, keys.account, keys.address]);
   if (!reservation.ok) {
@@ -171,12 +223,14 @@ async function checkAssertion(
     answer: string;
     accountId?: string;
   },
-): Promise<{ ok: true; passkey: PasskeyRow } | Refused<'expired' | 'invalid' | 'unknown-credential' | 'cloned'>> {
+): Promise<
+  { ok: true; passkey: PasskeyRow } | Refused<'expired' | 'malformed' | 'invalid' | 'unknown-credential' | 'cloned'>
+> {
   const now = deps.clock.now();
   const challenge = input.ownerHash ? await takeChallenge(deps.db, input.ownerHash, input.purpose, now) : undefined;
   if (!challenge) return { ok: false, reason: 'expired' };
   const response = parseAnswer(authenticationSchema, input.answer);
-  if (!response) return { ok: false, reason: 'invalid' };
+  if (!response) return { ok: false, reason: 'malformed' };
   const passkey = await findPasskeyByCredentialId(deps.db, response.id);
   if (!passkey || (input.accountId !== undefined && passkey.account_id !== input.accountId))
     return { ok: false, reason: 'unknown-credential' };
@@ -203,17 +257,17 @@ async function checkAssertion(
   if (!info) return { ok: false, reason: 'invalid' };
   const counter = info.newCounter;
   const regressed = (counter > 0 || passkey.counter > 0) && counter <= passkey.counter;
-  if (
-    regressed ||
-    !(await recordPasskeyUse(deps.db, passkey.id, { counter, backedUp: info.credentialBackedUp, now }))
-  ) {
-    deps.log.warn(
-      { accountId: passkey.account_id, passkeyId: passkey.id, storedCounter: passkey.counter, counter },
-      'passkey: signature counter went backwards; the key may have been cloned',
-    );
-    return { ok: false, reason: 'cloned' };
-  }
-  return { ok: true, passkey };
+  if (!regressed && (await recordPasskeyUse(deps.db, passkey.id, { counter, backedUp: info.credentialBackedUp, now })))
+    return { ok: true, passkey };
+  // Not recorded: either the counter went backwards (here, or against a use that got there first), or the credential
+  // went meanwhile (removed, the second factor reset, the account deleted), which is no sign of a clone.
+  const stored = regressed ? passkey : await findPasskeyByCredentialId(deps.db, passkey.credential_id);
+  if (!stored || stored.id !== passkey.id) return { ok: false, reason: 'unknown-credential' };
+  deps.log.warn(
+    { accountId: passkey.account_id, passkeyId: passkey.id, storedCounter: stored.counter, counter },
+    'passkey: signature counter went backwards; the key may have been cloned',
+  );
+  return { ok: false, reason: 'cloned' };
 }
 
 /** Counts a passkey step for /metrics by its outcome's class (a fixed set of labels). */
@@ -225,7 +279,9 @@ function countPasskey(
   if (!deps.metrics) return;
   const outcome: PasskeyOutcome = result.ok ? 'success' : outcomeOf(result.reason);
   deps.metrics.passkey(step, outcome);
-  deps.metrics.signIn(result.ok ? 'success' : outcome === 'throttled' ? 'throttled' : 'failure');
+  // Refused before any answer was checked (a lock, too many pending sign-ins): throttled, not a failed attempt.
+  const refusedUnchecked = outcome === 'throttled' || outcome === 'busy';
+  deps.metrics.signIn(result.ok ? 'success' : refusedUnchecked ? 'throttled' : 'failure');
 }
 
 function outcomeOf(reason: string): PasskeyOutcome {
@@ -240,6 +296,8 @@ function outcomeOf(reason: string): PasskeyOutcome {
       return 'cloned';
     case 'suspended':
       return 'suspended';
+    case 'busy':
+      return 'busy';
     default:
       return 'invalid';
   }

@@ -29,6 +29,7 @@ export function relyingPartyOf(origin: string): RelyingParty {
 /** Why a passkey answer is refused (the words are in passkeys.refusals.ts). */
 export type PasskeyReason =
   | 'expired'
+  | 'malformed'
   | 'invalid'
   | 'unknown-credential'
   | 'cloned'

@@ -12,6 +12,12 @@ export const PASSKEY_REFUSALS = {
     words: 'That passkey request expired or was already answered. Try again.',
     status: 409,
   },
+  // Not an answer a browser sends (no JSON, or not the shape of a WebAuthn answer): nothing was verified.
+  malformed: {
+    words:
+      'The passkey answer was incomplete or not understood, so nothing was checked. Try again, or use another way.',
+    status: 400,
+  },
   invalid: {
     words: 'The passkey could not be verified. Try again, or use another way.',
     status: 401,
@@ -34,6 +40,15 @@ export const PASSKEY_REFUSALS = {
   'not-enrolled': { words: 'This account has no passkey. Use a code instead.', status: 409 },
   'session-ended': { words: 'Your session has ended. Sign in again.', status: 403 },
 } satisfies Record<PasskeyReason, Refusal>;
+
+/**
+ * Asking for sign-in options while svc holds as many pending passkey sign-ins as it allows (a flood): the words the
+ * ceremony script shows, and how long until it is worth asking again.
+ */
+export const PASSKEY_SIGN_INS_BUSY = {
+  words: 'Too many passkey sign-ins are under way right now. Try again in a minute, or sign in with your password.',
+  retryAfterMs: 60_000,
+};
 
 /** The refusal of an act that needs a fresh "Confirm it's you". */
 export const PASSKEY_CONFIRM_FIRST = { words: CONFIRM_FIRST, status: 403 } satisfies Refusal;

@@ -105,6 +105,21 @@ export async function takeChallenge(
   return row && Number(row.expires_at) > now ? row.challenge : undefined;
 }
 
+/** How many challenges of this purpose are live (not expired) now. */
+export async function countLiveChallenges(
+  db: Q,
+  purpose: WebauthnChallengesTable['purpose'],
+  now: number,
+): Promise<number> {
+  const r = await db
+    .selectFrom('webauthn_challenges')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('purpose', '=', purpose)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 /** Deletes expired challenges (housekeeping; taking one already refuses it). */
 export async function deleteExpiredChallenges(db: Q, now: number): Promise<void> {
   await db.deleteFrom('webauthn_challenges').where('expires_at', '<=', now).execute();

@@ -18,7 +18,6 @@ import {
   ALGORITHMS,
   CHALLENGE_TTL_MS,
   holdChallenge,
-  PASSKEY_NAME_MAX,
   parseAnswer,
   registrationSchema,
   transportsOf,
@@ -83,13 +82,13 @@ export async function registerPasskey(
 ): Promise<
   | { ok: true; name: string; recoveryCodes?: string[] }
   | ReauthRequired
-  | Refused<'expired' | 'invalid' | 'already-registered' | 'session-ended'>
+  | Refused<'expired' | 'malformed' | 'invalid' | 'already-registered' | 'session-ended'>
 > {
   const challenge = await takeChallenge(deps.db, input.sessionIdHash, 'register', deps.clock.now());
   if (!(await recentlyConfirmed(deps, input.sessionIdHash))) return { ok: false, reason: 'reauth-required' };
   if (!challenge) return { ok: false, reason: 'expired' };
   const response = parseAnswer(registrationSchema, input.answer);
-  if (!response) return { ok: false, reason: 'invalid' };
+  if (!response) return { ok: false, reason: 'malformed' };
   const info = await verdict(
     verifyRegistrationResponse({
       response: response as RegistrationResponseJSON,
@@ -169,14 +168,17 @@ export async function ownPasskeys(deps: Deps, accountId: string): Promise<OwnPas
   }));
 }
 
-/** The holder's new name for one of its passkeys, trimmed; a stale or foreign id is a no-op. */
+/**
+ * The holder's new name for one of its passkeys, trimmed and stored whole (the form's rule bounds it in characters, not
+ * UTF-16 units, so cutting here could split one); a stale or foreign id is a no-op.
+ */
 export async function renameOwnPasskey(
   deps: Deps,
   input: { accountId: string; id: string; name: string },
 ): Promise<{ ok: true } | { ok: false; reason: 'name-empty' }> {
   const name = input.name.trim();
   if (!name) return { ok: false, reason: 'name-empty' };
-  await renamePasskey(deps.db, input.accountId, input.id, name.slice(0, PASSKEY_NAME_MAX));
+  await renamePasskey(deps.db, input.accountId, input.id, name);
   return { ok: true };
 }
 

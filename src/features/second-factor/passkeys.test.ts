@@ -2,16 +2,58 @@
 // with a passkey alone, the passkey as the second factor, and every refusal, each of which leaves no session behind.
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
+import {
+  SelectQueryNode,
+  TableNode,
+  type Kysely,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryId,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+} from 'kysely';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { atEnrolStep, codesOn, codeNow, enrolTotp } from '../../../test/helpers/second-factor.ts';
 import { optionsFrom, registerPasskeyFor, SoftAuthenticator } from '../../../test/helpers/webauthn.ts';
 import { housekeepOnce } from '../../cli/housekeeping.ts';
+import { openDatabase } from '../../db/connect.ts';
+import type { DB } from '../../db/schema.ts';
 import { deletePasskeys, listPasskeys } from './passkeys.repo.ts';
-import { CHALLENGE_TTL_MS } from './passkeys.ceremony.ts';
+import { CHALLENGE_TTL_MS, PASSKEY_NAME_MAX } from './passkeys.ceremony.ts';
 
 type Account = Awaited<ReturnType<typeof buildAccount>>;
+
+/**
+ * Once armed, deletes the passkey the app next looks up, through another connection, as soon as the lookup returns:
+ * a removal (or a reset of the second factor) landing between a sign-in's lookup and its update of the counter.
+ */
+class RemoveAfterLookup implements KyselyPlugin {
+  armed = false;
+  private readonly lookups = new WeakSet<QueryId>();
+  constructor(private readonly other: Kysely<DB>) {}
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const { node } = args;
+    const fromPasskeys =
+      SelectQueryNode.is(node) &&
+      (node.from?.froms ?? []).some((f) => TableNode.is(f) && f.table.identifier.name === 'passkeys');
+    if (this.armed && fromPasskeys) this.lookups.add(args.queryId);
+    return node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    const found = args.result.rows[0] as { id?: string } | undefined;
+    if (this.armed && this.lookups.has(args.queryId) && found?.id) {
+      this.armed = false;
+      await this.other.deleteFrom('passkeys').where('id', '=', found.id).execute();
+    }
+    return args.result;
+  }
+}
 
 forEachDialect((getDb) => {
   let t: TestApp;
@@ -283,20 +325,23 @@ forEachDialect((getDb) => {
 
   test('failed passkey sign-ins count in the per-address sign-in throttle; a refused attempt writes nothing', async () => {
     const { account, authenticator } = await withPasskey();
-    const client = t.client();
-    await client.get('/login');
+    // Options asked for before the address is locked: the answer comes after.
+    const { client, options } = await atPasskeySignIn();
     for (let i = 0; i < 30; i++) {
-      const res = await client.post('/login/passkey', { answer: '{}' });
+      const res = await t.client().post('/login/passkey', { answer: '{}' });
       assert.notEqual(res.status, 429, `attempt ${i + 1}`);
     }
-    const { options } = await atPasskeySignIn();
     const rows = await throttleRows();
     const held = await challenges();
+    // Locked: asking for options is refused before the fingerprint or PIN, and the answer after it; neither writes.
+    const asked = await t.client().post('/login/passkey/options');
+    assert.equal(asked.status, 429);
+    assert.match(JSON.parse(asked.text).error, /Too many failed attempts/);
     const locked = await signInWith(client, authenticator.assert(options));
     assert.equal(locked.status, 429);
     assert.match(locked.text, /Too many failed attempts/);
-    assert.deepEqual(await throttleRows(), rows, 'the refused attempt wrote no throttle row');
-    assert.deepEqual(await challenges(), held, 'nor spent a challenge');
+    assert.deepEqual(await throttleRows(), rows, 'the refused attempts wrote no throttle row');
+    assert.deepEqual(await challenges(), held, 'held no challenge, nor spent one');
     // The same address's passwords are locked too: one sign-in throttle per address.
     const password = await client.post('/login', { username: account.username, password: account.password });
     assert.equal(password.status, 429);
@@ -407,5 +452,107 @@ forEachDialect((getDb) => {
     t.clock.advance(CHALLENGE_TTL_MS);
     await housekeepOnce(t.deps);
     assert.deepEqual(await challenges(), [], 'housekeeping deletes expired challenges');
+  });
+  test('an answer that is not a WebAuthn answer is malformed (400) at every door, not a failed verification', async () => {
+    const { account, authenticator } = await withPasskey();
+    const malformed = [
+      'not JSON',
+      '{}',
+      JSON.stringify({ id: 'abc', rawId: 'abc', type: 'public-key', response: {} }),
+      '',
+    ];
+    // Sign-in with a passkey alone.
+    for (const answer of malformed) {
+      const { client } = await atPasskeySignIn();
+      const res = await client.post('/login/passkey', { answer });
+      assert.equal(res.status, 400, `sign-in: ${answer}`);
+      assert.match(res.text, /incomplete or not understood, so nothing was checked/);
+    }
+    // The second-factor step: each still counts against the session's three attempts, so two, then the real answer.
+    const step = t.client();
+    await step.get('/login');
+    await step.post('/login', { username: account.username, password: account.password });
+    await step.get('/login/totp');
+    for (const answer of malformed.slice(0, 2)) {
+      await optionsFrom(step, '/login/totp/passkey/options');
+      const res = await step.post('/login/totp/passkey', { answer });
+      assert.equal(res.status, 400, `step: ${answer}`);
+      assert.match(res.text, /incomplete or not understood/);
+    }
+    const options = await optionsFrom(step, '/login/totp/passkey/options');
+    const done = await step.post('/login/totp/passkey', { answer: JSON.stringify(authenticator.assert(options)) });
+    assert.equal(done.location, '/');
+    // Registration from Profile: the typed name is kept for the next try.
+    await step.get('/profile');
+    await step.post('/profile/reauth', { secret: account.password });
+    await step.get('/profile/passkeys/add');
+    await optionsFrom(step, '/profile/passkeys/options');
+    const added = await step.post('/profile/passkeys/add', { answer: malformed[2]!, name: 'Phone' });
+    assert.equal(added.status, 400);
+    assert.match(added.text, /incomplete or not understood/);
+    assert.match(added.text, /value="Phone"/);
+    assert.equal((await listPasskeys(t.deps.db, account.id)).length, 1);
+  });
+
+  test('a passkey removed between its lookup and the use’s record is refused as not registered, with no clone alarm', async () => {
+    const { account, authenticator } = await withPasskey();
+    const other = await openDatabase(getDb().database);
+    const race = new RemoveAfterLookup(other.db);
+    try {
+      const racing = buildTestApp({ ...getDb(), db: getDb().db.withPlugin(race) });
+      const client = racing.client();
+      await client.get('/login');
+      const options = await optionsFrom(client, '/login/passkey/options');
+      race.armed = true;
+      const res = await signInWith(client, authenticator.assert(options));
+      assert.equal(race.armed, false, 'the passkey was deleted after its lookup');
+      assert.equal(res.status, 401);
+      assert.match(res.text, /not registered with svc/);
+      assert.doesNotMatch(res.text, /cloned/);
+      assert.ok(!racing.logs.some((l) => l.includes('signature counter went backwards')), 'no clone warning');
+      assert.deepEqual(await listPasskeys(t.deps.db, account.id), []);
+      assert.deepEqual(await sessionsOf(account.id), []);
+    } finally {
+      await other.db.destroy();
+    }
+  });
+
+  test('a passkey name is bounded in characters, not UTF-16 units: astral characters up to the limit are kept whole', async () => {
+    const { account, authenticator } = await withPasskey();
+    const [row] = await listPasskeys(t.deps.db, account.id);
+    const own = await signInByPasskey(authenticator);
+    await own.get('/profile');
+    const rename = (name: string) => own.post('/profile/passkeys/rename', { id: row!.id, name });
+    for (const name of ['🔑'.repeat(PASSKEY_NAME_MAX), `${'a'.repeat(PASSKEY_NAME_MAX - 1)}🔑`]) {
+      assert.equal((await rename(name)).location, '/profile?notice=passkey-renamed#profile-passkeys');
+      assert.equal((await listPasskeys(t.deps.db, account.id))[0]!.name, name, 'stored whole');
+    }
+    const over = await rename('🔑'.repeat(PASSKEY_NAME_MAX + 1));
+    assert.equal(over.status, 400);
+    assert.match(over.text, new RegExp(`Name it in 1 to ${PASSKEY_NAME_MAX} characters`));
+    assert.equal((await listPasskeys(t.deps.db, account.id))[0]!.name, `${'a'.repeat(PASSKEY_NAME_MAX - 1)}🔑`);
+  });
+
+  test('an administrator’s reset during the second-factor step starts the passkey answer over, counting nothing', async () => {
+    const { account, authenticator } = await withPasskey({ totp: true });
+    const client = t.client();
+    await client.get('/login');
+    const first = await client.post('/login', { username: account.username, password: account.password });
+    assert.equal(first.location, '/login/totp');
+    await client.get('/login/totp');
+    const options = await optionsFrom(client, '/login/totp/passkey/options');
+    const rows = await throttleRows();
+    // The reset, as re-enrolment does it: TOTP off (and asked for again), every passkey gone.
+    await t.deps.db
+      .updateTable('accounts')
+      .set({ totp_secret: null, totp_enabled: 0, totp_last_step: null, totp_enrol_prompt: 1 })
+      .where('id', '=', account.id)
+      .execute();
+    assert.equal(await deletePasskeys(t.deps.db, account.id), 1);
+    const res = await client.post('/login/totp/passkey', { answer: JSON.stringify(authenticator.assert(options)) });
+    assert.equal(res.location, '/login?notice=session-ended');
+    assert.deepEqual(await throttleRows(), rows, 'the answer counted in no limit');
+    assert.deepEqual(await sessionsOf(account.id), [], 'the pending session ended');
+    assert.equal((await client.get('/')).location, '/login');
   });
 });
