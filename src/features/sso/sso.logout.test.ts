@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
+import { InsertQueryNode, type KyselyPlugin } from 'kysely';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
@@ -314,6 +315,29 @@ forEachDialect((getDb) => {
     const renamed = await changeProvider(t.deps, { actorId: admin.id }, { id: corp.id, display_name: 'Corp' });
     assert.ok(renamed.ok && renamed.endedSessions === 0, 'another change ends nothing');
     assert.equal(await signedIn(d), true);
+  });
+
+  test('signing out ends the session first: when preparing the sign-out at the provider fails, the session is still gone and the browser lands on /login', async () => {
+    await signOutAtProvider(corp.id);
+    // The database refuses to keep the end-session URL, as during an outage.
+    const refuseSignOuts: KyselyPlugin = {
+      transformQuery({ node }) {
+        if (InsertQueryNode.is(node) && node.into?.table.identifier.name === 'sso_sign_outs')
+          throw new Error('database unavailable');
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    t = buildTestApp({ ...getDb(), db: getDb().db.withPlugin(refuseSignOuts) }, { oidcCaFile: idp.caFile });
+    const client = await ssoClient();
+    await client.get('/');
+    const out = await client.post('/logout');
+    assert.equal(out.status, 303);
+    assert.equal(out.location, '/login?notice=signed-out');
+    assert.equal((await rows()).length, 0, 'the session ended');
+    assert.equal(await signedIn(client), false);
+    assert.ok(t.logs.some((l) => l.includes('could not be prepared, so it stayed local')));
+    assert.ok(!t.logs.some((l) => /eyJ[\w-]+\.eyJ/.test(l)), 'no token in a log line');
   });
 
   test('the Profile session list says which sessions came through which provider', async () => {
