@@ -200,6 +200,29 @@ forEachDialect((getDb) => {
     assert.equal(await signedIn(second), true);
   });
 
+  test('a token naming both sub and sid also ends that subject’s sessions whose id_token named no provider session', async () => {
+    const noSid = await ssoClient();
+    const withSid = await ssoClient();
+    const [a, b] = await t.deps.db
+      .selectFrom('sessions')
+      .select(['id_hash', 'sso_sid'])
+      .orderBy('created_at')
+      .execute();
+    // As when the id_token of that sign-in carried no `sid` (the provider adds it only when asked to).
+    await t.deps.db.updateTable('sessions').set({ sso_sid: null }).where('id_hash', '=', a!.id_hash).execute();
+
+    assert.equal((await post(await logoutToken({ sub: 'someone-else', sid: 'another-provider-session' }))).status, 200);
+    assert.equal(await signedIn(noSid), true, "another subject's token ends nothing");
+    const res = await post(await logoutToken({ sub, sid: 'another-provider-session' }));
+    assert.equal(res.status, 200);
+    assert.equal(await signedIn(noSid), false, 'the session opened without a sid ended');
+    assert.equal(await signedIn(withSid), true, 'a session opened in another provider session stays');
+    assert.equal((await post(await logoutToken({ sub: undefined, sid: 'another-provider-session' }))).status, 200);
+    assert.equal(await signedIn(withSid), true);
+    assert.equal((await post(await logoutToken({ sub, sid: b!.sso_sid }))).status, 200);
+    assert.equal(await signedIn(withSid), false, 'its own sid ends it');
+  });
+
   const foreignKey = (): JWK => {
     const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
     return privateKey.export({ format: 'jwk' }) as JWK;
