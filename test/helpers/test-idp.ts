@@ -70,6 +70,11 @@ export interface TestIdp {
   /** The private key the IdP signs with now (as a JWK with its kid), for tests that sign their own logout tokens. */
   signingKey(): JWK;
   /**
+   * Makes every request to the path `at` (e.g. `/jwks`) answer `status` with a body that is not JSON, as a failing
+   * provider does, until called again without a status. The request is still recorded in `requests`.
+   */
+  failPath(at: string, status?: number): void;
+  /**
    * With `literalBasicClient`: the user names of the Basic headers its token endpoint refused, exactly as they were
    * sent (after base64, before any form decoding), oldest first.
    */
@@ -339,9 +344,17 @@ export async function startTestIdp(opts: {
   }
 
   let provider = buildProvider();
+  const failing = new Map<string, number>();
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', issuer);
     requests.push({ method: req.method ?? '', path: url.pathname });
+    const failStatus = failing.get(url.pathname);
+    if (failStatus !== undefined) {
+      res.statusCode = failStatus;
+      res.setHeader('content-type', 'text/plain');
+      res.end('the test IdP is failing on purpose');
+      return;
+    }
     if (refusedLiteralBasic(req, res, url.pathname)) return;
     const match = /^\/interaction\/([^/]+)$/.exec(url.pathname);
     if (match) {
@@ -408,6 +421,10 @@ export async function startTestIdp(opts: {
     currentKid: () => key.kid,
     backchannelLogouts,
     signingKey: () => key.jwk,
+    failPath: (at, status) => {
+      if (status === undefined) failing.delete(at);
+      else failing.set(at, status);
+    },
     endSession: async (url = `${issuer}/session/end`) => {
       const { res, text } = await idpFetch(url);
       if (res.status !== 200)

@@ -22,7 +22,7 @@ import { issueDeviceToken } from './device.ts';
 import { presentedDevice, rememberDevice } from './device-cookie.ts';
 import { landingFor } from './landing.ts';
 import { lockedMessage, LOGIN_NOTICES, LoginPage, SetupPendingPage, SignOutOnwardPage } from './login.views.tsx';
-import { createSession, endSession, type Stage } from './sessions.service.ts';
+import { createSession, endSession, sessionOrigin, type SessionOrigin, type Stage } from './sessions.service.ts';
 import { signInWithPassword, type OwesSecondFactor, type PasskeySignIn } from './signin.service.ts';
 
 // parseForm refuses control characters in any field (PostgreSQL refuses NUL): such a form is signed in as the empty
@@ -40,10 +40,11 @@ export interface SignInPageParts {
   /** Other ways in, shown under the password form (the single sign-on providers' buttons). */
   otherWaysIn(deps: Deps): Promise<Child>;
   /**
-   * Asked as the session `idHash` signs out, before it ends: where the browser goes next to sign out at the identity
-   * provider that opened it (a path on this site, and the provider's name), or undefined when signing out stays local.
+   * Asked after a session opened through single sign-on has ended, with how it was opened (read before it ended):
+   * where the browser goes next to sign out at the identity provider that opened it (a path on this site, and the
+   * provider's name), or undefined when signing out stays local.
    */
-  signOutOnward(deps: Deps, c: Ctx, idHash: string): Promise<{ path: string; at: string } | undefined>;
+  signOutOnward(deps: Deps, c: Ctx, origin: SessionOrigin): Promise<{ path: string; at: string } | undefined>;
   /** Whether an account that gave its password owes a second factor (it has TOTP or a passkey). */
   owesSecondFactor: OwesSecondFactor;
   /** Sign-in with a passkey, which the second-factor feature verifies. */
@@ -148,11 +149,31 @@ export function loginRoutes(deps: Deps, parts: SignInPageParts) {
     return c.redirect(await startSession(c, result.account, 'full'), 303);
   });
 
+  /**
+   * Where the browser goes to sign out at the provider that opened the ended session; undefined when signing out stays
+   * local, also when preparing that failed (logged without the error's text, which could hold what it was given).
+   */
+  const onwardAfter = async (c: Ctx, origin: SessionOrigin) => {
+    try {
+      return await parts.signOutOnward(deps, c, origin);
+    } catch (err) {
+      const e = err as { name?: unknown; code?: unknown };
+      deps.log.warn(
+        { error: { name: String(e.name), code: e.code === undefined ? undefined : String(e.code) } },
+        'sign-out: the sign-out at the provider could not be prepared, so it stayed local to svc',
+      );
+      return undefined;
+    }
+  };
+
+  // The session ends before the provider is contacted (its discovery may take seconds, or fail): what signing out
+  // there needs is read first and kept in memory, so nothing that happens there can keep the session alive.
   app.post('/logout', async (c) => {
     const session = c.get('session');
-    const onward = session ? await parts.signOutOnward(deps, c, session.idHash) : undefined;
+    const origin = session ? await sessionOrigin(deps, session.idHash) : undefined;
     if (session) await endSession(deps, session.idHash);
     clearSessionCookie(c, deps.config);
+    const onward = origin ? await onwardAfter(c, origin) : undefined;
     if (!onward) return c.redirect('/login?notice=signed-out', 303);
     c.set('session', undefined);
     // Not a redirect: the page's CSP (form-action 'self') refuses a form post's redirect to another site, Chromium's

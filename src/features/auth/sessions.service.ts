@@ -205,8 +205,9 @@ export async function sessionOrigin(deps: Deps, idHash: string): Promise<Session
 }
 
 /**
- * Which sessions opened through a provider to end: those of one `sub` (optionally of one account), those opened in one
- * provider session `sid` (and of that `sub` too when both are given); `exceptIdHash` spares one session.
+ * Which sessions opened through a provider to end: those of one `sub` (optionally of one account), or those opened in
+ * one provider session `sid`. With both, the sessions of that `sub` opened in that provider session or in one the
+ * provider did not name (its id_token carried no `sid`). `exceptIdHash` spares one session.
  */
 export interface OpenedThrough {
   providerId: string;
@@ -227,7 +228,10 @@ export async function endSessionsOpenedThrough(
   if (which.sub === undefined && which.sid === undefined) return 0;
   let q = db.deleteFrom('sessions').where('sso_provider_id', '=', which.providerId);
   if (which.sub !== undefined) q = q.where('sso_sub', '=', which.sub);
-  if (which.sid !== undefined) q = q.where('sso_sid', '=', which.sid);
+  const sid = which.sid;
+  if (sid !== undefined && which.sub !== undefined)
+    q = q.where((eb) => eb.or([eb('sso_sid', '=', sid), eb('sso_sid', 'is', null)]));
+  else if (sid !== undefined) q = q.where('sso_sid', '=', sid);
   if (which.accountId !== undefined) q = q.where('account_id', '=', which.accountId);
   if (which.exceptIdHash !== undefined) q = q.where('id_hash', '!=', which.exceptIdHash);
   const result = await q.executeTakeFirst();
@@ -296,7 +300,10 @@ export async function endAccountSessions(db: Kysely<DB> | Transaction<DB>, accou
   return Number(result.numDeletedRows);
 }
 
-/** Ends every session a provider opened (its issuer changed: what it vouched for no longer holds). */
+/**
+ * Ends every session a provider opened (it was disabled, or its issuer or client id changed: its logout tokens would no
+ * longer be accepted, so the provider could not end them), pending sign-ins included. Returns how many ended.
+ */
 export async function endProviderSessions(db: Kysely<DB> | Transaction<DB>, providerId: string): Promise<number> {
   const result = await db.deleteFrom('sessions').where('sso_provider_id', '=', providerId).executeTakeFirst();
   return Number(result.numDeletedRows);

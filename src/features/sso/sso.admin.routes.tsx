@@ -160,8 +160,9 @@ export function ssoAdminRoutes(deps: Deps, renderSettings: RenderSettings) {
         undefined,
         409,
       );
-    if (result.issuerChanged) return done(c, `issuer-changed&removed=${result.removedIdentities}`);
-    return done(c, save_anyway ? 'updated-unchecked' : 'updated');
+    const ended = result.endedSessions > 0 ? `&ended=${result.endedSessions}` : '';
+    if (result.issuerChanged) return done(c, `issuer-changed&removed=${result.removedIdentities}${ended}`);
+    return done(c, `${save_anyway ? 'updated-unchecked' : 'updated'}${ended}`);
   });
 
   // "Clear the secret" wins over a typed value, so a refused attempt with it ticked owes no secret.

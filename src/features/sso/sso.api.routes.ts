@@ -128,7 +128,7 @@ const updateProvider = apiRoute({
   tags,
   summary: 'Change a provider',
   description:
-    'Changes the fields sent; the others keep their values. `client_secret`: a string replaces, null removes, absent keeps. A change naming `issuer`, `client_id` or `enabled` of a provider that stays enabled, or choosing a `client_auth_method` other than `automatic`, runs the discovery check first (skip it with `skip_discovery`). A new issuer removes every identity linked through the provider; a new issuer, client id, secret or method forgets the method `automatic` learned.',
+    'Changes the fields sent; the others keep their values. `client_secret`: a string replaces, null removes, absent keeps. A change naming `issuer`, `client_id` or `enabled` of a provider that stays enabled, or choosing a `client_auth_method` other than `automatic`, runs the discovery check first (skip it with `skip_discovery`). A new issuer removes every identity linked through the provider. Disabling the provider, or giving it a new issuer or client id, ends every session signed in through it, in the same transaction (password sessions and API tokens stay). A new issuer, client id, secret or method forgets the method `automatic` learned.',
   request: { params: IdParam, body: jsonBody(SsoProviderPatch) },
   refusals: {
     404: wordsOf(PROVIDER_REFUSALS['not-found'], {}),
@@ -144,7 +144,7 @@ const deleteProvider = apiRoute({
   tags,
   summary: 'Delete a provider',
   description:
-    'Deletes the provider and every identity linked through it; the accounts stay, and sign in with their passwords. Idempotent: 204 whether or not it existed.',
+    'Deletes the provider and every identity linked through it, and ends every session signed in through it; the accounts stay, and sign in with their passwords. Idempotent: 204 whether or not it existed.',
   request: { params: AnyIdParam },
   responses: { 204: { description: 'Deleted, or already gone.' } },
 });

@@ -19,7 +19,8 @@ export const SsoProvider = z
       description: 'Whether a client secret is stored (a confidential client); the secret itself is never shown.',
     }),
     enabled: z.boolean().openapi({
-      description: 'A disabled provider keeps its settings, shows no button and refuses its sign-in flow.',
+      description:
+        'A disabled provider keeps its settings, shows no button and refuses its sign-in flow and its logout tokens. Disabling ends the sessions it opened.',
     }),
     client_auth_method: z.enum(['automatic', ...SECRET_METHODS]).openapi({
       description:
@@ -122,10 +123,15 @@ export const SsoProviderPatch = z
     slug: fields.slug.optional(),
     issuer: fields.issuer.optional().openapi({
       description:
-        'A new issuer removes every identity linked through the provider: an identity at the old issuer is not the same person as one at the new issuer.',
+        'A new issuer removes every identity linked through the provider and ends the sessions signed in through it: an identity at the old issuer is not the same person as one at the new issuer.',
     }),
-    client_id: fields.client_id.optional(),
-    enabled: z.boolean().optional(),
+    client_id: fields.client_id.optional().openapi({
+      description:
+        'Up to 255 characters. A new client id ends the sessions signed in through the provider (its logout tokens would no longer verify).',
+    }),
+    enabled: z.boolean().optional().openapi({
+      description: 'Disabling ends the sessions it opened (its logout tokens are refused while it is disabled).',
+    }),
     sign_out_at_provider: signOutAtProvider,
     client_auth_method: fields.client_auth_method.optional(),
     client_secret: clientSecretValue

@@ -86,7 +86,7 @@ forEachDialect((getDb) => {
   /** A logout token signed with the IdP's own key unless told otherwise; `claims` replace or (undefined) drop some. */
   const logoutToken = async (
     claims: Record<string, unknown> = {},
-    opts: { key?: JWK; alg?: string; kid?: string } = {},
+    opts: { key?: JWK; alg?: string; kid?: string; typ?: string | null } = {},
   ): Promise<string> => {
     const payload: JWTPayload = {
       iss: idp.issuer,
@@ -103,8 +103,9 @@ forEachDialect((getDb) => {
     }
     const key = opts.key ?? idp.signingKey();
     const alg = opts.alg ?? 'RS256';
+    const typ = opts.typ === undefined ? 'logout+jwt' : opts.typ;
     return new SignJWT(payload)
-      .setProtectedHeader({ alg, typ: 'logout+jwt', kid: opts.kid ?? key.kid })
+      .setProtectedHeader({ alg, kid: opts.kid ?? key.kid, ...(typ === null ? {} : { typ }) })
       .sign(await importJWK(key, alg));
   };
 
@@ -198,6 +199,114 @@ forEachDialect((getDb) => {
     // With both claims, the sid must belong to that sub: another subject's name ends nothing.
     assert.equal((await post(await logoutToken({ sub: 'someone-else', sid: b.sso_sid }))).status, 200);
     assert.equal(await signedIn(second), true);
+  });
+
+  test('a token naming both sub and sid also ends that subject’s sessions whose id_token named no provider session', async () => {
+    const noSid = await ssoClient();
+    const withSid = await ssoClient();
+    const [a, b] = await t.deps.db
+      .selectFrom('sessions')
+      .select(['id_hash', 'sso_sid'])
+      .orderBy('created_at')
+      .execute();
+    // As when the id_token of that sign-in carried no `sid` (the provider adds it only when asked to).
+    await t.deps.db.updateTable('sessions').set({ sso_sid: null }).where('id_hash', '=', a!.id_hash).execute();
+
+    assert.equal((await post(await logoutToken({ sub: 'someone-else', sid: 'another-provider-session' }))).status, 200);
+    assert.equal(await signedIn(noSid), true, "another subject's token ends nothing");
+    const res = await post(await logoutToken({ sub, sid: 'another-provider-session' }));
+    assert.equal(res.status, 200);
+    assert.equal(await signedIn(noSid), false, 'the session opened without a sid ended');
+    assert.equal(await signedIn(withSid), true, 'a session opened in another provider session stays');
+    assert.equal((await post(await logoutToken({ sub: undefined, sid: 'another-provider-session' }))).status, 200);
+    assert.equal(await signedIn(withSid), true);
+    assert.equal((await post(await logoutToken({ sub, sid: b!.sso_sid }))).status, 200);
+    assert.equal(await signedIn(withSid), false, 'its own sid ends it');
+  });
+
+  test('a typ header other than JWT or logout+jwt is refused before the provider is asked; those two, in any case, and none are accepted', async () => {
+    const sso = await ssoClient();
+    for (const typ of ['at+jwt', 'JOSE', 'application/secevent+jwt', 'logout']) {
+      const before = idp.requests.length;
+      const res = await post(await logoutToken({}, { typ }));
+      assert.equal(res.status, 400, typ);
+      assert.match(JSON.parse(res.text).error_description, /typ/, typ);
+      assert.equal(idp.requests.length, before, `${typ}: the provider is not contacted`);
+    }
+    assert.equal(await signedIn(sso), true);
+    for (const typ of ['JWT', 'jwt', 'logout+jwt', 'Logout+JWT', 'application/logout+jwt', 'application/jwt', null]) {
+      const other = await ssoClient();
+      const res = await post(await logoutToken({}, { typ }));
+      assert.equal(res.status, 200, `${typ}: ${res.text}`);
+      assert.equal(await signedIn(other), false, String(typ));
+    }
+  });
+
+  test('keys the provider cannot serve (its keys URL answers 500) are 503 temporarily_unavailable, and no session ends', async () => {
+    const sso = await ssoClient();
+    idp.failPath('/jwks', 500);
+    try {
+      const res = await post(await logoutToken());
+      assert.equal(res.status, 503, res.text);
+      assert.equal(res.headers.get('cache-control'), 'no-store');
+      assert.equal(JSON.parse(res.text).error, 'temporarily_unavailable');
+      assert.equal(await signedIn(sso), true);
+      assert.ok(t.logs.some((l) => l.includes('"reason":"keys-unavailable"')));
+    } finally {
+      idp.failPath('/jwks');
+    }
+    // Once the provider serves its keys again (and the pause after the failure is over), its tokens are accepted.
+    t.clock.advance(31_000);
+    assert.equal((await post(await logoutToken())).status, 200);
+    assert.equal(await signedIn(sso), false);
+  });
+
+  test('while the provider fails, posted tokens do not make svc contact it each time; a malformed token contacts it never', async () => {
+    const count = (at: string) => idp.requests.filter((r) => r.path === at).length;
+    const malformed = [
+      'x',
+      'a.b',
+      'a.b.c',
+      'not.a.jwt',
+      'eyJ.eyJ.sig',
+      `${Buffer.from('{"alg":"none"}').toString('base64url')}.e30.`,
+      `${Buffer.from('{"alg":"HS256"}').toString('base64url')}.e30.c2ln`,
+      `${Buffer.from('{"typ":"JWT"}').toString('base64url')}.e30.c2ln`,
+      `${(await logoutToken()).split('.').slice(0, 2).join('.')}`,
+      `${await logoutToken()}.extra.part`,
+    ];
+    const before = idp.requests.length;
+    for (const token of malformed) assert.equal((await post(token)).status, 400, token);
+    assert.equal(idp.requests.length, before, 'no request to the provider for a malformed token, not even discovery');
+
+    const sso = await ssoClient();
+    idp.failPath('/jwks', 500);
+    try {
+      const keysBefore = count('/jwks');
+      for (let i = 0; i < 20; i++) assert.equal((await post(await logoutToken())).status, 503);
+      assert.equal(count('/jwks') - keysBefore, 1, 'the failing keys URL was asked once');
+      t.clock.advance(31_000);
+      assert.equal((await post(await logoutToken())).status, 503);
+      assert.equal(count('/jwks') - keysBefore, 2, 'and once more after the pause');
+    } finally {
+      idp.failPath('/jwks');
+    }
+    assert.equal(await signedIn(sso), true);
+
+    // A discovery that fails is remembered the same way (a fresh app: no discovery cached yet).
+    t = buildTestApp(getDb(), { oidcCaFile: idp.caFile, metricsToken: METRICS_TOKEN });
+    current = t;
+    t.clock.t = Date.now();
+    idp.failPath('/.well-known/openid-configuration', 500);
+    try {
+      const discoveryBefore = idp.discoveryCount();
+      for (let i = 0; i < 20; i++) assert.equal((await post(await logoutToken())).status, 503);
+      assert.equal(idp.discoveryCount() - discoveryBefore, 1, 'the failing discovery was asked once');
+    } finally {
+      idp.failPath('/.well-known/openid-configuration');
+    }
+    t.clock.advance(31_000);
+    assert.equal((await post(await logoutToken())).status, 200, 'the provider is asked again after the pause');
   });
 
   const foreignKey = (): JWK => {

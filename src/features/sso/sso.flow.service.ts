@@ -22,6 +22,8 @@ import {
   insertSpentState,
   lockProvider,
   metaInsertIfAbsent,
+  shareIdentity,
+  shareProvider,
   type ProviderRow,
 } from './sso.repo.ts';
 
@@ -180,6 +182,31 @@ export async function accountForIdentity(
   const account = binding ? await findAccountById(deps.db, binding.account_id) : undefined;
   if (!account) return { ok: false, reason: 'unbound' };
   return account.suspended_at === null ? { ok: true, account } : { ok: false, reason: 'suspended' };
+}
+
+/**
+ * Opens the session of a sign-in through `provider` for the account accountForIdentity found, with `open` (which
+ * creates it through the deps it is given), in one transaction that first reads again, under a share lock on
+ * PostgreSQL (SQLite runs one transaction at a time), what that look-up relied on: the provider still enabled with the
+ * issuer that verified the subject, and the binding still to that account. An unlink, an admin's removal, a disable or
+ * an issuer change committed in between refuses the sign-in, instead of leaving a session their ending of sessions
+ * missed; one committed after waits for this transaction and then ends the new session with the others.
+ */
+export async function openSessionThrough(
+  deps: Deps,
+  provider: ProviderRow,
+  sub: string,
+  accountId: string,
+  open: (inTransaction: Deps) => Promise<string>,
+): Promise<{ ok: true; cookie: string } | { ok: false; reason: 'unbound' | 'disabled' }> {
+  return deps.db.transaction().execute(async (trx) => {
+    const current = await shareProvider(trx, deps.dialect, provider.id);
+    if (!current || current.issuer !== provider.issuer) return { ok: false, reason: 'unbound' };
+    if (current.enabled !== 1) return { ok: false, reason: 'disabled' };
+    const binding = await shareIdentity(trx, deps.dialect, provider.id, sub);
+    if (binding?.account_id !== accountId) return { ok: false, reason: 'unbound' };
+    return { ok: true, cookie: await open({ ...deps, db: trx }) };
+  });
 }
 
 export type LinkResult =

@@ -164,7 +164,7 @@ forEachDialect((getDb) => {
       client_id: PUBLIC_CLIENT_ID,
       enabled: true,
     });
-    assert.deepEqual(changed, { ok: true, issuerChanged: true, removedIdentities: 0 });
+    assert.deepEqual(changed, { ok: true, issuerChanged: true, removedIdentities: 0, endedSessions: 0 });
     assert.deepEqual(await linkIdentity(t.deps, alice.id, verifiedAt, { sub, label: 'x' }), {
       ok: false,
       reason: 'provider-changed',

@@ -5,7 +5,7 @@
 import * as oidc from 'openid-client';
 import type { Deps } from '../../deps.ts';
 import { randomToken, sha256 } from '../../deps.ts';
-import { sessionOrigin } from '../auth/sessions.service.ts';
+import type { SessionOrigin } from '../auth/sessions.service.ts';
 import { configurationFor } from './sso.discovery.ts';
 import {
   deleteExpiredSignOuts,
@@ -53,18 +53,16 @@ export async function endSessionStates(deps: Deps): Promise<Map<string, EndSessi
 }
 
 /**
- * Makes ready the sign-out at the provider that opened the session `idHash`; call it before that session ends. The
+ * Makes ready the sign-out at the provider that opened a session, from how it was opened (read before it ended). The
  * end-session URL (id_token_hint, client_id, post_logout_redirect_uri, a random state), built by openid-client, is kept
- * for SIGN_OUT_TTL_MS under the SHA-256 of a fresh random handle. Undefined when signing out stays local: a password
- * session, a provider gone, disabled, not asked to, or whose discovery names no endpoint or fails (logged).
+ * for SIGN_OUT_TTL_MS under the SHA-256 of a fresh random handle. Undefined when signing out stays local: a provider
+ * gone, disabled, not asked to, or whose discovery names no endpoint or fails (logged).
  */
 export async function prepareProviderSignOut(
   deps: Deps,
-  idHash: string,
+  origin: SessionOrigin,
   postLogoutRedirectUri: string,
 ): Promise<PreparedSignOut | undefined> {
-  const origin = await sessionOrigin(deps, idHash);
-  if (!origin) return undefined;
   const provider = await findProviderById(deps.db, origin.providerId);
   if (provider?.enabled !== 1 || provider.sign_out_at_provider !== 1) return undefined;
   let config: oidc.Configuration;

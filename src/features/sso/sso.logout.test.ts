@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
+import { InsertQueryNode, type KyselyPlugin } from 'kysely';
 import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
@@ -261,6 +262,82 @@ forEachDialect((getDb) => {
     assert.equal(await signedIn(e), false);
     assert.equal(await signedIn(password), true, 'password sign-in keeps working');
     assert.equal(await signedIn(boss), true);
+  });
+
+  test('disabling a provider, or changing its client id, ends the sessions it opened in the same save; password sessions and API tokens stay', async () => {
+    const { createToken } = await import('../tokens/tokens.service.ts');
+    const { token } = await createToken(t.deps, user.id, { name: 'ci', expiry: '90' });
+    const a = await ssoClient();
+    const b = await ssoClient();
+    const password = await signIn(t, user);
+    const boss = await adminClient();
+    const tab = await boss.get('/settings?tab=sso');
+    assert.match(tab.text, /Disabling ends the sessions it opened/);
+
+    const form = {
+      id: corp.id,
+      display_name: 'Corp IdP',
+      slug: 'corp',
+      issuer: idp.issuer,
+      client_id: PUBLIC_CLIENT_ID,
+    };
+    const saved = await boss.post('/settings/sso/update', form);
+    assert.equal(saved.location, '/settings?tab=sso&notice=updated&ended=2');
+    assert.match((await boss.get(saved.location!)).text, /Provider saved\. 2 sessions signed in through it ended\./);
+    assert.equal(await signedIn(a), false, 'a session the disabled provider opened ended');
+    assert.equal(await signedIn(b), false);
+    assert.equal(await signedIn(password), true, 'a password session of the same account stays');
+    assert.equal(await signedIn(boss), true);
+    assert.equal((await t.client().get('/api/me', { authorization: `Bearer ${token}` })).status, 200, 'and its token');
+    assert.ok(
+      t.logs.some((l) => l.includes('"event":"sso-provider-sessions-ended"') && l.includes('"endedSessions":2')),
+    );
+
+    const again = await boss.post('/settings/sso/update', { ...form, enabled: 'on' });
+    assert.equal(again.location, '/settings?tab=sso&notice=updated', 'enabling again ends nothing');
+    const c = await ssoClient();
+    const { token: adminToken } = await createToken(t.deps, admin.id, { name: 'ci', expiry: '90' });
+    const patched = await t.app.request(`http://localhost/api/sso/providers/${corp.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: 'svc-renamed', skip_discovery: true }),
+    });
+    assert.equal(patched.status, 200);
+    assert.equal(await signedIn(c), false, 'a new client id ends what the old one opened');
+    assert.equal(await signedIn(password), true);
+    const d = t.client();
+    await t.deps.db
+      .updateTable('sso_providers')
+      .set({ client_id: PUBLIC_CLIENT_ID })
+      .where('id', '=', corp.id)
+      .execute();
+    assert.equal((await roundTrip(d, idp, '/login/sso/corp', sub)).status, 303);
+    const renamed = await changeProvider(t.deps, { actorId: admin.id }, { id: corp.id, display_name: 'Corp' });
+    assert.ok(renamed.ok && renamed.endedSessions === 0, 'another change ends nothing');
+    assert.equal(await signedIn(d), true);
+  });
+
+  test('signing out ends the session first: when preparing the sign-out at the provider fails, the session is still gone and the browser lands on /login', async () => {
+    await signOutAtProvider(corp.id);
+    // The database refuses to keep the end-session URL, as during an outage.
+    const refuseSignOuts: KyselyPlugin = {
+      transformQuery({ node }) {
+        if (InsertQueryNode.is(node) && node.into?.table.identifier.name === 'sso_sign_outs')
+          throw new Error('database unavailable');
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    t = buildTestApp({ ...getDb(), db: getDb().db.withPlugin(refuseSignOuts) }, { oidcCaFile: idp.caFile });
+    const client = await ssoClient();
+    await client.get('/');
+    const out = await client.post('/logout');
+    assert.equal(out.status, 303);
+    assert.equal(out.location, '/login?notice=signed-out');
+    assert.equal((await rows()).length, 0, 'the session ended');
+    assert.equal(await signedIn(client), false);
+    assert.ok(t.logs.some((l) => l.includes('could not be prepared, so it stayed local')));
+    assert.ok(!t.logs.some((l) => /eyJ[\w-]+\.eyJ/.test(l)), 'no token in a log line');
   });
 
   test('the Profile session list says which sessions came through which provider', async () => {

@@ -205,7 +205,7 @@ export async function createProvider(
 }
 
 export type ChangeProviderResult =
-  | { ok: true; issuerChanged: boolean; removedIdentities: number }
+  | { ok: true; issuerChanged: boolean; removedIdentities: number; endedSessions: number }
   | { ok: false; reason: 'duplicate-slug' | 'not-found' }
   | SettingsRefused
   | NotAdmin;
@@ -223,7 +223,9 @@ const CLIENT_FIELDS = ['issuer', 'client_id', 'client_secret', 'client_auth_meth
  * the provider will have (if not automatic). A new issuer, client id, secret or method forgets the method an
  * automatic provider learned. A `sub` is only unique at its issuer, so a new issuer drops every binding made through
  * the provider in the same transaction: otherwise the same `sub` at the new issuer would sign into the account that
- * linked it at the old one. An administrator's act.
+ * linked it at the old one. A provider left disabled, or given a new issuer or client id, has every session it opened
+ * ended in the same transaction: its logout tokens are refused (disabled) or no longer verify (`iss`, `aud`), so a
+ * person the provider signs out would otherwise keep access. An administrator's act.
  */
 export async function changeProvider(
   deps: Deps,
@@ -255,8 +257,10 @@ export async function changeProvider(
       slug ??= current.slug;
       const issuerChanged = change.issuer !== undefined && current.issuer !== change.issuer;
       const removedIdentities = issuerChanged ? await deleteProviderIdentities(trx, change.id) : 0;
-      // The sessions the old issuer opened go with its bindings: its back-channel logouts would no longer verify.
-      if (issuerChanged) await endProviderSessions(trx, change.id);
+      const clientIdChanged = change.client_id !== undefined && current.client_id !== change.client_id;
+      const disabled = (change.enabled ?? current.enabled === 1) === false;
+      const endedSessions =
+        issuerChanged || clientIdChanged || disabled ? await endProviderSessions(trx, change.id) : 0;
       const clientChanged = CLIENT_FIELDS.some((f) => change[f] !== undefined && change[f] !== current[f]);
       await updateProvider(trx, change.id, {
         ...(change.display_name !== undefined ? { display_name: change.display_name } : {}),
@@ -272,7 +276,7 @@ export async function changeProvider(
         ...(clientChanged ? { client_auth_learned: null, client_auth_learned_at: null } : {}),
         updated_at: deps.clock.now(),
       });
-      return { ok: true, issuerChanged, removedIdentities };
+      return { ok: true, issuerChanged, removedIdentities, endedSessions };
     });
   } catch (err) {
     if (isUniqueViolation(err)) return { ok: false, reason: 'duplicate-slug' };
@@ -280,8 +284,19 @@ export async function changeProvider(
   }
   if (result.ok && result.issuerChanged) {
     deps.log.info(
-      { event: 'sso-issuer-changed', provider: change.id, slug, removedIdentities: result.removedIdentities },
-      'sso: provider issuer changed, its linked identities removed',
+      {
+        event: 'sso-issuer-changed',
+        provider: change.id,
+        slug,
+        removedIdentities: result.removedIdentities,
+        endedSessions: result.endedSessions,
+      },
+      'sso: provider issuer changed, its linked identities removed and the sessions it opened ended',
+    );
+  } else if (result.ok && result.endedSessions > 0) {
+    deps.log.info(
+      { event: 'sso-provider-sessions-ended', provider: change.id, slug, endedSessions: result.endedSessions },
+      'sso: provider disabled or its client id changed, the sessions it opened ended',
     );
   }
   return result;

@@ -128,6 +128,7 @@ export const BACKCHANNEL_REFUSALS = {
   disabled: invalid('This single sign-on provider is turned off, so its logout tokens are not accepted.'),
   'no-token': invalid('Send the logout token as the form field logout_token (application/x-www-form-urlencoded).'),
   unreadable: invalid('The logout token is not a readable signed JWT with string sub and sid claims.'),
+  type: invalid("The logout token's type (typ) is neither JWT nor logout+jwt."),
   algorithm: invalid("The logout token is not signed with one of the provider's published asymmetric algorithms."),
   signature: invalid("The logout token's signature does not verify against the provider's published keys."),
   issuer: invalid("The logout token's issuer (iss) is not this provider's issuer."),

@@ -156,6 +156,27 @@ export function findIdentity(db: Q, providerId: string, sub: string): Promise<Id
     .executeTakeFirst();
 }
 
+/**
+ * The binding of (provider, sub), read inside a transaction and, on PostgreSQL, share-locked until it ends: removing
+ * it (unlink, an admin's removal, deleting the provider) waits for that transaction, and one that removed it first is
+ * seen as gone.
+ */
+export function shareIdentity(
+  trx: Transaction<DB>,
+  dialect: Dialect,
+  providerId: string,
+  sub: string,
+): Promise<IdentityRow | undefined> {
+  const q = trx.selectFrom('sso_identities').selectAll().where('provider_id', '=', providerId).where('sub', '=', sub);
+  return (dialect === 'postgres' ? q.forShare() : q).executeTakeFirst();
+}
+
+/** The provider, share-locked on PostgreSQL until the transaction ends: a change or deletion of it waits. */
+export function shareProvider(trx: Transaction<DB>, dialect: Dialect, id: string): Promise<ProviderRow | undefined> {
+  const q = trx.selectFrom('sso_providers').selectAll().where('id', '=', id);
+  return (dialect === 'postgres' ? q.forShare() : q).executeTakeFirst();
+}
+
 /** An account's binding at one provider, if any. */
 export function findAccountIdentity(db: Q, accountId: string, providerId: string): Promise<IdentityRow | undefined> {
   return db

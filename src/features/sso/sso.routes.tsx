@@ -19,6 +19,7 @@ import {
   accountForIdentity,
   finishFlow,
   linkIdentity,
+  openSessionThrough,
   startFlow,
   unlinkOwnIdentity,
   type FlowKind,
@@ -228,16 +229,19 @@ export function ssoRoutes(deps: Deps, renderProfile: RenderProfile) {
       deps.log.info({ provider: done.provider.slug, reason: found.reason }, 'sso: sign-in refused');
       return refuse(c, 'login', found.reason);
     }
-    const previous = c.get('session');
-    if (previous) await endSession(deps, previous.idHash);
     const stage = stageAfterFirstFactor(found.account, await owesSecondFactor(deps, found.account));
     const { sub, sid, idToken } = done.identity;
     const origin = { providerId: done.provider.id, sub, sid, idToken };
-    writeSessionCookie(
-      c,
-      deps.config,
-      await createSession(deps, found.account.id, stage, userAgent(c), undefined, origin),
+    const opened = await openSessionThrough(deps, done.provider, sub, found.account.id, (inTransaction) =>
+      createSession(inTransaction, found.account.id, stage, userAgent(c), undefined, origin),
     );
+    if (!opened.ok) {
+      deps.log.info({ provider: done.provider.slug, reason: opened.reason }, 'sso: sign-in refused');
+      return refuse(c, 'login', opened.reason);
+    }
+    const previous = c.get('session');
+    if (previous) await endSession(deps, previous.idHash);
+    writeSessionCookie(c, deps.config, opened.cookie);
     return c.redirect(landingFor(stage), 303);
   });
 

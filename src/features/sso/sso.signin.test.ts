@@ -25,7 +25,12 @@ import {
   startTestIdp,
   type TestIdp,
 } from '../../../test/helpers/test-idp.ts';
+import type { Deps } from '../../deps.ts';
+import { createSession } from '../auth/sessions.service.ts';
 import { clientAuth } from './sso.discovery.ts';
+import { accountForIdentity, openSessionThrough } from './sso.flow.service.ts';
+import { changeProvider, removeIdentity } from './sso.providers.service.ts';
+import { findProviderBySlug } from './sso.repo.ts';
 
 let idp: TestIdp;
 /** A provider whose discovery document is whatever a test sets (same test CA as the IdP). */
@@ -238,6 +243,49 @@ forEachDialect((getDb) => {
     const res = await c.get(pathOf(callback));
     assert.equal(res.status, 400);
     assert.match(res.text, /Sign-in was cancelled at the provider/);
+  });
+
+  test('a binding removed, or the provider disabled, after the sign-in found its account: no session opens; re-bound elsewhere neither', async () => {
+    const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
+    const user = await buildAccount(t);
+    const sub = newSub();
+    await bind(p.id, user.id, sub);
+    const provider = (await findProviderBySlug(t.deps.db, 'pub'))!;
+    const found = await accountForIdentity(t.deps, provider, sub);
+    assert.ok(found.ok && found.account.id === user.id);
+    const origin = { providerId: p.id, sub, sid: undefined, idToken: 'an-id-token' };
+    const open = (inTransaction: Deps) => createSession(inTransaction, user.id, 'full', 'test', undefined, origin);
+    const actor = { actorId: admin.id };
+
+    // Unlinked (here by an admin) between the look-up and the session: the removal's ending of sessions came first.
+    await removeIdentity(t.deps, actor, `b-${sub}`);
+    assert.deepEqual(await openSessionThrough(t.deps, provider, sub, user.id, open), { ok: false, reason: 'unbound' });
+    assert.equal((await sessionsOf(user.id)).length, 0);
+
+    await bind(p.id, user.id, sub);
+    assert.ok((await changeProvider(t.deps, actor, { id: p.id, enabled: false })).ok);
+    assert.deepEqual(await openSessionThrough(t.deps, provider, sub, user.id, open), { ok: false, reason: 'disabled' });
+    assert.equal((await sessionsOf(user.id)).length, 0);
+
+    assert.ok((await changeProvider(t.deps, actor, { id: p.id, enabled: true })).ok);
+    const opened = await openSessionThrough(t.deps, provider, sub, user.id, open);
+    assert.ok(opened.ok);
+    assert.equal((await sessionsOf(user.id)).length, 1);
+
+    // A removal that starts while the session is being opened waits for it, then ends it with the others.
+    let removal: Promise<unknown> | undefined;
+    const racing = await openSessionThrough(t.deps, provider, sub, user.id, async (inTransaction) => {
+      removal = removeIdentity(t.deps, actor, `b-${sub}`);
+      return open(inTransaction);
+    });
+    assert.ok(racing.ok);
+    await removal;
+    assert.equal((await sessionsOf(user.id)).length, 0, 'the removal ended the session opened while it waited');
+
+    const other = await buildAccount(t);
+    await bind(p.id, other.id, sub);
+    assert.deepEqual(await openSessionThrough(t.deps, provider, sub, user.id, open), { ok: false, reason: 'unbound' });
+    assert.equal((await sessionsOf(user.id)).length, 0);
   });
 
   test('provider unreachable, untrusted certificate and invalid discovery are safe messages with details in the log', async () => {

@@ -22,12 +22,14 @@ const NOTICES: Record<string, string> = {
   'identity-removed': 'Linked identity removed. The account stays.',
 };
 
-/**
- * After an issuer change: how many bindings went with the old issuer (`?removed=`, digits only, never reflected as
- * text).
- */
+/** A count from the query (`?removed=`, `?ended=`): digits only, never reflected as text; undefined otherwise. */
+function countParam(param: string | undefined): number | undefined {
+  return param !== undefined && /^\d{1,9}$/.test(param) ? Number(param) : undefined;
+}
+
+/** After an issuer change: how many bindings went with the old issuer (`?removed=`). */
 function issuerChangedNotice(removedParam: string | undefined): string {
-  const removed = removedParam !== undefined && /^\d{1,9}$/.test(removedParam) ? Number(removedParam) : undefined;
+  const removed = countParam(removedParam);
   const what =
     removed === undefined
       ? 'the identities linked through it were removed'
@@ -37,10 +39,22 @@ function issuerChangedNotice(removedParam: string | undefined): string {
   return `Provider saved. Its issuer changed, so ${what}: an identity at the old issuer is not the same person as one at the new issuer. Each person links their identity again from their Profile.`;
 }
 
-/** The notice selected by ?notice= (and ?removed=). */
+/** The notices of a provider's save, which may say how many sessions it ended. */
+const SAVED_NOTICES = ['updated', 'updated-unchecked', 'issuer-changed'];
+
+/** After a save that disabled the provider or changed its issuer or client id: how many sessions ended (`?ended=`). */
+function endedSessionsNotice(endedParam: string | undefined): string {
+  const ended = countParam(endedParam);
+  if (ended === undefined || ended === 0) return '';
+  return ` ${ended} ${ended === 1 ? 'session' : 'sessions'} signed in through it ended.`;
+}
+
+/** The notice selected by ?notice= (and ?removed=, ?ended=). */
 function noticeFor(c: Ctx): string | undefined {
   const key = c.req.query('notice');
-  return key === 'issuer-changed' ? issuerChangedNotice(c.req.query('removed')) : pick(NOTICES, key);
+  const notice = key === 'issuer-changed' ? issuerChangedNotice(c.req.query('removed')) : pick(NOTICES, key);
+  if (notice === undefined || !SAVED_NOTICES.includes(key!)) return notice;
+  return `${notice}${endedSessionsNotice(c.req.query('ended'))}`;
 }
 
 /** Renders the tab body, optionally with a failed form's errors and an error banner. */

@@ -222,7 +222,7 @@ function issuerHint(linked: number): string {
       : linked === 1
         ? 'the 1 identity linked through this provider'
         : `the ${linked} identities linked through this provider`;
-  return `Changing the issuer removes ${which}; people then link again from their Profile.`;
+  return `Changing the issuer removes ${which} and ends the sessions signed in through it; people then link again from their Profile.`;
 }
 
 /** What "Sign out at the provider too" does for this provider now, in the admin's words. */
@@ -292,6 +292,8 @@ function ProviderPanel(props: {
         </dd>
         <dt>Sign out at the provider</dt>
         <dd>{signOutText(p, props.endSession)}</dd>
+        <dt>Disabling</dt>
+        <dd>Disabling ends the sessions it opened; password sessions and API tokens stay.</dd>
       </dl>
       <details open={up !== undefined || sec !== undefined}>
         <summary>Change {p.display_name}</summary>
@@ -319,9 +321,15 @@ function ProviderPanel(props: {
             value={up?.values.client_id ?? p.client_id}
             required
             maxlength={255}
+            hint="Changing it ends the sessions signed in through this provider."
           />
           <ClientAuthSelect value={up?.values.client_auth_method ?? p.clientAuthMethod} />
-          <Checkbox label="Enabled" name="enabled" checked={up ? up.values.enabled !== undefined : p.enabled} />
+          <Checkbox
+            label="Enabled"
+            name="enabled"
+            checked={up ? up.values.enabled !== undefined : p.enabled}
+            hint="Disabling ends the sessions it opened: its logout tokens are refused while it is disabled."
+          />
           <Checkbox
             label="Sign out at the provider too"
             name="sign_out_at_provider"
