@@ -20,14 +20,46 @@ import {
 /** How long a sign-out at the provider waits for its browser to come for it. */
 export const SIGN_OUT_TTL_MS = 5 * 60_000;
 
+/**
+ * How long signing out and the Settings tab wait for a provider's discovery when it is not cached. A provider that is
+ * slower (up to the request timeout when it does not answer) is not waited for: the person is signed out locally and
+ * the tab says it did not answer yet, while the request goes on and fills the cache for the next time.
+ */
+export const DISCOVERY_WAIT_MS = 3_000;
+
+/** Thrown by configurationWithin when discovery did not answer within DISCOVERY_WAIT_MS. */
+class DiscoverySlow extends Error {
+  override name = 'DiscoverySlow';
+}
+
+/** The provider's discovered configuration, or a DiscoverySlow rejection after DISCOVERY_WAIT_MS. */
+async function configurationWithin(deps: Deps, provider: ProviderRow): Promise<oidc.Configuration> {
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DiscoverySlow('discovery did not answer in time')), DISCOVERY_WAIT_MS);
+  });
+  try {
+    return (await Promise.race([configurationFor(deps, provider), slow])).config;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A sign-out at the provider made ready: the browser's handle to it, and the provider it goes to. */
 export interface PreparedSignOut {
   handle: string;
   provider: ProviderRow;
 }
 
-/** What a provider's discovery says of its end-session endpoint: named, absent, or unknown (discovery failed). */
-export type EndSessionState = { kind: 'named'; endpoint: string } | { kind: 'absent' } | { kind: 'unknown' };
+/**
+ * What a provider's discovery says of its end-session endpoint: named, absent, unknown (discovery failed), or slow (it
+ * did not answer within DISCOVERY_WAIT_MS).
+ */
+export type EndSessionState =
+  | { kind: 'named'; endpoint: string }
+  | { kind: 'absent' }
+  | { kind: 'unknown' }
+  | { kind: 'slow' };
 
 /**
  * For each enabled provider with "Sign out at the provider too" on, what its discovery (cached as for sign-in) says of
@@ -38,14 +70,14 @@ export async function endSessionStates(deps: Deps): Promise<Map<string, EndSessi
   const states = await Promise.all(
     providers.map(async (p): Promise<[string, EndSessionState]> => {
       try {
-        const { config } = await configurationFor(deps, p);
+        const config = await configurationWithin(deps, p);
         const endpoint = config.serverMetadata().end_session_endpoint;
         return [
           p.id,
           typeof endpoint === 'string' && endpoint !== '' ? { kind: 'named', endpoint } : { kind: 'absent' },
         ];
-      } catch {
-        return [p.id, { kind: 'unknown' }];
+      } catch (err) {
+        return [p.id, { kind: err instanceof DiscoverySlow ? 'slow' : 'unknown' }];
       }
     }),
   );
@@ -67,12 +99,14 @@ export async function prepareProviderSignOut(
   if (provider?.enabled !== 1 || provider.sign_out_at_provider !== 1) return undefined;
   let config: oidc.Configuration;
   try {
-    ({ config } = await configurationFor(deps, provider));
+    config = await configurationWithin(deps, provider);
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string };
     deps.log.warn(
       { provider: provider.slug, error: { name: e.name, code: e.code, message: e.message } },
-      'sso: signing out at the provider skipped: its discovery failed, so the sign-out stayed local',
+      err instanceof DiscoverySlow
+        ? 'sso: signing out at the provider skipped: its discovery did not answer in time, so the sign-out stayed local'
+        : 'sso: signing out at the provider skipped: its discovery failed, so the sign-out stayed local',
     );
     return undefined;
   }

@@ -3,6 +3,8 @@
 // end-session endpoint, which returns it to /login; removing a binding (or its provider) ends what it opened.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import https from 'node:https';
+import type { Duplex } from 'node:stream';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
@@ -19,8 +21,25 @@ import { changeProvider } from './sso.providers.service.ts';
 let idp: TestIdp;
 /** Names no end-session endpoint in its discovery. */
 let plain: TestIdp;
+/** Accepts connections under the test CA and never answers: a provider whose discovery hangs. */
+let silent: { issuer: string; close(): Promise<void> };
 before(async () => {
   const certs = makeCertificates(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-sso-logout-')));
+  const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) });
+  const sockets = new Set<Duplex>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  silent = {
+    issuer: `https://127.0.0.1:${port}`,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
   idp = await startTestIdp({
     redirectUris: redirectUrisFor(['corp']),
     certs,
@@ -35,6 +54,7 @@ before(async () => {
 after(async () => {
   await idp.close();
   await plain.close();
+  await silent.close();
 });
 
 forEachDialect((getDb) => {
@@ -191,6 +211,26 @@ forEachDialect((getDb) => {
     const row = (slug: string) => tab.text.slice(tab.text.indexOf(`id="provider-${slug}"`)).split('</article>')[0]!;
     assert.match(row('plain'), /discovery names no end-session endpoint: signing out stays local to svc/);
     assert.match(row('corp'), new RegExp(`the browser is sent to ${idp.issuer}/session/end`));
+  });
+
+  test('a provider whose discovery does not answer: signing out does not wait for it and stays local, and its Settings row says it has not answered yet', async () => {
+    await signOutAtProvider(corp.id);
+    const client = await ssoClient();
+    await client.get('/');
+    // The provider now names an address that accepts connections and never answers. Written directly: a save through
+    // the Settings form would end the session (its issuer changed).
+    await t.deps.db.updateTable('sso_providers').set({ issuer: silent.issuer }).where('id', '=', corp.id).execute();
+    const out = await client.post('/logout');
+    assert.equal(out.status, 303);
+    assert.equal(out.location, '/login?notice=signed-out');
+    assert.ok(!out.headers.getSetCookie().some((l) => l.startsWith('svc_sso_sign_out=')));
+    assert.equal((await rows()).length, 0, 'the session ended');
+    assert.ok(t.logs.some((l) => l.includes('its discovery did not answer in time, so the sign-out stayed local')));
+
+    const tab = await (await adminClient()).get('/settings?tab=sso');
+    assert.equal(tab.status, 200);
+    const row = tab.text.slice(tab.text.indexOf('id="provider-corp"')).split('</article>')[0]!;
+    assert.match(row, /the provider’s discovery has not answered yet, so for now signing out stays local to svc/);
   });
 
   test('the Settings row shows what to register for both logouts, and the form turns "Sign out at the provider too" on and off', async () => {

@@ -231,6 +231,8 @@ function signOutText(p: ProviderView, endSession: EndSessionState | undefined): 
   if (!p.enabled) return 'On, but the provider is disabled: signing out stays local to svc.';
   if (endSession === undefined || endSession.kind === 'unknown')
     return 'On; svc could not read the provider’s discovery just now, so for now signing out stays local to svc.';
+  if (endSession.kind === 'slow')
+    return 'On; the provider’s discovery has not answered yet, so for now signing out stays local to svc. Reload to check again.';
   if (endSession.kind === 'absent')
     return 'On, but the provider’s discovery names no end-session endpoint: signing out stays local to svc.';
   return `On: after signing out of svc, the browser is sent to ${endSession.endpoint} to sign out there too.`;
