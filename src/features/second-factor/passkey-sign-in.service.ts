@@ -14,7 +14,6 @@ import type { Deps, PasskeyOutcome } from '../../deps.ts';
 import { sha256 } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
 import { findAccountById, type Account } from '../auth/accounts.repo.ts';
-import { endSession } from '../auth/sessions.service.ts';
 import { signInAddressKey } from '../auth/signin.service.ts';
 import {
   ADDRESS_POLICY,
@@ -44,7 +43,7 @@ import {
   type PasskeyRow,
 } from './passkeys.repo.ts';
 import { hasSecondFactor } from './factors.ts';
-import { factorsOfAccount, secondFactorKeys } from './second-factor.service.ts';
+import { countedStepAnswer, factorsOfAccount } from './second-factor.service.ts';
 
 // ---- Sign-in with a passkey alone (/login) ----
 
@@ -184,29 +183,18 @@ async function checkStep(
   input: { accountId: string; sessionIdHash: string; rp: RelyingParty; answer: string; address: string },
 ): Promise<PasskeyStepResult> {
   if (!hasSecondFactor(await factorsOfAccount(deps, input.accountId))) return { ok: false, reason: 'not-enrolled' };
-  const keys = secondFactorKeys(input.accountId, input.sessionIdHash, input.address);
-  const reservation = await reserveAttempt(deps, [keys.session, keys.account, keys.address]);
-  if (!reservation.ok) {
-    if (reservation.key !== keys.session.key)
-      return { ok: false, reason: 'locked', retryAfterMs: reservation.retryAfterMs };
-    await endSession(deps, input.sessionIdHash);
-    return { ok: false, reason: 'session-ended' };
-  }
-  const checked = await checkAssertion(deps, {
-    ownerHash: input.sessionIdHash,
-    purpose: 'second-factor',
-    rp: input.rp,
-    answer: input.answer,
-    accountId: input.accountId,
+  return countedStepAnswer(deps, input, async (): Promise<PasskeyStepResult> => {
+    const checked = await checkAssertion(deps, {
+      ownerHash: input.sessionIdHash,
+      purpose: 'second-factor',
+      rp: input.rp,
+      answer: input.answer,
+      accountId: input.accountId,
+    });
+    if (checked.ok) return { ok: true };
+    // A credential this account does not hold is simply not an answer to its step.
+    return { ok: false, reason: checked.reason === 'unknown-credential' ? 'invalid' : checked.reason };
   });
-  const settled = await settleAttempt(deps, reservation, checked.ok, [keys.session.key, keys.account.key]);
-  if (checked.ok) return { ok: true };
-  if (settled.locked.includes(keys.session.key)) {
-    await endSession(deps, input.sessionIdHash);
-    return { ok: false, reason: 'session-ended' };
-  }
-  // A credential this account does not hold is simply not an answer to its step.
-  return { ok: false, reason: checked.reason === 'unknown-credential' ? 'invalid' : checked.reason };
 }
 
 /**

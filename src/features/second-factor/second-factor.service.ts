@@ -219,7 +219,31 @@ async function checkSecondFactor(
   const account = await findAccountById(deps.db, input.accountId);
   if (!account || !hasSecondFactor((await factorsOf(deps.db, [account])).get(account.id)!))
     return { ok: false, reason: 'not-enrolled' };
-  const keys = secondFactorKeys(account.id, input.sessionIdHash, input.address);
+  return countedStepAnswer(deps, { ...input, accountId: account.id }, async () => {
+    const typed = normaliseTotpInput(input.code);
+    const via = /^[0-9]{6}$/.test(typed) ? 'totp' : 'recovery-code';
+    // Six digits are a TOTP code, which only an account with TOTP on can give; anything else may be a recovery code.
+    const accepted =
+      via === 'totp'
+        ? account.totp_enabled === 1 &&
+          account.totp_secret !== null &&
+          (await acceptTotpCode(deps, account.id, account.totp_secret, typed))
+        : await acceptRecoveryCode(deps, account.id, input.code);
+    return accepted ? { ok: true, via } : { ok: false, reason: 'invalid' };
+  });
+}
+
+/**
+ * One answer at the second-factor step (a code or a passkey), counted against the session's, the account's and the
+ * address's code limits: `check` runs only when none of them is locked. Another key's lock refuses with its wait; the
+ * session's own lock, whether reached before or by this failed answer, ends the session (the password is owed again).
+ */
+export async function countedStepAnswer<R extends { ok: true } | { ok: false }>(
+  deps: Deps,
+  input: { accountId: string; sessionIdHash: string; address: string },
+  check: () => Promise<R>,
+): Promise<R | { ok: false; reason: 'locked'; retryAfterMs: number } | { ok: false; reason: 'session-ended' }> {
+  const keys = secondFactorKeys(input.accountId, input.sessionIdHash, input.address);
   const reservation = await reserveAttempt(deps, [keys.session, keys.account, keys.address]);
   if (!reservation.ok) {
     if (reservation.key !== keys.session.key)
@@ -227,23 +251,13 @@ async function checkSecondFactor(
     await endSession(deps, input.sessionIdHash);
     return { ok: false, reason: 'session-ended' };
   }
-
-  const typed = normaliseTotpInput(input.code);
-  const via = /^[0-9]{6}$/.test(typed) ? 'totp' : 'recovery-code';
-  // Six digits are a TOTP code, which only an account with TOTP on can give; anything else may be a recovery code.
-  const accepted =
-    via === 'totp'
-      ? account.totp_enabled === 1 &&
-        account.totp_secret !== null &&
-        (await acceptTotpCode(deps, account.id, account.totp_secret, typed))
-      : await acceptRecoveryCode(deps, account.id, input.code);
-  const settled = await settleAttempt(deps, reservation, accepted, [keys.session.key, keys.account.key]);
-  if (accepted) return { ok: true, via };
-  if (settled.locked.includes(keys.session.key)) {
+  const result = await check();
+  const settled = await settleAttempt(deps, reservation, result.ok, [keys.session.key, keys.account.key]);
+  if (!result.ok && settled.locked.includes(keys.session.key)) {
     await endSession(deps, input.sessionIdHash);
     return { ok: false, reason: 'session-ended' };
   }
-  return { ok: false, reason: 'invalid' };
+  return result;
 }
 
 /**
