@@ -16,8 +16,8 @@ import {
   providerDetails,
   removeIdentity,
   removeProvider,
-  type DiscoveryProblem,
 } from './sso.providers.service.ts';
+import type { DiscoveryProblem } from './sso.discovery-check.ts';
 import { PROVIDER_REFUSALS } from './sso.refusals.ts';
 import {
   createProviderSchema,
@@ -27,7 +27,8 @@ import {
   type SecretMethod,
 } from './sso.schema.ts';
 import { ssoTabBody } from './sso.tab.tsx';
-import { DeleteProviderConfirm, discoveryMessage, type TabFormState } from './sso.views.tsx';
+import { DeleteProviderConfirm, type TabFormState } from './sso.provider-panel.tsx';
+import { discoveryMessage } from './sso.views.tsx';
 
 /**
  * "Save anyway: the provider is not reachable from here yet": skips the discovery check (an unticked box is absent).

@@ -5,7 +5,7 @@ import { iso, Timestamp } from '../../http/api.ts';
 import type { IdentityListing } from './sso.repo.ts';
 import type { ProviderDetail } from './sso.providers.service.ts';
 import { clientAuthMethod, clientSecretValue, providerFields, SECRET_METHODS, SLUG_PATTERN } from './sso.schema.ts';
-import { backchannelLogoutUri, callbackUrls, postLogoutRedirectUri } from './sso.views.tsx';
+import { backchannelLogoutUri, callbackUrls, postLogoutRedirectUri } from './sso.urls.ts';
 
 /** A provider as the API shows it: never its client secret. */
 export const SsoProvider = z

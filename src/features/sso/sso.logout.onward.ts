@@ -6,7 +6,7 @@ import type { SessionOrigin } from '../auth/sessions.service.ts';
 import { externalOrigin } from '../../http/request.ts';
 import { writeSignOutCookie } from './sso.cookie.ts';
 import { prepareProviderSignOut } from './sso.logout.service.ts';
-import { postLogoutRedirectUri } from './sso.views.tsx';
+import { postLogoutRedirectUri } from './sso.urls.ts';
 
 /**
  * Called after a session the provider opened ended, with how it was opened: when its provider signs out there too,

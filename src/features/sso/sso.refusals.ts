@@ -2,13 +2,8 @@
 // JSON API gives as `detail` or in `errors`, and what the API answers with. A reason without words does not compile.
 import { NOT_ADMIN, wordsOf, type Refusal } from '../refusals.ts';
 import type { BackchannelRefusal } from './sso.backchannel.service.ts';
-import type {
-  ChangeProviderResult,
-  DiscoveryProblem,
-  ProviderWriteResult,
-  RemoveResult,
-  SecretResult,
-} from './sso.providers.service.ts';
+import type { DiscoveryProblem } from './sso.discovery-check.ts';
+import type { ChangeProviderResult, ProviderWriteResult, RemoveResult, SecretResult } from './sso.providers.service.ts';
 import type { SecretMethod } from './sso.schema.ts';
 
 /** Why an issuer URL is refused at validation (the field rule both doors apply). */

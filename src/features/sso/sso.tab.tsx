@@ -5,7 +5,8 @@ import { externalOrigin } from '../../http/request.ts';
 import type { SettingsTab } from '../../http/views/settings.ts';
 import { endSessionStates } from './sso.logout.service.ts';
 import { ssoOverview } from './sso.providers.service.ts';
-import { pick, SsoTabView, type TabFormState } from './sso.views.tsx';
+import type { TabFormState } from './sso.provider-panel.tsx';
+import { pick, SsoTabView } from './sso.views.tsx';
 
 /** Fixed notices selected by ?notice=, so no text is reflected from the URL. */
 const NOTICES: Record<string, string> = {
