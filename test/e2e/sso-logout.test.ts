@@ -11,7 +11,7 @@ import { buildTestApp } from '../helpers/app.ts';
 import { browserSkip, launchBrowser, serveTestApp } from '../helpers/browser.ts';
 import { forEachDialect } from '../helpers/db.ts';
 import { buildAccount } from '../helpers/factories.ts';
-import { buildProvider, redirectUrisFor } from '../helpers/sso.ts';
+import { bindIdentity, buildProvider, redirectUrisFor } from '../helpers/sso.ts';
 import { makeCertificates, startTestIdp } from '../helpers/test-idp.ts';
 
 forEachDialect((getDb) => {
@@ -34,10 +34,7 @@ forEachDialect((getDb) => {
       },
     });
     const corp = await buildProvider(t, idp, { slug: 'corp', createdBy: boss.id, displayName: 'Corp IdP' });
-    await t.deps.db
-      .insertInto('sso_identities')
-      .values({ id: 'b-uma', provider_id: corp.id, sub: 'uma-at-corp', account_id: uma.id, label: 'uma', linked_at: 1 })
-      .execute();
+    await bindIdentity(t, { providerId: corp.id, sub: 'uma-at-corp', accountId: uma.id, id: 'b-uma', label: 'uma' });
     const sessions = () => t.deps.db.selectFrom('sessions').select('id_hash').execute();
     const browser = await launchBrowser();
     try {

@@ -14,6 +14,24 @@ export function redirectUrisFor(slugs: string[], origin = TEST_ORIGIN): string[]
   return slugs.flatMap((s) => [`${origin}/login/sso/${s}/callback`, `${origin}/profile/sso/${s}/link/callback`]);
 }
 
+/** Binds (provider, sub) to an account directly, as a completed link would; the binding's id is `b-<sub>` unless given. */
+export async function bindIdentity(
+  t: TestApp,
+  b: { providerId: string; sub: string; accountId: string; id?: string; label?: string },
+): Promise<void> {
+  await t.deps.db
+    .insertInto('sso_identities')
+    .values({
+      id: b.id ?? `b-${b.sub}`,
+      provider_id: b.providerId,
+      sub: b.sub,
+      account_id: b.accountId,
+      label: b.label ?? b.sub,
+      linked_at: 1,
+    })
+    .execute();
+}
+
 /** Inserts a provider pointing at the test IdP (public client unless `confidential`). */
 export async function buildProvider(
   t: TestApp,

@@ -8,7 +8,14 @@ import { after, before, beforeEach, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
-import { buildProvider, clearSsoState, newSub, redirectUrisFor, roundTrip } from '../../../test/helpers/sso.ts';
+import {
+  bindIdentity,
+  buildProvider,
+  clearSsoState,
+  newSub,
+  redirectUrisFor,
+  roundTrip,
+} from '../../../test/helpers/sso.ts';
 import { makeCertificates, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { optionsFrom, registerPasskeyFor, SoftAuthenticator } from '../../../test/helpers/webauthn.ts';
 
@@ -34,10 +41,7 @@ forEachDialect((getDb) => {
     const p = await buildProvider(t, idp, { slug: 'pub', createdBy: admin.id });
     const user = await buildAccount(t);
     const sub = newSub();
-    await t.deps.db
-      .insertInto('sso_identities')
-      .values({ id: `b-${sub}`, provider_id: p.id, sub, account_id: user.id, label: sub, linked_at: 1 })
-      .execute();
+    await bindIdentity(t, { providerId: p.id, sub, accountId: user.id });
     const authenticator = new SoftAuthenticator();
     const holder = await signIn(t, user);
     assert.equal((await registerPasskeyFor(holder, user.password, authenticator)).status, 303);

@@ -14,7 +14,14 @@ import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpe
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { enrolTotp } from '../../../test/helpers/second-factor.ts';
-import { buildProvider, clearSsoState, newSub, redirectUrisFor, roundTrip } from '../../../test/helpers/sso.ts';
+import {
+  bindIdentity,
+  buildProvider,
+  clearSsoState,
+  newSub,
+  redirectUrisFor,
+  roundTrip,
+} from '../../../test/helpers/sso.ts';
 import { makeCertificates, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createToken } from '../tokens/tokens.service.ts';
 import { BACKCHANNEL_LOGOUT_EVENT } from './sso.backchannel.service.ts';
@@ -60,10 +67,7 @@ forEachDialect((getDb) => {
     corp = await buildProvider(t, idp, { slug: 'corp', createdBy: admin.id });
     user = await buildAccount(t);
     sub = newSub();
-    await t.deps.db
-      .insertInto('sso_identities')
-      .values({ id: `b-${sub}`, provider_id: corp.id, sub, account_id: user.id, label: sub, linked_at: 1 })
-      .execute();
+    await bindIdentity(t, { providerId: corp.id, sub, accountId: user.id });
   });
 
   /** A browser signed in through the provider (the IdP keeps that sign-in's session for endSession()). */
@@ -146,17 +150,7 @@ forEachDialect((getDb) => {
     await signIn(t, user);
     const other = await buildAccount(t);
     const otherSub = newSub();
-    await t.deps.db
-      .insertInto('sso_identities')
-      .values({
-        id: `b-${otherSub}`,
-        provider_id: corp.id,
-        sub: otherSub,
-        account_id: other.id,
-        label: 'o',
-        linked_at: 1,
-      })
-      .execute();
+    await bindIdentity(t, { providerId: corp.id, sub: otherSub, accountId: other.id, label: 'o' });
     const bystander = t.client();
     assert.equal((await roundTrip(bystander, idp, '/login/sso/corp', otherSub)).status, 303);
     await enrolTotp(t, user);

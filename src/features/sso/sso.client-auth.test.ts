@@ -14,6 +14,7 @@ import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpe
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import {
+  bindIdentity,
   clearSsoState,
   newSub,
   pathOf,
@@ -100,10 +101,7 @@ forEachDialect((getDb) => {
       .execute();
     const user = await buildAccount(t);
     const sub = newSub();
-    await t.deps.db
-      .insertInto('sso_identities')
-      .values({ id: `b-${sub}`, provider_id: id, sub, account_id: user.id, label: sub, linked_at: 1 })
-      .execute();
+    await bindIdentity(t, { providerId: id, sub, accountId: user.id });
     return { id, slug, sub, user };
   };
   const glew = (method?: ProviderRow['client_auth_method']) =>

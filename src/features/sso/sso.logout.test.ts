@@ -13,7 +13,15 @@ import { buildTestApp, type TestApp, type TestClient } from '../../../test/helpe
 import { forEachDialect } from '../../../test/helpers/db.ts';
 import { buildAccount, signIn } from '../../../test/helpers/factories.ts';
 import { codeNow, enrolTotp } from '../../../test/helpers/second-factor.ts';
-import { buildProvider, clearSsoState, newSub, pathOf, redirectUrisFor, roundTrip } from '../../../test/helpers/sso.ts';
+import {
+  bindIdentity,
+  buildProvider,
+  clearSsoState,
+  newSub,
+  pathOf,
+  redirectUrisFor,
+  roundTrip,
+} from '../../../test/helpers/sso.ts';
 import { makeCertificates, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { changeProvider } from './sso.providers.service.ts';
 
@@ -75,10 +83,7 @@ forEachDialect((getDb) => {
   });
 
   const bind = (providerId: string, boundSub: string, id: string) =>
-    t.deps.db
-      .insertInto('sso_identities')
-      .values({ id, provider_id: providerId, sub: boundSub, account_id: user.id, label: boundSub, linked_at: 1 })
-      .execute();
+    bindIdentity(t, { providerId, sub: boundSub, accountId: user.id, id });
   /** A browser signed in through `slug` (the IdP keeps that sign-in's session for endSession()). */
   const ssoClient = async (slug = 'corp', at = idp): Promise<TestClient> => {
     const client = t.client();
