@@ -24,7 +24,7 @@ import {
 } from '../../../test/helpers/sso.ts';
 import { makeCertificates, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createToken } from '../tokens/tokens.service.ts';
-import { BACKCHANNEL_LOGOUT_EVENT } from './sso.backchannel.service.ts';
+import { BACKCHANNEL_LOGOUT_EVENT, pruneLogoutJtis } from './sso.backchannel.service.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
 
@@ -403,7 +403,6 @@ forEachDialect((getDb) => {
       await t.app.request('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
     ).text();
     assert.match(metrics, /svc_sso_backchannel_sessions_ended_total 2\n/);
-    const { pruneLogoutJtis } = await import('./sso.backchannel.service.ts');
     assert.equal(await pruneLogoutJtis(t.deps), 0, 'kept while the token could be replayed');
     t.clock.advance(6 * 60_000 + 1000);
     assert.equal(await pruneLogoutJtis(t.deps), 1);

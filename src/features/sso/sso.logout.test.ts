@@ -23,6 +23,7 @@ import {
   roundTrip,
 } from '../../../test/helpers/sso.ts';
 import { makeCertificates, PUBLIC_CLIENT_ID, startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import { createToken } from '../tokens/tokens.service.ts';
 import { changeProvider } from './sso.providers.service.ts';
 
 /** Signs out at its end-session endpoint and puts `sid` in its id_tokens. */
@@ -310,7 +311,6 @@ forEachDialect((getDb) => {
   });
 
   test('disabling a provider, or changing its client id, ends the sessions it opened in the same save; password sessions and API tokens stay', async () => {
-    const { createToken } = await import('../tokens/tokens.service.ts');
     const { token } = await createToken(t.deps, user.id, { name: 'ci', expiry: '90' });
     const a = await ssoClient();
     const b = await ssoClient();
@@ -396,7 +396,6 @@ forEachDialect((getDb) => {
   });
 
   test('the API shows and changes "Sign out at the provider too" and the URLs to register', async () => {
-    const { createToken } = await import('../tokens/tokens.service.ts');
     const { token } = await createToken(t.deps, admin.id, { name: 'ci', expiry: '90' });
     const api = (method: string, body?: unknown) =>
       t.app.request(`http://localhost/api/sso/providers/${corp.id}`, {
