@@ -6,7 +6,8 @@ import { AnyIdParam, apiAccount, apiApp, apiRoute, iso, jsonAnswer, Timestamp } 
 import { isId } from '../../http/text.ts';
 import { factorKinds } from '../second-factor/factors.ts';
 import { SecondFactors } from './factor-kinds.api.schema.ts';
-import { factorsOfAccount, listTokens, revokeToken } from './tokens.service.ts';
+import { factorsOfAccount } from '../second-factor/second-factor.service.ts';
+import { listTokens, revokeToken } from './tokens.service.ts';
 
 const Me = z
   .strictObject({

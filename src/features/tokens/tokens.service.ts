@@ -4,9 +4,7 @@ import type { DB } from '../../db/schema.ts';
 import type { Deps } from '../../deps.ts';
 import { newId, randomToken, sha256 } from '../../deps.ts';
 import { throttleBucket } from '../../net/client-address.ts';
-import { findAccountById } from '../auth/accounts.repo.ts';
 import { recentlyConfirmed } from '../auth/reauth-window.ts';
-import { factorsOf, type Factors } from '../second-factor/factors.ts';
 import { ADDRESS_POLICY, reserveAttempt, settleAttempt, type ThrottleKey } from '../auth/throttle.service.ts';
 import {
   deleteTokenOf,
@@ -45,13 +43,6 @@ export interface TokenSummary {
   expired: boolean;
   /** GET and HEAD only. */
   readOnly: boolean;
-}
-
-/** The second factors of an account (none when it is gone): whether TOTP is on, how many passkeys. */
-export async function factorsOfAccount(deps: Deps, accountId: string): Promise<Factors> {
-  const account = await findAccountById(deps.db, accountId);
-  const factors = account && (await factorsOf(deps.db, [account])).get(account.id);
-  return factors ?? { totp: false, passkeys: 0 };
 }
 
 /** The account a bearer token acts as, with the role read from the account row on this request. */
